@@ -1,0 +1,3 @@
+from gpu_companion.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,48 @@
+"""Entry points: the window by default, headless subcommands over the same core."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+from collections.abc import Sequence
+
+from gpu_companion import __version__
+
+# Each module in gpu_companion.commands exposes register(subparsers).
+COMMAND_MODULES: list[str] = []
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="gpu-companion",
+        description="GPU Companion: keys, ssh config, live GPU graphs, transfers, release gate "
+        "and spend ledger for rented GPUs. Without a command, opens the window.",
+    )
+    parser.add_argument("--version", action="version", version=f"gpu-companion {__version__}")
+    parser.add_argument(
+        "--smoke-test",
+        action="store_true",
+        help="start the whole app, render every page once and exit 0 (works offscreen)",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMAND_MODULES:
+        importlib.import_module(f"gpu_companion.commands.{name}").register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    handler = getattr(args, "handler", None)
+    if handler is not None:
+        return int(handler(args))
+    from gpu_companion.app import run_gui
+
+    if args.smoke_test and not os.environ.get("QT_QPA_PLATFORM") and not os.environ.get("DISPLAY"):
+        os.environ["QT_QPA_PLATFORM"] = "offscreen"
+    return run_gui([sys.argv[0]], smoke_test=args.smoke_test)
+
+
+def gui_main() -> int:
+    return main([])

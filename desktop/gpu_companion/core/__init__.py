@@ -1,0 +1,1 @@
+"""Qt-free domain and I/O: store, keyring, ssh, rsync, nvidia-smi. Never imports Qt."""

@@ -1,0 +1,1 @@
+"""Qt widgets, item models, the wizard and the tray: thin, no business rules."""

@@ -1,0 +1,55 @@
+"""Item models for the tables (checked with pytest-qt's qtmodeltester)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, Generic, TypeVar
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+
+T = TypeVar("T")
+Index = QModelIndex | QPersistentModelIndex
+
+
+class RowTableModel(QAbstractTableModel, Generic[T]):
+    """A read-only table of rows, one column per (header, getter); `set_rows` resets it."""
+
+    def __init__(
+        self, columns: Sequence[tuple[str, Callable[[T], Any]]], parent: Any = None
+    ) -> None:
+        super().__init__(parent)
+        self._columns = list(columns)
+        self._rows: list[T] = []
+
+    def set_rows(self, rows: Sequence[T]) -> None:
+        self.beginResetModel()
+        self._rows = list(rows)
+        self.endResetModel()
+
+    def row(self, index: int) -> T:
+        return self._rows[index]
+
+    def rows(self) -> list[T]:
+        return list(self._rows)
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self._rows)
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self._columns)
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid() or not 0 <= index.row() < len(self._rows):
+            return None
+        if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole):
+            value = self._columns[index.column()][1](self._rows[index.row()])
+            return "" if value is None else str(value)
+        return None
+
+    def headerData(
+        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
+    ) -> Any:
+        if role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal:
+            if 0 <= section < len(self._columns):
+                return self._columns[section][0]
+        return None

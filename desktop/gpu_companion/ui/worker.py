@@ -1,0 +1,103 @@
+"""The one way to run work off the GUI thread.
+
+A core callable (or generator) runs on the global QThreadPool; results, yielded values and errors
+come back as Qt signals delivered on the GUI thread. Core code never knows Qt.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
+
+log = logging.getLogger(__name__)
+
+
+class WorkerSignals(QObject):
+    started = Signal()
+    yielded = Signal(object)
+    returned = Signal(object)
+    errored = Signal(object)
+    finished = Signal()
+
+
+class Worker(QRunnable):
+    """Runs `fn(*args, **kwargs)`; if it returns a generator, each value is emitted as `yielded`.
+
+    `cancel()` sets `cancelled`; generators stop at their next yield, plain callables may poll the
+    `cancel_event` passed as a keyword when they accept one.
+    """
+
+    def __init__(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
+        super().__init__()
+        self.setAutoDelete(False)
+        self.signals = WorkerSignals()
+        self.cancel_event = threading.Event()
+        self._fn, self._args, self._kwargs = fn, args, kwargs
+        if "cancel_event" in inspect.signature(fn).parameters:
+            self._kwargs["cancel_event"] = self.cancel_event
+        self.done = threading.Event()
+
+    def cancel(self) -> None:
+        self.cancel_event.set()
+
+    def run(self) -> None:
+        self.signals.started.emit()
+        try:
+            result = self._fn(*self._args, **self._kwargs)
+            if inspect.isgenerator(result):
+                try:
+                    for value in result:
+                        if self.cancel_event.is_set():
+                            break
+                        self.signals.yielded.emit(value)
+                finally:
+                    result.close()
+                result = None
+            self.signals.returned.emit(result)
+        except Exception as exc:
+            log.debug("worker error", exc_info=True)
+            self.signals.errored.emit(exc)
+        finally:
+            self.done.set()
+            self.signals.finished.emit()
+
+
+_live: set[Worker] = set()
+
+
+def run_in_thread(
+    fn: Callable[..., Any],
+    *args: Any,
+    on_result: Callable[[Any], None] | None = None,
+    on_yield: Callable[[Any], None] | None = None,
+    on_error: Callable[[Exception], None] | None = None,
+    on_finished: Callable[[], None] | None = None,
+    pool: QThreadPool | None = None,
+    **kwargs: Any,
+) -> Worker:
+    """Start `fn` off the GUI thread and wire the callbacks; returns the worker (to cancel it)."""
+    worker = Worker(fn, *args, **kwargs)
+    if on_result:
+        worker.signals.returned.connect(on_result)
+    if on_yield:
+        worker.signals.yielded.connect(on_yield)
+    if on_error:
+        worker.signals.errored.connect(on_error)
+    if on_finished:
+        worker.signals.finished.connect(on_finished)
+    _live.add(worker)
+    worker.signals.finished.connect(lambda: _live.discard(worker))
+    (pool or QThreadPool.globalInstance()).start(worker)
+    return worker
+
+
+def wait_all(timeout_ms: int = 10000) -> bool:
+    """Cancel and wait for every worker (application exit, test teardown)."""
+    for w in list(_live):
+        w.cancel()
+    return QThreadPool.globalInstance().waitForDone(timeout_ms)

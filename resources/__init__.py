@@ -1,0 +1,1 @@
+"""Shipped resources: icons, GPU catalogue, style sheets."""
