@@ -15,7 +15,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -27,21 +26,18 @@ def start_xvfb() -> tuple[subprocess.Popen[bytes] | None, str]:
     xvfb = shutil.which("Xvfb")
     if not xvfb:
         sys.exit("Xvfb is not installed (Debian: xvfb)")
-    for n in range(120, 160):
-        if not Path(f"/tmp/.X11-unix/X{n}").exists():
-            display = f":{n}"
-            break
+    read_fd, write_fd = os.pipe()
     proc = subprocess.Popen(
-        [xvfb, display, "-screen", "0", "1280x800x24", "-nolisten", "tcp"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        [xvfb, "-displayfd", str(write_fd), "-screen", "0", "1280x800x24", "-nolisten", "tcp"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, pass_fds=(write_fd,),
     )
-    for _ in range(100):
-        if Path(f"/tmp/.X11-unix/X{display[1:]}").exists():
-            return proc, display
-        time.sleep(0.05)
-    proc.kill()
-    sys.exit("Xvfb did not start")
+    os.close(write_fd)
+    with os.fdopen(read_fd) as f:
+        number = f.readline().strip()  # Xvfb writes the display it picked once it is ready
+    if not number:
+        proc.kill()
+        sys.exit("Xvfb did not start")
+    return proc, f":{number}"
 
 
 DRIVER = r"""
