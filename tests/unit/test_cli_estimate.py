@@ -1,0 +1,121 @@
+"""`gpu-companion estimate` through its own `register`, on a parser built here (cli.py wires it)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import pytest
+
+from gpu_companion.commands.estimate import register
+
+
+def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    parser = argparse.ArgumentParser(prog="gpu-companion")
+    register(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(["estimate", *argv])
+    code = args.handler(args)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_table_shows_each_line_with_its_formula(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = _run(["--model", "llama-3.1-8b", "--context", "8192"], capsys)
+    assert code == 0 and err == ""
+    assert "Llama 3.1 8B: inference, bf16 weights, 8,192-token context × 1 sequence" in out
+    assert "8,030,261,248 params × 2 bytes = 14.96 GiB" in out
+    assert "2 × 32 layers × 8 KV heads × 128 head dim × 8,192 tokens × 1 seq × 2 bytes" in out
+    assert "Cards with enough memory: RTX 3090 (24 GB)" in out
+    assert "Assumptions:" in out
+
+
+def test_gpu_and_target_give_speed_and_verdicts(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["--model", "llama-3.1-8b", "--context", "8192", "--gpu", "L4"]
+    code, out, _ = _run([*argv, "--output-tokens", "3000", "--target-seconds", "10"], capsys)
+    assert code == 0
+    assert "On the L4: 24 GB, 300 GB/s, 121 BF16 TFLOPS (dense)" in out
+    assert "decode (upper bound)  300 GB/s ÷ (16.06 GB weights + 1.07 GB KV cache" in out
+    assert "OK  Needs 17.4 GiB; the L4 has 24 GB: fits" in out
+    assert "NO  A 3,000-token answer at 17.5 tokens/s takes 171 s" in out
+
+
+def test_json_output(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["--model", "qwen2.5-7b", "--task", "qlora-4bit", "--lora-rank", "64", "--json"]
+    code, out, _ = _run(
+        [*argv, "--grad-checkpointing", "--gpu", "rtx-4090", "--context", "2048"], capsys
+    )
+    assert code == 0
+    data = json.loads(out)
+    assert data["task"] == "qlora-4bit" and data["precision"] == "int4"
+    assert data["gradient_checkpointing"] is True and data["lora_rank"] == 64
+    keys = [line["key"] for line in data["memory"]["lines"]]
+    assert keys == ["weights", "activations", "trainable", "gradients", "optimizer", "overhead"]
+    assert data["memory"]["total_bytes"] == sum(line["bytes"] for line in data["memory"]["lines"])
+    assert data["gpu"]["id"] == "rtx-4090"
+    assert data["throughput"]["train_tokens_per_s"] > 0
+    assert data["throughput"]["decode_tokens_per_s"] is None
+    assert data["verdicts"][0]["ok"] is True
+
+
+def test_config_json_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    model_dir = tmp_path / "Mistral-7B-v0.1"
+    model_dir.mkdir()
+    config = {
+        "model_type": "mistral",
+        "hidden_size": 4096,
+        "intermediate_size": 14336,
+        "num_attention_heads": 32,
+        "num_hidden_layers": 32,
+        "num_key_value_heads": 8,
+        "vocab_size": 32000,
+        "tie_word_embeddings": False,
+    }
+    (model_dir / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    argv = ["--config-json", str(model_dir / "config.json"), "--precision", "int4", "--json"]
+    code, out, _ = _run(argv, capsys)
+    assert code == 0
+    data = json.loads(out)
+    assert data["model"]["name"] == "Mistral-7B-v0.1"
+    assert data["model"]["params"] == 7_241_732_096
+    assert data["memory"]["total_bytes"] == 5_703_478_938  # see test_estimate: 5-6 GB rule
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--model", "gpt-5"], "Unknown model 'gpt-5'"),
+        (["--model", "mistral-7b", "--gpu", "voodoo2"], "Unknown GPU 'voodoo2'"),
+        (["--model", "mistral-7b", "--task", "lora", "--precision", "int4"], "not int4"),
+        (["--model", "mistral-7b", "--context", "0"], "context length must be between"),
+        (["--model", "mistral-7b", "--gpu", "l4", "--target-seconds", "5"], "answer length"),
+        (["--model", "mistral-7b", "--config-json", "x"], None),  # argparse: not both
+        (["--config-json", "/nonexistent/config.json"], "Could not read"),
+    ],
+)
+def test_bad_input_exits_2_with_a_message(
+    argv: list[str], message: str | None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    if message is None:
+        with pytest.raises(SystemExit) as info:
+            _run(argv, capsys)
+        assert info.value.code == 2
+        assert "not allowed with argument" in capsys.readouterr().err
+        return
+    code, out, err = _run(argv, capsys)
+    assert code == 2 and out == ""
+    assert err.startswith("gpu-companion estimate: ") and message in err
+
+
+def test_a_config_that_is_not_an_object(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "config.json"
+    path.write_text("[1, 2]", encoding="utf-8")
+    code, _, err = _run(["--config-json", str(path)], capsys)
+    assert code == 2 and "is not a config.json object" in err
+
+
+def test_argparse_rejects_unknown_choices(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as info:
+        _run(["--model", "mistral-7b", "--task", "pretrain"], capsys)
+    assert info.value.code == 2
+    assert "invalid choice: 'pretrain'" in capsys.readouterr().err
