@@ -115,3 +115,28 @@ def test_a_second_instance_brings_the_first_forward(qapp, qtbot, tmp_path):
     again = SingleInstance(name)
     assert again.claim()  # after the first one leaves, a new one can claim
     again.release()
+
+
+def test_an_unexpected_exception_shows_the_log_path(window, ctx, monkeypatch):
+    import logging
+
+    from PySide6.QtWidgets import QMessageBox
+
+    from gpu_companion.app import _install_excepthook
+    from gpu_companion.logsetup import setup_logging
+
+    handler = setup_logging(ctx.paths.log_file)
+    shown = []
+    monkeypatch.setattr(QMessageBox, "critical", lambda _parent, title, text: shown.append(text))
+    monkeypatch.setattr(sys, "excepthook", sys.excepthook)
+    _install_excepthook(ctx)
+    try:
+        raise RuntimeError("kaboom")
+    except RuntimeError:
+        sys.excepthook(*sys.exc_info())
+    handler.flush()
+    logging.getLogger().removeHandler(handler)
+    handler.close()
+    assert len(shown) == 1 and "kaboom" in shown[0] and str(ctx.paths.log_file) in shown[0]
+    logged = ctx.paths.log_file.read_text()
+    assert "RuntimeError: kaboom" in logged and "Traceback" in logged
