@@ -45,7 +45,7 @@ def test_budget_thresholds_fire_once_each_per_period_also_across_a_restart(ledge
     ledger.store.close()
     restarted = SpendLedger(Store(path), manual_clock, tz=timezone.utc)
     alerts2, got2 = _alerts(restarted)
-    for _ in range(30):
+    for _ in range(24):
         manual_clock.advance(minutes=20)  # on to 22:20: $13.33
         alerts2.check()
     texts = [m.text for m in got + got2]
