@@ -364,8 +364,14 @@ class SpendLedger:
         if minor < 0 and kind != "credit":
             raise ValidationError("amount", "Only a credit can be negative.")
         charge = Charge(
-            platform_id, kind, minor, code, (at or self.now()).replace(microsecond=0),
-            description.strip(), rental_id, ref,
+            platform_id,
+            kind,
+            minor,
+            code,
+            (at or self.now()).replace(microsecond=0),
+            description.strip(),
+            rental_id,
+            ref,
         )
         try:
             with self.store.transaction() as db:

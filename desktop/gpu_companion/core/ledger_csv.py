@@ -154,7 +154,7 @@ def _decode(data: bytes) -> tuple[str, list[tuple[int, str]]]:
         try:
             return data.decode("utf-16"), []
         except UnicodeDecodeError:
-            return "", [(1, "the file says it is UTF-16 but is not; save it as UTF-8")]
+            return "", [(1, "the file starts as UTF-16 but is not; save it as UTF-8")]
     data = data.removeprefix(codecs.BOM_UTF8)
     lines, bad = [], []
     for n, raw in enumerate(data.split(b"\n"), start=1):
@@ -266,7 +266,8 @@ def parse_csv(ledger: SpendLedger, data: bytes) -> ImportPreview:
         return preview
     text, bad_lines = _decode(data)
     if any(n == 1 for n, _ in bad_lines) or not text.strip():
-        preview.file_errors.append(f"The first line is {bad_lines[0][1] if bad_lines else '?'}.")
+        reason = bad_lines[0][1] if bad_lines else "empty"
+        preview.file_errors.append(f"Line 1: {reason}. Nothing was imported.")
         return preview
     reader = csv.reader(io.StringIO(text))
     header = [h.strip().lower().lstrip("\ufeff") for h in next(reader)]
@@ -280,11 +281,13 @@ def parse_csv(ledger: SpendLedger, data: bytes) -> ImportPreview:
         name.lower(): pid
         for pid, name in ledger.store.db.execute("SELECT id, name FROM platforms").fetchall()
     }
-    known_refs = {
+    prefix = store_ref_prefix(ledger)
+    known_refs = {  # the refs this ledger's own export gives its rows
         r[0]
         for r in ledger.store.db.execute(
-            "SELECT ref FROM rentals WHERE ref IS NOT NULL UNION SELECT ref FROM charges "
-            "WHERE ref IS NOT NULL"
+            "SELECT coalesce(ref, ? || '-r' || id) FROM rentals "
+            "UNION SELECT coalesce(ref, ? || '-c' || id) FROM charges",
+            [prefix, prefix],
         )
     }
     errors_at = dict(bad_lines)
@@ -326,9 +329,7 @@ def apply_import(ledger: SpendLedger, preview: ImportPreview) -> ImportResult:
         raise UserError(preview.file_errors[0])
     good = preview.good
     with ledger.store.transaction() as db:
-        ids = {
-            name.lower(): pid for pid, name in db.execute("SELECT id, name FROM platforms")
-        }
+        ids = {name.lower(): pid for pid, name in db.execute("SELECT id, name FROM platforms")}
         created = []
         for name, (cur, gran) in preview.new_platforms.items():
             if name.lower() not in ids and any(r.platform == name for r in good):

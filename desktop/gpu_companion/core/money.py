@@ -26,9 +26,7 @@ def digits(currency: str) -> int:
 def check_currency(currency: str) -> str:
     code = currency.strip().upper()
     if code not in CURRENCIES:
-        raise ValueError(
-            f"unknown currency {currency!r}; use one of {', '.join(CURRENCIES)}"
-        )
+        raise ValueError(f"unknown currency {currency!r}; use one of {', '.join(CURRENCIES)}")
     return code
 
 

@@ -93,8 +93,9 @@ def test_month_report_splits_rentals_at_the_edges_and_adds_charges(ledger, manua
     ledger.add_charge(pid, "storage", "5.00", at=datetime(2025, 2, 10, tzinfo=timezone.utc))
     ledger.add_charge(pid, "credit", "2", at=datetime(2025, 2, 11, tzinfo=timezone.utc))
     manual_clock.set(datetime(2025, 2, 28, 23, tzinfo=timezone.utc))
-    running = ledger.start_rental(pid, "3", started_at=datetime(2025, 2, 28, 22,
-                                                                  tzinfo=timezone.utc))
+    running = ledger.start_rental(
+        pid, "3", started_at=datetime(2025, 2, 28, 22, tzinfo=timezone.utc)
+    )
     feb = period_report(ledger, "month")
     (line,) = feb.lines
     assert line.rentals == 3
@@ -102,8 +103,9 @@ def test_month_report_splits_rentals_at_the_edges_and_adds_charges(ledger, manua
     assert line.charges_minor == 500 - 200
     assert line.hours == Decimal("6.50")
     assert feb.totals == {"USD": 1300}
-    jan = report(ledger, datetime(2025, 1, 1, tzinfo=timezone.utc), datetime(2025, 2, 1,
-                                                                              tzinfo=timezone.utc))
+    jan = report(
+        ledger, datetime(2025, 1, 1, tzinfo=timezone.utc), datetime(2025, 2, 1, tzinfo=timezone.utc)
+    )
     assert jan.totals == {"USD": 400}
     assert burn_rate(ledger) == {"USD": Decimal("3")}
     assert today(ledger) == {"USD": 300}
@@ -112,12 +114,16 @@ def test_month_report_splits_rentals_at_the_edges_and_adds_charges(ledger, manua
 
 def test_chart_buckets_match_the_report(ledger, manual_clock):
     pid = _platform_id(ledger)
-    lam = ledger.store.db.table("platforms").insert(
-        {"name": "Lambda", "currency": "USD", "billing_granularity": "minute"}
-    ).last_rowid
+    lam = (
+        ledger.store.db.table("platforms")
+        .insert({"name": "Lambda", "currency": "USD", "billing_granularity": "minute"})
+        .last_rowid
+    )
     start = datetime(2025, 1, 6, 22, tzinfo=timezone.utc)  # Monday 22:00
     for day in range(10):
-        r = ledger.start_rental(pid if day % 2 else lam, "1", started_at=start + timedelta(days=day))
+        r = ledger.start_rental(
+            pid if day % 2 else lam, "1", started_at=start + timedelta(days=day)
+        )
         ledger.end_rental(r.id, at=r.started_at + timedelta(hours=4))
     manual_clock.set(datetime(2025, 2, 1, tzinfo=timezone.utc))
     lo, hi = datetime(2025, 1, 1, tzinfo=timezone.utc), datetime(2025, 2, 1, tzinfo=timezone.utc)

@@ -64,8 +64,10 @@ def test_weekly_and_monthly_plans_charge_each_started_period():
 
 
 def test_yen_have_no_minor_unit_and_rounding_is_half_up():
-    assert accrued_minor(Decimal("100"), "JPY", "on-demand", "second", T0, T0 + timedelta(
-        seconds=90)) == 3  # 2.5 yen -> 3
+    assert (
+        accrued_minor(Decimal("100"), "JPY", "on-demand", "second", T0, T0 + timedelta(seconds=90))
+        == 3
+    )  # 2.5 yen -> 3
     assert to_minor(Decimal("0.005"), "USD") == 1
     assert format_money(2400, "CNY", compact=True) == "¥24"
     assert format_money(-1250, "EUR") == "-€12.50"

@@ -152,7 +152,7 @@ def test_idle_gpu_on_a_billed_rental_says_what_it_costs(ledger, manual_clock):
     assert msg is not None and msg.key == "idle:vast-4090"
     assert msg.text.startswith("3 h idle = ¥24 so far on vast-4090 (¥8/h)")
     assert alerts.on_idle("vast-4090", since) is None  # the same idle stretch: once
-    assert idle_cost_message(r, 45) .startswith("45 min idle = ¥6 so far")
+    assert idle_cost_message(r, 45).startswith("45 min idle = ¥6 so far")
     alerts.mute(r.id, "idle")
     assert alerts.on_idle("vast-4090", manual_clock.now()) is None
     assert len(got) == 1
