@@ -14,6 +14,8 @@ from datetime import datetime, timedelta, tzinfo
 from decimal import Decimal
 from typing import Any
 
+import sqlite_utils
+
 from gpu_companion.core.clock import Clock, SystemClock, from_iso, local_offset, to_iso
 from gpu_companion.core.errors import UserError, ValidationError
 from gpu_companion.core.hosts import GRANULARITIES
@@ -98,6 +100,17 @@ def charge_row(c: Charge) -> dict[str, Any]:
         "description": c.description,
         "ref": c.ref or None,
     }
+
+
+def insert_rows(db: sqlite_utils.Database, table: str, rows: list[dict[str, Any]]) -> None:
+    """Many rows of the same shape in one statement (inside the caller's transaction)."""
+    if not rows:
+        return
+    cols = list(rows[0])
+    db.conn.executemany(
+        f"INSERT INTO {table} ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
+        [[r[c] for c in cols] for r in rows],
+    )
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ import codecs
 import csv
 import io
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from decimal import Decimal
@@ -20,16 +20,27 @@ from typing import IO, Any
 from gpu_companion.core.clock import from_iso, to_iso
 from gpu_companion.core.errors import UserError, ValidationError
 from gpu_companion.core.hosts import GRANULARITIES
-from gpu_companion.core.ledger import SpendLedger, charge_row, rental_row, validate_rental
+from gpu_companion.core.ledger import (
+    SpendLedger,
+    charge_row,
+    insert_rows,
+    rental_row,
+    validate_rental,
+)
 from gpu_companion.core.metering import (
     BILLING_MODES,
     CHARGE_KINDS,
     OUTCOMES,
     Charge,
     Rental,
-    rate_unit,
 )
-from gpu_companion.core.money import check_currency, decimal_text, parse_decimal, to_minor
+from gpu_companion.core.money import (
+    ZERO_DIGIT_CURRENCIES,
+    check_currency,
+    decimal_text,
+    parse_decimal,
+    to_minor,
+)
 
 COLUMNS = (
     "type", "ref", "platform", "host", "gpu_model", "gpu_count", "billing_mode", "rate",
@@ -52,37 +63,53 @@ def store_ref_prefix(ledger: SpendLedger) -> str:
     return prefix
 
 
-def _rows(ledger: SpendLedger) -> Iterator[list[Any]]:
-    """Export rows straight from SQL, fetched in batches (no object per row)."""
-    prefix = store_ref_prefix(ledger)
+def _amount_sql(column: str, currency: str) -> str:
+    """SQL that writes integer minor units as the currency's decimal text (as decimal_text)."""
+    whole = ", ".join(f"'{c}'" for c in ZERO_DIGIT_CURRENCIES)
+    return (
+        f"CASE WHEN {currency} IN ({whole}) THEN CAST({column} AS TEXT) "
+        f"ELSE printf('%s%d.%02d', CASE WHEN {column} < 0 THEN '-' ELSE '' END, "
+        f"abs({column}) / 100, abs({column}) % 100) END"
+    )
+
+
+_RENTAL_EXPORT = (
+    "SELECT 'rental', coalesce(r.ref, :prefix || '-r' || r.id), p.name, r.host_alias, "
+    "r.gpu_model, r.gpu_count, r.billing_mode, r.rate, "
+    "CASE r.billing_mode WHEN 'weekly' THEN 'week' WHEN 'monthly' THEN 'month' ELSE 'hour' END, "
+    "r.granularity, r.currency, r.started_at, coalesce(r.planned_end, ''), "
+    "coalesce(r.ended_at, ''), {hours}, {amount}, r.tag, r.outcome, r.notes, r.end_reason, r.id "
+    "FROM rentals r JOIN platforms p ON p.id = r.platform_id WHERE r.ended_at IS {cond} NULL "
+    "ORDER BY r.id"
+)
+
+
+def _rows(ledger: SpendLedger) -> Iterator[Sequence[Any]]:
+    """Export rows formatted by SQLite and fetched in batches: no Python object per row,
+    except for running meters, whose cost so far is computed now."""
+    db = ledger.store.db
+    prefix = {"prefix": store_ref_prefix(ledger)}
+    ended = _RENTAL_EXPORT.format(
+        hours="printf('%.4f', r.span_s / 3600.0)",
+        amount=_amount_sql("r.cost_minor", "r.currency"),
+        cond="NOT",
+    )
+    cur = db.execute(ended, prefix)
+    while batch := cur.fetchmany(BATCH):
+        yield from (row[:-1] for row in batch)
     now = ledger.now()
-    cur = ledger.store.db.execute(
-        "SELECT r.id, r.ref, p.name, r.host_alias, r.gpu_model, r.gpu_count, r.billing_mode, "
-        "r.rate, r.granularity, r.currency, r.started_at, r.planned_end, r.ended_at, "
-        "printf('%.4f', r.span_s / 3600.0), r.cost_minor, r.tag, r.outcome, r.notes, "
-        "r.end_reason FROM rentals r JOIN platforms p ON p.id = r.platform_id ORDER BY r.id"
+    for row in db.execute(_RENTAL_EXPORT.format(hours="''", amount="''", cond=""), prefix):
+        cost = ledger.rental(row[-1]).cost_at(now)
+        yield (*row[:15], decimal_text(cost, row[10]), *row[16:-1])
+    cur = db.execute(
+        "SELECT c.kind, coalesce(c.ref, :prefix || '-c' || c.id), p.name, '', '', '', '', '', "
+        f"'', '', c.currency, c.at, '', '', '', {_amount_sql('c.amount_minor', 'c.currency')}, "
+        "'', '', c.description, '' FROM charges c JOIN platforms p ON p.id = c.platform_id "
+        "ORDER BY c.id",
+        prefix,
     )
     while batch := cur.fetchmany(BATCH):
-        for r in batch:
-            cost = r[14]
-            hours = r[13] if r[12] else ""
-            if r[12] is None or cost is None:  # a running meter: its cost so far
-                cost = ledger.rental(r[0]).cost_at(now)
-            yield [
-                "rental", r[1] or f"{prefix}-r{r[0]}", r[2], r[3], r[4], r[5], r[6], r[7],
-                rate_unit(r[6]), r[8], r[9], r[10], r[11] or "", r[12] or "", hours,
-                decimal_text(cost, r[9]), r[15], r[16], r[17], r[18],
-            ]  # fmt: skip
-    cur = ledger.store.db.execute(
-        "SELECT c.id, c.ref, p.name, c.kind, c.amount_minor, c.currency, c.at, c.description "
-        "FROM charges c JOIN platforms p ON p.id = c.platform_id ORDER BY c.id"
-    )
-    while batch := cur.fetchmany(BATCH):
-        for c in batch:
-            yield [
-                c[3], c[1] or f"{prefix}-c{c[0]}", c[2], "", "", "", "", "", "", "", c[5], c[6],
-                "", "", "", decimal_text(c[4], c[5]), "", "", c[7], "",
-            ]  # fmt: skip
+        yield from batch
 
 
 def export_csv(ledger: SpendLedger, out: IO[str]) -> int:
@@ -90,7 +117,7 @@ def export_csv(ledger: SpendLedger, out: IO[str]) -> int:
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(COLUMNS)
     count = 0
-    batch: list[list[Any]] = []
+    batch: list[Sequence[Any]] = []
     for row in _rows(ledger):
         batch.append(row)
         if len(batch) >= BATCH:
@@ -346,8 +373,8 @@ def apply_import(ledger: SpendLedger, preview: ImportPreview) -> ImportResult:
                 rentals.append({**rental_row(item.rental), "platform_id": pid})
             elif item.charge is not None:
                 charges.append({**charge_row(item.charge), "platform_id": pid})
-        db.table("rentals").insert_all(rentals, batch_size=BATCH)
-        db.table("charges").insert_all(charges, batch_size=BATCH)
+        insert_rows(db, "rentals", rentals)
+        insert_rows(db, "charges", charges)
     return ImportResult(
         len(rentals),
         len(charges),

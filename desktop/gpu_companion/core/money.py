@@ -8,6 +8,7 @@ from gpu_companion.core.hosts import CURRENCIES
 
 # ISO 4217 minor-unit digits for the currencies the app knows; everything else has 2.
 _DIGITS = {"JPY": 0, "KRW": 0}
+ZERO_DIGIT_CURRENCIES = tuple(c for c, d in _DIGITS.items() if d == 0)
 _SYMBOLS = {
     "USD": "$",
     "EUR": "€",
@@ -56,7 +57,11 @@ def from_minor(minor: int, currency: str) -> Decimal:
 
 def decimal_text(minor: int, currency: str) -> str:
     """The plain decimal form used in CSV files: '-12.50', '300' (JPY)."""
-    return f"{from_minor(minor, currency):f}"
+    d = digits(currency)
+    if not d:
+        return str(minor)
+    whole, frac = divmod(abs(minor), 10**d)
+    return f"{'-' if minor < 0 else ''}{whole}.{frac:0{d}d}"
 
 
 def format_money(minor: int, currency: str, compact: bool = False) -> str:

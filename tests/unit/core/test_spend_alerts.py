@@ -39,7 +39,7 @@ def test_budget_thresholds_fire_once_each_per_period_also_across_a_restart(ledge
     assert len(fired) == 0  # $2.33 spent: under 50%
 
     path = ledger.store.path
-    for hour in range(1, 4):
+    for _ in range(3):
         manual_clock.advance(hours=1)  # $3.33, $4.33, $5.33: crosses 50%
         alerts.check()
     ledger.store.close()
