@@ -102,7 +102,7 @@ def test_history_filters_experiments_budget_and_chart(
     assert page.history_model.rowCount() == 0
 
     # outcome on one rental -> cost per success
-    page.f_period.setCurrentIndex(0)
+    page.f_period.setCurrentIndex(page.f_period.findText("This month"))
     page.f_tag.setCurrentIndex(page.f_tag.findText("a"))
     page.f_gpu.setCurrentIndex(0)
     page.f_tag.activated.emit(0)
@@ -124,6 +124,8 @@ def test_history_filters_experiments_budget_and_chart(
     budget.amount.setText("20")
     budget.buttons.button(QDialogButtonBox.StandardButton.Save).click()
     page.refresh()
+    page.refresh()
+    assert page.budget_box.count() == 1
     (bar,) = page.budget_bars
     assert bar.value() == 60 and bar.text().startswith("Monthly budget (all platforms): 60%")
 

@@ -56,6 +56,7 @@ if TYPE_CHECKING:
 
 HISTORY_LIMIT = 5000
 PERIODS = {  # filter label -> (bucket, how many back), None: everything
+    "Last 30 days": ("30 days", 0),
     "This month": ("month", 0),
     "Last month": ("month", 1),
     "This week": ("week", 0),
@@ -134,7 +135,7 @@ class SpendPage(EmptyStatePage):
             ]
         )
         self.running_view = _table(self.running_model)  # type: ignore[arg-type]
-        self.running_view.setMaximumHeight(150)
+        self.running_view.setMaximumHeight(120)
         lay.addWidget(self.running_view)
 
         self.tabs = QTabWidget()
@@ -287,7 +288,9 @@ class SpendPage(EmptyStatePage):
         if choice is not None:
             bucket, back = choice
             now = self.ledger.now()
-            if bucket == "year":
+            if bucket == "30 days":
+                since, until = now - timedelta(days=30), None
+            elif bucket == "year":
                 local = now.astimezone(self.ledger.tz)
                 since = local.replace(month=1, day=1, hour=0, minute=0, second=0)
                 until = since.replace(year=since.year + 1)
@@ -324,6 +327,8 @@ class SpendPage(EmptyStatePage):
             + (f" · burning {burn}" if burn else " · nothing billing now")
         )
         for bar in self.budget_bars:
+            self.budget_box.removeWidget(bar)
+            bar.setParent(None)
             bar.deleteLater()
         self.budget_bars = []
         for st in self.ctx.budgets.statuses():
@@ -337,7 +342,7 @@ class SpendPage(EmptyStatePage):
             )
             if st.forecast is not None and st.percent < 100:
                 text += f" · runs out {self._local(st.forecast)} at this rate"
-            bar.setFormat(text.replace("%", "%%"))
+            bar.setFormat(text)
             color = {"ok": "#38a169", "warning": "#d69e2e", "over": "#c53030"}[st.state]
             bar.setStyleSheet(f"QProgressBar::chunk {{ background: {color}; }}")
             self.budget_box.addWidget(bar)
