@@ -267,6 +267,15 @@ class SpendLedger:
                 raise UserError("The rental was ended elsewhere in the meantime.")
         return self.rental(rental_id)
 
+    def end_for_host(
+        self, host_id: int, *, reason: str = "released", evidence: dict[str, Any] | None = None
+    ) -> Rental | None:
+        """Stop the meter of the host's running rental, if any (the release gate's call)."""
+        r = self.running_for_host(host_id)
+        if r is None or r.id is None:
+            return None
+        return self.end_rental(r.id, reason=reason, evidence=evidence)
+
     def update_rental(self, rental_id: int, **changes: Any) -> Rental:
         """Change the editable fields: tag, outcome, notes, planned_end, gpu_model, gpu_count."""
         allowed = {"tag", "outcome", "notes", "planned_end", "gpu_model", "gpu_count"}

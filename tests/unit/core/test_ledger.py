@@ -156,3 +156,24 @@ def test_history_filters_and_experiment_cost(ledger, manual_clock):
     assert costs["sweep"].per_success_minor is None
     with pytest.raises(ValidationError):
         ledger.update_rental(1, outcome="maybe")
+
+
+def test_the_release_gate_ends_the_hosts_meter_with_its_evidence(ledger, manual_clock):
+    from gpu_companion.core.hosts import HostRegistry
+
+    hid = _host_id(ledger)
+    assert ledger.end_for_host(hid) is None  # nothing metered: nothing to end
+    ledger.start_rental(_platform_id(ledger), "3", host_id=hid)
+    manual_clock.advance(hours=2)
+    evidence = {"override_reason": "provider outage", "failing": ["Checkpoints synced"]}
+    ended = ledger.end_for_host(hid, reason="released (override)", evidence=evidence)
+    assert (ended.cost_minor, ended.evidence, ended.end_reason) == (
+        600,
+        evidence,
+        "released (override)",
+    )
+    HostRegistry(ledger.store).delete_host(hid)  # the history keeps the host's name
+    assert ledger.history()[0].host_alias == "vast-4090"
+    with pytest.raises(ValidationError, match="spend ledger has rentals"):
+        HostRegistry(ledger.store).delete_platform(_platform_id(ledger))
+    assert ledger.history()[0].platform_name == "vast.ai"

@@ -10,11 +10,9 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QTimer
 from PySide6.QtGui import QHideEvent, QShowEvent
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QComboBox,
     QFileDialog,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QMessageBox,
     QProgressBar,
@@ -32,22 +30,20 @@ from gpu_companion.core.ledger_csv import export_csv
 from gpu_companion.core.metering import Rental, period_of
 from gpu_companion.core.money import format_money, format_totals, to_minor
 from gpu_companion.core.spend_reports import (
-    ExperimentCost,
     burn_rate,
-    chart_data,
     experiment_costs,
     period_report,
     today,
 )
 from gpu_companion.ui.models import RowTableModel
 from gpu_companion.ui.pages.base import EmptyStatePage
-from gpu_companion.ui.spend_chart import SpendChart
 from gpu_companion.ui.spend_dialogs import (
     BudgetDialog,
     CsvImportDialog,
     OutcomeDialog,
     StartRentalDialog,
 )
+from gpu_companion.ui.spend_tabs import ChartTab, ExperimentsTab, make_table
 from gpu_companion.ui.widgets import EmptyState
 from gpu_companion.ui.worker import run_in_thread
 
@@ -63,19 +59,6 @@ PERIODS = {  # filter label -> (bucket, how many back), None: everything
     "This year": ("year", 0),
     "All time": None,
 }
-CHART_RANGES = {"day": 30, "week": 12, "month": 12}  # buckets shown
-
-
-def _table(model: RowTableModel[object]) -> QTableView:  # type: ignore[type-var]
-    view = QTableView()
-    view.setModel(model)
-    view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-    view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-    view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-    view.verticalHeader().hide()
-    view.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-    view.horizontalHeader().setStretchLastSection(True)
-    return view
 
 
 class SpendPage(EmptyStatePage):
@@ -134,15 +117,20 @@ class SpendPage(EmptyStatePage):
                 ("Planned end", lambda r: self._local(r.planned_end) if r.planned_end else ""),
             ]
         )
-        self.running_view = _table(self.running_model)  # type: ignore[arg-type]
+        self.running_view = make_table(self.running_model)  # type: ignore[arg-type]
         self.running_view.setMaximumHeight(120)
         lay.addWidget(self.running_view)
 
         self.tabs = QTabWidget()
         lay.addWidget(self.tabs, 1)
         self._build_history()
-        self._build_chart()
-        self._build_experiments()
+        self.chart_tab = ChartTab(self.ledger)
+        self.chart = self.chart_tab.chart
+        self.tabs.addTab(self.chart_tab, "Chart")
+        self.tabs.currentChanged.connect(lambda i: i == 1 and self.chart_tab.load())
+        self.experiments = ExperimentsTab()
+        self.exp_model = self.experiments.model
+        self.tabs.addTab(self.experiments, "Experiments")
 
         self.meter = QTimer(self)  # live meters: recomputed from timestamps, so cheap
         self.meter.setInterval(1000)
@@ -186,57 +174,11 @@ class SpendPage(EmptyStatePage):
                 ("Ended by", lambda r: _end_note(r)),
             ]
         )
-        self.history_view = _table(self.history_model)  # type: ignore[arg-type]
+        self.history_view = make_table(self.history_model)  # type: ignore[arg-type]
         lay.addWidget(self.history_view, 1)
         self.history_total = QLabel()
         lay.addWidget(self.history_total)
         self.tabs.addTab(page, "History")
-
-    def _build_chart(self) -> None:
-        page = QWidget()
-        lay = QVBoxLayout(page)
-        row = QHBoxLayout()
-        self.c_bucket, self.c_currency = QComboBox(), QComboBox()
-        for b, n in CHART_RANGES.items():
-            self.c_bucket.addItem(f"per {b}, last {n}", b)
-        self.c_bucket.setCurrentIndex(0)
-        row.addWidget(QLabel("Spend"))
-        row.addWidget(self.c_bucket)
-        row.addWidget(QLabel("in"))
-        row.addWidget(self.c_currency)
-        row.addStretch(1)
-        self.c_bucket.activated.connect(lambda _i: self._load_chart())
-        self.c_currency.activated.connect(lambda _i: self._load_chart())
-        lay.addLayout(row)
-        self.chart = SpendChart()
-        lay.addWidget(self.chart, 1)
-        self.tabs.addTab(page, "Chart")
-        self.tabs.currentChanged.connect(lambda i: i == 1 and self._load_chart())
-
-    def _build_experiments(self) -> None:
-        page = QWidget()
-        lay = QVBoxLayout(page)
-        lay.addWidget(
-            QLabel("Tag rentals with an experiment and mark the outcome (History → Experiment…).")
-        )
-        self.exp_model: RowTableModel[ExperimentCost] = RowTableModel(
-            [
-                ("Experiment", lambda e: e.tag),
-                ("Runs", lambda e: e.runs),
-                ("Successful", lambda e: e.successes),
-                ("Total cost", lambda e: format_money(e.total_minor, e.currency)),
-                (
-                    "Cost per success",
-                    lambda e: (
-                        format_money(e.per_success_minor, e.currency)
-                        if e.per_success_minor is not None
-                        else "no success yet"
-                    ),
-                ),
-            ]
-        )
-        lay.addWidget(_table(self.exp_model), 1)  # type: ignore[arg-type]
-        self.tabs.addTab(page, "Experiments")
 
     # --- showing --------------------------------------------------------------------------
     def _local(self, when: datetime | None) -> str:
@@ -253,7 +195,7 @@ class SpendPage(EmptyStatePage):
         self._show_summary()
         self.exp_model.set_rows(experiment_costs(self.ledger))
         if self.tabs.currentIndex() == 1:
-            self._load_chart()
+            self.chart_tab.load()
         if self.ctx.tray is not None:
             self.ctx.tray.refresh()
 
@@ -277,10 +219,7 @@ class SpendPage(EmptyStatePage):
             {r[0] for r in self.ledger.store.db.execute("SELECT DISTINCT currency FROM rentals")}
             | {p.currency for p in self.ctx.registry.platforms()}
         )
-        current = self.c_currency.currentText()
-        self.c_currency.clear()
-        self.c_currency.addItems(currencies)
-        self.c_currency.setCurrentText(current)
+        self.chart_tab.set_currencies(currencies)
 
     def history_filter(self) -> HistoryFilter:
         since = until = None
@@ -347,23 +286,6 @@ class SpendPage(EmptyStatePage):
             bar.setStyleSheet(f"QProgressBar::chunk {{ background: {color}; }}")
             self.budget_box.addWidget(bar)
             self.budget_bars.append(bar)
-
-    def _load_chart(self) -> None:
-        bucket = self.c_bucket.currentData()
-        currency = self.c_currency.currentText() or "USD"
-        end = period_of(self.ledger.now(), bucket, self.ledger.tz)[1]
-        start = end
-        for _ in range(CHART_RANGES[bucket]):
-            start = period_of(start - timedelta(seconds=1), bucket, self.ledger.tz)[0]
-        self._chart_worker = run_in_thread(
-            chart_data,
-            self.ledger,
-            start,
-            end,
-            bucket,
-            on_result=lambda data: self.chart.show_data(data, currency),
-            on_error=lambda exc: self.chart.note.setText(f"Could not compute the chart: {exc}"),
-        )
 
     def tick(self) -> None:
         """Once a second: the meters re-read the clock; every 10 s the totals too."""
