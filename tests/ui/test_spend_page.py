@@ -132,3 +132,21 @@ def test_history_filters_experiments_budget_and_chart(
     page.tabs.setCurrentIndex(1)
     qtbot.waitUntil(lambda: len(page.chart.bars) == 2, timeout=10000)
     assert page.chart.note.text() == "30 periods, 12.00 USD in all"
+
+
+def test_alerts_dialog_sets_the_quiet_hour_and_mutes_one_rental(window, ctx, manual_clock, qtbot):
+    from gpu_companion.ui.spend_dialogs import AlertsDialog
+
+    page, p = _page(window, ctx, manual_clock)
+    r = ctx.ledger.start_rental(p.id, "1")
+    dialog = AlertsDialog(ctx, r, page)
+    qtbot.addWidget(dialog)
+    dialog.quiet.setText("half past ten")
+    dialog.buttons.button(QDialogButtonBox.StandardButton.Save).click()
+    assert "is not a time like 23:00" in dialog.error.text()
+    dialog.quiet.setText("22:30")
+    dialog.mute.setChecked(True)
+    dialog.buttons.button(QDialogButtonBox.StandardButton.Save).click()
+    assert dialog.result() == dialog.DialogCode.Accepted
+    assert ctx.alerts.quiet_hour.strftime("%H:%M") == "22:30"
+    assert ctx.alerts.muted(r.id, "overnight") and ctx.alerts.suppressed(r.id, "idle")

@@ -14,9 +14,9 @@ from gpu_companion.core.budgets import Budgets
 from gpu_companion.core.errors import UserError
 from gpu_companion.core.ledger import SpendLedger
 from gpu_companion.core.ledger_csv import apply_import, export_csv, parse_csv
-from gpu_companion.core.money import format_money, format_totals, to_minor
+from gpu_companion.core.money import format_money, format_totals
 from gpu_companion.core.paths import AppPaths
-from gpu_companion.core.spend_reports import burn_rate, period_report
+from gpu_companion.core.spend_reports import burn_text, period_report
 from gpu_companion.core.store import Store
 
 
@@ -73,7 +73,8 @@ def _report(args: argparse.Namespace) -> int:
         print(f"Total: {format_totals(rep.totals)}")
         running = ledger.running()
         if running:
-            print(f"Running now: {len(running)} rental(s), burning {_rates(ledger)}")
+            burn = burn_text(ledger) or "nothing"
+            print(f"Running now: {len(running)} rental(s), burning {burn}")
         for st in Budgets(ledger).statuses():
             b = st.budget
             print(
@@ -83,11 +84,6 @@ def _report(args: argparse.Namespace) -> int:
         return 0
     finally:
         ledger.store.close()
-
-
-def _rates(ledger: SpendLedger) -> str:
-    parts = [f"{format_money(to_minor(v, c), c)}/h" for c, v in sorted(burn_rate(ledger).items())]
-    return " + ".join(parts) or "nothing"
 
 
 def _export(args: argparse.Namespace) -> int:

@@ -100,6 +100,12 @@ class SpendAlerts:
                 {"rental_id": rental_id, "kind": kind, **values}, pk=("rental_id", "kind")
             )
 
+    def muted(self, rental_id: int, kind: str) -> bool:
+        row = self.store.db.execute(
+            "SELECT muted FROM alert_prefs WHERE rental_id = ? AND kind = ?", [rental_id, kind]
+        ).fetchone()
+        return bool(row and row[0])
+
     def suppressed(self, rental_id: int, kind: str) -> bool:
         row = self.store.db.execute(
             "SELECT muted, snoozed_until FROM alert_prefs WHERE rental_id = ? AND kind = ?",

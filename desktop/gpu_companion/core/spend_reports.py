@@ -21,6 +21,7 @@ from gpu_companion.core.metering import (
     next_bucket,
     period_of,
 )
+from gpu_companion.core.money import format_money, to_minor
 
 Key = tuple[str, str]  # (platform name, currency)
 
@@ -222,6 +223,12 @@ def burn_rate(ledger: SpendLedger) -> dict[str, Decimal]:
         if r.billed:
             out[r.currency] += r.hourly_rate()
     return dict(out)
+
+
+def burn_text(ledger: SpendLedger) -> str:
+    """'$2.40/h + ¥8.00/h', or '' when nothing bills by the hour."""
+    rates = sorted(burn_rate(ledger).items())
+    return " + ".join(f"{format_money(to_minor(v, c), c)}/h" for c, v in rates if v)
 
 
 def today(ledger: SpendLedger) -> dict[str, int]:

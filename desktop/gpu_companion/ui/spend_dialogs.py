@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
     QDialog,
     QDialogButtonBox,
@@ -19,7 +20,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from gpu_companion.core.alerts import (
+    DEFAULT_QUIET_HOUR,
+    QUIET_HOUR_SETTING,
+    RENTAL_ALERTS,
+    rental_name,
+)
 from gpu_companion.core.budgets import Budget
+from gpu_companion.core.errors import ValidationError
 from gpu_companion.core.hosts import CURRENCIES
 from gpu_companion.core.ledger_csv import ImportPreview, ImportResult, ImportRow, apply_import
 from gpu_companion.core.ledger_csv import parse_csv as parse_ledger_csv
@@ -160,6 +168,36 @@ class OutcomeDialog(_FormDialog):
             outcome=self.outcome.currentData(),
             notes=self.notes.text(),
         )
+
+
+class AlertsDialog(_FormDialog):
+    """The quiet hour for the left-on-overnight alert, and snooze or mute for one rental."""
+
+    def __init__(self, ctx: AppContext, rental: Rental | None, parent: QWidget | None = None):
+        super().__init__("Spend alerts", parent)
+        self.ctx = ctx
+        self.rental = rental
+        text = ctx.store.get_setting(QUIET_HOUR_SETTING, DEFAULT_QUIET_HOUR) or ""
+        self.quiet = self.add("quiet_hour", "Left on overnight at", QLineEdit(text))
+        self.quiet.setPlaceholderText("HH:MM, empty for no overnight alert")
+        self.snooze = QCheckBox("Snooze its alerts for 1 hour")
+        self.mute = QCheckBox("Mute its alerts")
+        if rental is not None and rental.id is not None:
+            self.mute.setChecked(all(ctx.alerts.muted(rental.id, k) for k in RENTAL_ALERTS))
+            self.add("snooze", rental_name(rental), self.snooze)
+            self.add("mute", "", self.mute)
+
+    def save(self) -> None:
+        try:
+            self.ctx.alerts.set_quiet_hour(self.quiet.text())
+        except ValueError as exc:
+            raise ValidationError("quiet_hour", f"{str(exc).capitalize()}.") from None
+        r = self.rental
+        if r is not None and r.id is not None:
+            for kind in RENTAL_ALERTS:
+                self.ctx.alerts.mute(r.id, kind, self.mute.isChecked())
+                if self.snooze.isChecked():
+                    self.ctx.alerts.snooze(r.id, kind, timedelta(hours=1))
 
 
 def _status(row: ImportRow) -> str:

@@ -14,9 +14,9 @@ from PySide6.QtWidgets import QMenu, QSystemTrayIcon, QWidget
 from gpu_companion.core.alerts import RENTAL_ALERTS, SpendAlerts, format_duration, rental_name
 from gpu_companion.core.budgets import Budgets
 from gpu_companion.core.ledger import SpendLedger
-from gpu_companion.core.money import format_money, format_totals, to_minor
+from gpu_companion.core.money import format_money, format_totals
 from gpu_companion.core.notifier import Level, Message
-from gpu_companion.core.spend_reports import burn_rate, today
+from gpu_companion.core.spend_reports import burn_text, today
 from gpu_companion.ui.icons import icon
 
 STATES = ("idle", "ok", "warning", "over")  # nothing running / within budget / warning / over
@@ -57,10 +57,7 @@ class TrayModel:
             state = budget
         else:
             state = "ok" if running else "idle"
-        rates = burn_rate(self.ledger)
-        burn = " + ".join(
-            f"{format_money(to_minor(v, c), c)}/h" for c, v in sorted(rates.items()) if v
-        )
+        burn = burn_text(self.ledger)
         head = f"{len(running)} running, {burn}" if running and burn else STATE_WORDS["idle"]
         if running and not burn:
             head = f"{len(running)} running, not billed"

@@ -28,9 +28,9 @@ from gpu_companion.core.errors import UserError
 from gpu_companion.core.ledger import HistoryFilter
 from gpu_companion.core.ledger_csv import export_csv
 from gpu_companion.core.metering import Rental, period_of
-from gpu_companion.core.money import format_money, format_totals, to_minor
+from gpu_companion.core.money import format_money, format_totals
 from gpu_companion.core.spend_reports import (
-    burn_rate,
+    burn_text,
     experiment_costs,
     period_report,
     today,
@@ -38,6 +38,7 @@ from gpu_companion.core.spend_reports import (
 from gpu_companion.ui.models import RowTableModel
 from gpu_companion.ui.pages.base import EmptyStatePage
 from gpu_companion.ui.spend_dialogs import (
+    AlertsDialog,
     BudgetDialog,
     CsvImportDialog,
     OutcomeDialog,
@@ -91,6 +92,7 @@ class SpendPage(EmptyStatePage):
             ("start", "Start rental…", self.start_rental),
             ("stop", "Stop meter", self.stop_rental),
             ("budget", "Budget…", self.set_budget),
+            ("alerts", "Alerts…", self.edit_alerts),
             ("import", "Import CSV…", self.import_csv),
             ("export", "Export CSV…", self.export_csv),
         ):
@@ -257,10 +259,7 @@ class SpendPage(EmptyStatePage):
 
     def _show_summary(self) -> None:
         month = period_report(self.ledger, "month").totals
-        rates = burn_rate(self.ledger)
-        burn = " + ".join(
-            f"{format_money(to_minor(v, c), c)}/h" for c, v in sorted(rates.items()) if v
-        )
+        burn = burn_text(self.ledger)
         self.summary.setText(
             f"Today {format_totals(today(self.ledger))} · this month {format_totals(month)}"
             + (f" · burning {burn}" if burn else " · nothing billing now")
@@ -341,6 +340,10 @@ class SpendPage(EmptyStatePage):
         except UserError as exc:
             self.ctx.notifier.warning(str(exc), source="spend")
         self.refresh()
+
+    def edit_alerts(self) -> None:
+        r = self._selected(self.running_view, self.running_model)
+        AlertsDialog(self.ctx, r, self).exec()
 
     def set_budget(self) -> None:
         if BudgetDialog(self.ctx, self).exec():
