@@ -52,6 +52,7 @@ out, pages = sys.argv[1], sys.argv[2].split(",")
 app = QApplication([])
 app.setStyle("Fusion")
 ctx = AppContext(AppPaths.default())
+vast = lam = None
 if not ctx.registry.platforms():
     vast = ctx.registry.save_platform(Platform("vast.ai", "https://cloud.vast.ai", "second", "USD"))
     lam = ctx.registry.save_platform(
@@ -60,6 +61,30 @@ if not ctx.registry.platforms():
                                 "LoRA runs"))
     ctx.registry.save_host(Host("lambda-h100", "192.0.2.10", 22, "ubuntu", lam.id, "H100 SXM", 8,
                                 "team fine-tune"))
+if "spend" in pages and not ctx.ledger.history():
+    from datetime import timedelta
+    now = ctx.ledger.now()
+    host = ctx.registry.host("vast-4090")
+    for day, (plat, gpu, rate, hours, tag, outcome) in enumerate([
+        (vast, "RTX 4090", "0.39", 6, "lora-7b", "failure"),
+        (lam, "H100 SXM", "2.49", 3, "lora-7b", "success"),
+        (vast, "RTX 4090", "0.39", 9, "sweep", ""),
+        (lam, "H100 SXM", "2.49", 5, "lora-7b", "success"),
+        (vast, "RTX 4090", "0.78", 7, "dpo", "failure"),
+        (lam, "H100 SXM", "2.49", 4, "dpo", "success"),
+    ] * 3):
+        start = now - timedelta(days=19 - day, hours=3)
+        r = ctx.ledger.start_rental(plat.id, rate, gpu_model=gpu, gpu_count=1, tag=tag,
+                                    started_at=start)
+        ctx.ledger.end_rental(r.id, at=start + timedelta(hours=hours), reason="released")
+        if outcome:
+            ctx.ledger.update_rental(r.id, outcome=outcome)
+    ctx.ledger.add_charge(vast.id, "storage", "4.20", description="200 GB volume")
+    ctx.ledger.start_rental(vast.id, "0.78", host_id=host.id, gpu_model="RTX 4090", gpu_count=2,
+                            started_at=now - timedelta(hours=2, minutes=14),
+                            max_runtime=timedelta(hours=6), tag="dpo")
+    ctx.budgets.set_budget("month", "150", "USD")
+    ctx.budgets.set_budget("day", "20", "USD", platform_id=vast.id)
 win = build_window(ctx)
 win.resize(1180, 720)
 win.move(50, 40)

@@ -155,3 +155,31 @@ def keyring_backend(keyring_session: KeyringSession, monkeypatch: pytest.MonkeyP
         if k == "DBUS_SESSION_BUS_ADDRESS":
             monkeypatch.setenv(k, v)
     return keyring_session.backend()
+
+
+# --- the spend ledger on a manual clock --------------------------------------------------------
+
+
+@pytest.fixture
+def manual_clock():  # type: ignore[no-untyped-def]
+    """A clock that only moves when the test says so (starts Wed 2025-01-15 09:00 UTC)."""
+    from datetime import datetime, timezone
+
+    from gpu_companion.core.clock import ManualClock
+
+    return ManualClock(datetime(2025, 1, 15, 9, 0, tzinfo=timezone.utc))
+
+
+@pytest.fixture
+def ledger(store, manual_clock):  # type: ignore[no-untyped-def]
+    """A SpendLedger on the test store and the manual clock, periods in UTC, with one platform
+    ("vast.ai", USD, per-second billing) and one host ("vast-4090") on it."""
+    from datetime import timezone
+
+    from gpu_companion.core.hosts import Host, HostRegistry, Platform
+    from gpu_companion.core.ledger import SpendLedger
+
+    reg = HostRegistry(store)
+    p = reg.save_platform(Platform("vast.ai", "", "second", "USD"))
+    reg.save_host(Host("vast-4090", "ssh4.vast.ai", 41022, "root", p.id, "RTX 4090", 1))
+    return SpendLedger(store, manual_clock, tz=timezone.utc)

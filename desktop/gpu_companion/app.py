@@ -13,7 +13,10 @@ from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QApplication, QMessageBox
 
 from gpu_companion import __version__
+from gpu_companion.core.alerts import SpendAlerts
+from gpu_companion.core.budgets import Budgets
 from gpu_companion.core.hosts import HostRegistry
+from gpu_companion.core.ledger import SpendLedger
 from gpu_companion.core.notifier import Level, Message, Notifier
 from gpu_companion.core.paths import AppPaths
 from gpu_companion.core.store import Store
@@ -25,11 +28,11 @@ from gpu_companion.ui.pages.placeholders import (
     KeysPage,
     MonitorPage,
     ReleasePage,
-    SpendPage,
     TransfersPage,
 )
 from gpu_companion.ui.pages.settings import SettingsPage
-from gpu_companion.ui.tray import Tray
+from gpu_companion.ui.pages.spend import SpendPage
+from gpu_companion.ui.tray import Tray, TrayModel
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +57,10 @@ class AppContext:
         self.notifier = Notifier()
         self.window: MainWindow | None = None
         self.tray: Tray | None = None
-        self.has_running_rentals: Callable[[], bool] = lambda: False
+        self.ledger = SpendLedger(self.store)
+        self.budgets = Budgets(self.ledger)
+        self.alerts = SpendAlerts(self.ledger, self.notifier, self.budgets)
+        self.has_running_rentals: Callable[[], bool] = self.ledger.has_running
         self.quit: Callable[[], None] = lambda: None
 
     def navigate(self, key: str) -> None:
@@ -78,8 +84,16 @@ class AppContext:
 def build_window(ctx: AppContext) -> MainWindow:
     window = MainWindow(ctx, PAGES)
     ctx.window = window
-    ctx.tray = Tray(window.bring_forward, ctx.quit, window.banners.show_message, parent=window)
-    window.keep_in_tray = False
+    ctx.tray = Tray(
+        window.bring_forward,
+        lambda: ctx.quit(),
+        window.banners.show_message,
+        parent=window,
+        model=TrayModel(ctx.ledger, ctx.budgets),
+        navigate=ctx.navigate,
+        alerts=ctx.alerts,
+    )
+    ctx.tray.keep_window_in_tray(window, lambda: ctx.has_running_rentals())
     return window
 
 

@@ -144,8 +144,15 @@ class HostRegistry:
                 "platform",
                 f"Hosts still belong to this platform: {names}. Move or remove them first.",
             )
-        with self.store.transaction() as db:
-            db.table("platforms").delete(platform_id)
+        try:
+            with self.store.transaction() as db:
+                db.table("platforms").delete(platform_id)
+        except sqlite3.IntegrityError:  # the spend ledger's rentals, charges or budgets
+            raise ValidationError(
+                "platform",
+                "The spend ledger has rentals, charges or budgets on this platform; it stays so "
+                "their history keeps its name.",
+            ) from None
 
     # hosts
     def hosts(self, include_released: bool = True) -> list[Host]:

@@ -50,6 +50,91 @@ def _v1_platforms_hosts(db: sqlite_utils.Database) -> None:
     db.table("settings").create({"key": str, "value": str}, pk="key")
 
 
+def _v2_spend_ledger(db: sqlite_utils.Database) -> None:
+    """Rentals and charges (money in integer minor units), budgets, and the alert memory."""
+    db.table("rentals").create(
+        {
+            "id": int,
+            "platform_id": int,
+            "host_id": int,
+            "host_alias": str,
+            "gpu_model": str,
+            "gpu_count": int,
+            "billing_mode": str,
+            "rate": str,  # Decimal text, per hour (per week / month for those plans)
+            "currency": str,
+            "granularity": str,
+            "started_at": str,  # UTC ISO, whole seconds
+            "planned_end": str,
+            "ended_at": str,
+            "span_s": int,  # ended_at - started_at, for interval look-ups
+            "cost_minor": int,
+            "tag": str,
+            "outcome": str,
+            "notes": str,
+            "end_reason": str,
+            "evidence": str,  # JSON
+            "ref": str,
+        },
+        pk="id",
+        not_null={"platform_id", "billing_mode", "rate", "currency", "granularity", "started_at"},
+        defaults={
+            "host_alias": "",
+            "gpu_model": "",
+            "gpu_count": 1,
+            "tag": "",
+            "outcome": "",
+            "notes": "",
+            "end_reason": "",
+            "evidence": "{}",
+        },
+        foreign_keys=[("platform_id", "platforms", "id")],
+    )
+    db.table("rentals").create_index(["started_at", "ended_at"])
+    db.table("rentals").create_index(["ended_at", "started_at"])
+    db.table("rentals").create_index(["span_s"])
+    db.table("rentals").create_index(["ref"], unique=True)
+    db.table("charges").create(
+        {
+            "id": int,
+            "platform_id": int,
+            "rental_id": int,
+            "kind": str,
+            "amount_minor": int,
+            "currency": str,
+            "at": str,
+            "description": str,
+            "ref": str,
+        },
+        pk="id",
+        not_null={"platform_id", "kind", "amount_minor", "currency", "at"},
+        defaults={"description": ""},
+        foreign_keys=[("platform_id", "platforms", "id")],
+    )
+    db.table("charges").create_index(["at"])
+    db.table("charges").create_index(["ref"], unique=True)
+    db.table("budgets").create(
+        {
+            "id": int,
+            "platform_id": int,  # NULL: all platforms
+            "period": str,
+            "amount_minor": int,
+            "currency": str,
+            "thresholds": str,
+        },
+        pk="id",
+        not_null={"period", "amount_minor", "currency", "thresholds"},
+        foreign_keys=[("platform_id", "platforms", "id")],
+    )
+    db.table("alert_log").create({"key": str, "fired_at": str}, pk="key")
+    db.table("alert_prefs").create(
+        {"rental_id": int, "kind": str, "muted": int, "snoozed_until": str},
+        pk=("rental_id", "kind"),
+        defaults={"muted": 0},
+    )
+
+
 MIGRATIONS: list[Migration] = [
     _v1_platforms_hosts,
+    _v2_spend_ledger,
 ]

@@ -1,0 +1,61 @@
+"""CSV import from the Spend page: the preview says which rows are refused and why; export."""
+
+from datetime import timezone
+
+from PySide6.QtCore import Qt
+
+from gpu_companion.core.hosts import Platform
+
+
+def test_import_preview_marks_bad_rows_and_imports_the_rest(
+    window, ctx, manual_clock, qtbot, qtmodeltester, tmp_path
+):
+    ctx.ledger.clock, ctx.ledger.tz = manual_clock, timezone.utc
+    ctx.registry.save_platform(Platform("vast.ai", "", "second", "USD"))
+    page = window.navigate("spend")
+    bills = tmp_path / "bills.csv"
+    bills.write_bytes(
+        b"type,platform,currency,started_at,hours,rate,amount\n"
+        b"rental,vast.ai,USD,2025-01-02T10:00:00Z,3,1.5,\n"
+        b"rental,vast.ai,USD,not-a-date,3,1.5,\n"
+        b"storage,RunPod,EUR,2025-01-04,,,3.10\n"
+    )
+    dialog = page.run_import(bills)
+    qtbot.addWidget(dialog)
+    qtbot.waitUntil(lambda: dialog.preview is not None, timeout=10000)
+    qtmodeltester.check(dialog.model)
+    result = [
+        dialog.model.data(dialog.model.index(i, 4), Qt.ItemDataRole.DisplayRole) for i in range(3)
+    ]
+    assert result[0] == "will be imported" and result[2] == "will be imported"
+    assert result[1].startswith("refused: started_at 'not-a-date' is not a date")
+    assert dialog.summary.text() == (
+        "2 rows will be imported, 1 refused (they are not imported). New platforms: RunPod."
+    )
+    dialog.ok.click()
+    qtbot.waitUntil(lambda: dialog.result_value is not None, timeout=10000)
+    assert (dialog.result_value.rentals, dialog.result_value.charges) == (1, 1)
+    assert len(ctx.ledger.history()) == 1
+    qtbot.waitUntil(lambda: "Imported 1 rentals" in window.statusBar().currentMessage())
+
+    out = tmp_path / "out.csv"
+    page.run_export(out)
+    qtbot.waitUntil(out.exists, timeout=10000)
+    assert out.read_text().count("\n") == 3
+    assert not list(tmp_path.glob(".out.csv.part"))
+
+
+def test_a_file_that_is_not_a_ledger_cannot_be_imported(window, ctx, qtbot, tmp_path):
+    ctx.registry.save_platform(Platform("vast.ai", "", "second", "USD"))
+    page = window.navigate("spend")
+    bad = tmp_path / "notes.csv"
+    bad.write_bytes(b"date,what\n2025-01-01,lunch\n")
+    dialog = page.run_import(bad)
+    qtbot.addWidget(dialog)
+    qtbot.waitUntil(lambda: dialog.preview is not None, timeout=10000)
+    assert dialog.summary.text().startswith("Missing columns: type, platform, currency")
+    assert not dialog.ok.isEnabled()
+    missing = page.run_import(tmp_path / "gone.csv")
+    qtbot.addWidget(missing)
+    qtbot.waitUntil(lambda: "Could not read" in missing.summary.text(), timeout=10000)
+    assert "No such file" in missing.summary.text()
