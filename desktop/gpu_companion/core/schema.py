@@ -50,6 +50,33 @@ def _v1_platforms_hosts(db: sqlite_utils.Database) -> None:
     db.table("settings").create({"key": str, "value": str}, pk="key")
 
 
+def _v2_release_records(db: sqlite_utils.Database) -> None:
+    """The release gate: per-host checklist settings, per-platform release commands, the record
+    of every release and override with its evidence, and the meter ends it stands in for."""
+    db.table("release_configs").create({"host_alias": str, "config": str}, pk="host_alias")
+    db.table("release_commands").create({"platform_id": int, "command": str}, pk="platform_id")
+    db.table("release_records").create(
+        {
+            "id": int,
+            "host_alias": str,
+            "kind": str,
+            "at": str,
+            "reason": str,
+            "failing_items": str,
+            "evidence": str,
+            "release_command": str,
+            "command_output": str,
+        },
+        pk="id",
+        not_null={"host_alias", "kind", "at"},
+    )
+    db.table("release_records").create_index(["host_alias"])
+    db.table("release_meter_ends").create(
+        {"id": int, "host_alias": str, "ended_at": str}, pk="id", not_null={"host_alias"}
+    )
+
+
 MIGRATIONS: list[Migration] = [
     _v1_platforms_hosts,
+    _v2_release_records,
 ]
