@@ -28,11 +28,16 @@ rc=$?
 if [ $rc -ne 0 ]; then rm -f "$out.part"; exit $rc; fi
 mv -f "$out.part" "$out"
 """
-# $1 = archive path: prints "sha256 size mtime" of it.
+# $1 = archive path, then artefact paths: prints "sha256 size mtime", then the artefacts
+# changed after the archive was written.
 _DESCRIBE = r"""
-[ -f "$1" ] || exit 3
-s=$(sha256sum "$1" | cut -d' ' -f1) || exit 1
-printf '%s %s %s\n' "$s" "$(stat -c %s "$1")" "$(date -r "$1" +%s.%N)"
+a=$1; shift
+[ -f "$a" ] || exit 3
+s=$(sha256sum "$a" | cut -d' ' -f1) || exit 1
+t=$(date -r "$a" +%s.%N)
+printf '%s %s %s\n' "$s" "$(stat -c %s "$a")" "$t"
+[ $# -gt 0 ] && find "$@" -newermt "@$t" \( -type f -o -type d \) -print 2>/dev/null | head -n 20
+true
 """
 
 
@@ -61,12 +66,16 @@ class ArtefactsArchived(ChecklistItem):
         ]
         return sorted(found, key=lambda p: p.stat().st_mtime, reverse=True)
 
-    def _describe(self, ctx: ReleaseContext, remote: str) -> tuple[str, int, float] | None:
-        res = ctx.run_script(_DESCRIBE, remote)
-        if res.code != 0:
+    def _describe(
+        self, ctx: ReleaseContext, remote: str, artefacts: list[str]
+    ) -> tuple[str, int, list[str]] | None:
+        """sha256 and size of the archive on the host, and artefacts changed after it."""
+        res = ctx.run_script(_DESCRIBE, remote, *artefacts)
+        lines = res.out.splitlines()
+        if res.code != 0 or not lines:
             return None
-        sha, size, mtime = res.out.split()
-        return sha, int(size), float(mtime)
+        sha, size, _mtime = lines[0].split()
+        return sha, int(size), lines[1:]
 
     def run(self, ctx: ReleaseContext) -> Evidence:
         t0 = ctx.remote_now()
@@ -88,12 +97,13 @@ class ArtefactsArchived(ChecklistItem):
         if local is None:
             return result(False, "No archive downloaded yet: use Pack archive.")
         remote = posixpath.join(ctx.abspath(REMOTE_DIR), local.name)
-        described = self._describe(ctx, remote)
+        artefacts = [ctx.abspath(p) for p in ctx.config.archive_paths]
+        described = self._describe(ctx, remote, artefacts)
         if described is None:
             return result(
                 False, f"{local.name} is no longer on the host: pack it again.", archive=local.name
             )
-        remote_sha, remote_size, packed_at = described
+        remote_sha, remote_size, changed = described
         local_size = local.stat().st_size
         local_sha = sha256_file(local)
         figures: dict[str, int | str] = {
@@ -109,7 +119,6 @@ class ArtefactsArchived(ChecklistItem):
             )
         if local_sha != remote_sha:
             return result(False, "sha256 differs between the host and the local copy.", **figures)
-        changed = newer_files(ctx, [ctx.abspath(p) for p in ctx.config.archive_paths], packed_at)
         if changed:
             ev = result(
                 False, f"{len(changed)} artefact(s) changed after packing: pack again.", **figures
@@ -145,7 +154,7 @@ class ArtefactsArchived(ChecklistItem):
                 "No artefact path is configured.",
                 hint="Add the weights, logs, config and scripts to archive.",
             )
-        zstd = ctx.run_script("command -v zstd >/dev/null").code == 0
+        zstd = ctx.run(["sh", "-c", "zstd -V >/dev/null 2>&1"]).code == 0
         day = ctx.clock().astimezone().date()
         name = ctx.config.archive_name(day, zstd)
         remote = posixpath.join(ctx.abspath(REMOTE_DIR), name)
@@ -156,7 +165,7 @@ class ArtefactsArchived(ChecklistItem):
                 f"Packing {name} on {ctx.host.alias} failed (tar exit {res.code}).",
                 hint=res.err.strip()[-300:],
             )
-        described = self._describe(ctx, remote)
+        described = self._describe(ctx, remote, [])
         if described is None:
             raise UserError(f"{name} was packed but cannot be read back on the host.")
         yield f"downloading {name} ({described[1]} bytes) …"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import posixpath
 import shlex
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -104,6 +105,7 @@ class ReleaseContext:
     timeout: float = 60.0
     _client: paramiko.SSHClient | None = field(default=None, repr=False)
     _home: str | None = field(default=None, repr=False)
+    _offset: float | None = field(default=None, repr=False)
 
     def client(self) -> paramiko.SSHClient:
         if self._client is None:
@@ -154,8 +156,13 @@ class ReleaseContext:
         return posixpath.normpath(posixpath.join(self.home, path))
 
     def remote_now(self) -> float:
-        res = self.run(["date", "+%s.%N"])
-        try:
-            return float(res.out.strip())
-        except ValueError:
-            return self.clock().timestamp()
+        """The host's clock, read once and then followed locally; the estimate errs early by up
+        to one round trip, so a file written after a check is never mistaken for an older one."""
+        if self._offset is None:
+            res = self.run(["date", "+%s.%N"])
+            received = time.time()
+            try:
+                self._offset = float(res.out.strip()) - received
+            except ValueError:
+                self._offset = 0.0
+        return time.time() + self._offset

@@ -22,29 +22,31 @@ from gpu_companion.core.release.model import ChecklistItem, Evidence
 
 WORK_NAMES = re.compile(r"^(python[0-9.]*|torchrun|deepspeed|accelerate|tmux.*|screen|SCREEN)$")
 
-# "$@" is the nvidia-smi argv. Sections are separated by "## name" lines.
+# "$@" is the nvidia-smi argv. Sections are separated by "## name" lines. tmux prints control
+# characters as "_", hence the printable field separator "|#|" (the session name goes last).
 _PROBE = r"""
 echo '## gpu'
 "$@" 2>&1; echo "## gpu-exit $?"
 echo '## self'
 echo $$
 echo '## ps'
-ps -eo pid=,ppid=,comm=,args= 2>/dev/null
+ps -eo pid=,ppid=,args= 2>/dev/null
+echo '## comm'
+ps -eo pid=,comm= 2>/dev/null
 echo '## tmux'
-fmt='#{socket_path}	#{session_name}	#{pane_pid}	#{pane_current_command}'
-socks=''
+fmt='#{socket_path}|#|#{pane_pid}|#|#{pane_current_command}|#|#{session_name}'
+inodes=''
 for d in /proc/[0-9]*; do
-  [ "$(cat "$d/comm" 2>/dev/null)" = "tmux: server" ] || continue
+  read -r comm < "$d/comm" 2>/dev/null || continue
+  [ "$comm" = "tmux: server" ] || continue
   for fd in "$d"/fd/*; do
     l=$(readlink "$fd" 2>/dev/null) || continue
-    case $l in
-      socket:*) ino=${l#socket:[}; ino=${ino%]}
-        p=$(awk -v i="$ino" '$7 == i && $8 != "" { print $8 }' /proc/net/unix)
-        [ -n "$p" ] && socks="$socks
-$p";;
-    esac
+    case $l in socket:*) i=${l#socket:[}; inodes="$inodes ${i%]}";; esac
   done
 done
+socks=''
+[ -n "$inodes" ] && socks=$(awk -v want="$inodes" 'BEGIN { n = split(want, w, " ");
+  for (k = 1; k <= n; k++) keep[w[k]] = 1 } ($7 in keep) && $8 != "" { print $8 }' /proc/net/unix)
 { tmux list-panes -a -F "$fmt" 2>/dev/null
   printf '%s\n' "$socks" | sort -u | while IFS= read -r s; do
     [ -n "$s" ] && tmux -S "$s" list-panes -a -F "$fmt" 2>/dev/null
@@ -97,13 +99,18 @@ def parse_probe(out: str, ignored: tuple[str, ...]) -> Findings:
         for app in parsed.samples:
             mem = f", {app.used_memory_mib} MiB" if app.used_memory_mib is not None else ""
             gpu.append(f"GPU process {app.pid} {app.process_name or '?'}{mem}")
-    own = set(s.get("self", []))
+    own = {line.strip() for line in s.get("self", [])}
+    comms = {}
+    for line in s.get("comm", []):
+        pid, _, comm = line.strip().partition(" ")
+        comms[pid] = comm.strip()
     procs = []
     for line in s.get("ps", []):
-        parts = line.split(None, 3)
-        if len(parts) < 3 or parts[0] in own or parts[1] in own:
+        parts = line.split(None, 2)
+        if len(parts) < 2 or parts[0] in own or parts[1] in own:
             continue
-        pid, comm, args = parts[0], parts[2], parts[3] if len(parts) > 3 else ""
+        pid, args = parts[0], parts[2] if len(parts) > 2 else ""
+        comm = comms.get(pid, "")
         first = args.split(" ", 1)[0].rsplit("/", 1)[-1]
         if not (WORK_NAMES.match(comm) or WORK_NAMES.match(first)):
             continue
@@ -112,9 +119,9 @@ def parse_probe(out: str, ignored: tuple[str, ...]) -> Findings:
         procs.append(f"process {pid} {args or comm}")
     sessions = []
     for line in s.get("tmux", []):
-        parts = line.split("\t")
+        parts = line.split("|#|", 3)
         if len(parts) == 4:
-            sock, name, pane_pid, command = parts
+            sock, pane_pid, command, name = parts
             sessions.append(f"tmux session {name!r} (socket {sock}): {command}, pid {pane_pid}")
     for line in s.get("screen", []):
         m = re.match(r"^\s+(\d+)\.(\S+)\s", line)
