@@ -136,7 +136,7 @@ def release_host(
     record = ReleaseRecord(
         host_alias=host.alias,
         kind="release" if override is None else "override",
-        at=services.clock(),
+        at=services.clock().replace(microsecond=0),
         evidence=tuple(e.as_dict() for e in checklist.evidence()),
         failing_items=failing_items(checklist),
         reason=override.reason.strip() if override else "",
