@@ -16,6 +16,7 @@ from gpu_companion import __version__
 from gpu_companion.core.hosts import HostRegistry
 from gpu_companion.core.notifier import Level, Message, Notifier
 from gpu_companion.core.paths import AppPaths
+from gpu_companion.core.release.wiring import ReleaseWiring
 from gpu_companion.core.store import Store
 from gpu_companion.logsetup import setup_logging
 from gpu_companion.ui.main_window import MainWindow
@@ -24,10 +25,10 @@ from gpu_companion.ui.pages.hosts import HostsPage
 from gpu_companion.ui.pages.placeholders import (
     KeysPage,
     MonitorPage,
-    ReleasePage,
     SpendPage,
     TransfersPage,
 )
+from gpu_companion.ui.pages.release import ReleasePage
 from gpu_companion.ui.pages.settings import SettingsPage
 from gpu_companion.ui.tray import Tray
 
@@ -52,6 +53,9 @@ class AppContext:
         self.store = Store(paths.database)
         self.registry = HostRegistry(self.store)
         self.notifier = Notifier()
+        self.release = ReleaseWiring.from_store(
+            self.store, self.registry, paths.data_dir / "backups"
+        )
         self.window: MainWindow | None = None
         self.tray: Tray | None = None
         self.has_running_rentals: Callable[[], bool] = lambda: False
@@ -60,6 +64,12 @@ class AppContext:
     def navigate(self, key: str) -> None:
         if self.window is not None:
             self.window.navigate(key)
+
+    def open_release(self, alias: str) -> None:
+        """Open the release checklist of one host (tray menu, rental alerts)."""
+        page = self.window.navigate("release") if self.window is not None else None
+        if isinstance(page, ReleasePage):
+            page.open_host(alias)
 
     def open_wizard(self) -> None:
         """The guided first-rental wizard is not built yet: say so and open the Hosts page."""
