@@ -87,7 +87,10 @@ class ReleasePage(ReleaseFlow, EmptyStatePage):
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.verticalHeader().hide()
-        self.table.horizontalHeader().setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
         self.table.selectionModel().selectionChanged.connect(lambda *_: self._show_selected())
         self.detail = QPlainTextEdit()
         self.detail.setReadOnly(True)
@@ -175,7 +178,10 @@ class ReleasePage(ReleaseFlow, EmptyStatePage):
 
     def _host_changed(self) -> None:
         checklist = self.checklist()
+        selected = self._selected_key()
         self.model.set_rows(checklist.items if checklist else [])
+        if selected:
+            self.select(selected)
         self._fill_history()
         self._show_selected()
         self._sync()
@@ -185,6 +191,8 @@ class ReleasePage(ReleaseFlow, EmptyStatePage):
         host = self.host()
         for record in self.wiring.ledger.history(host.alias) if host else []:
             self.history.addItem(describe_record(record))
+        if not self.history.count():
+            self.history.addItem("No release or override recorded for this host yet.")
 
     # --- running checks off the GUI thread -----------------------------------------------
     def context(self, host: Host) -> ReleaseContext:
