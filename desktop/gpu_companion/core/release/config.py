@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, replace
 from datetime import date
 from typing import Any
 
@@ -46,7 +46,7 @@ class ChecklistConfig:
     manual: tuple[str, ...] = ("Data disk snapshot taken",)
     custom: tuple[CustomCommand, ...] = ()
     ignored_processes: tuple[str, ...] = DEFAULT_IGNORED_PROCESSES
-    disabled: tuple[str, ...] = field(default=())  # built-in item keys switched off
+    disabled: tuple[str, ...] = ()  # built-in item keys switched off
 
     def validated(self) -> ChecklistConfig:
         for name, value in (("project", self.project), ("precision", self.precision)):

@@ -152,7 +152,7 @@ def release_host(
                 "and billing, so its meter keeps going and it stays active.",
                 hint=result.output.strip()[-300:],
             )
-    services.ledger.end_meter(host, record.at)
+    services.ledger.end_meter(host, record)
     record = replace(record, id=services.ledger.record_release(record))
     services.registry.save_host(replace(host, state="released"))
     services.ssh_config.remove_host(host.alias)

@@ -52,19 +52,6 @@ class Evidence:
             "remote_time": self.remote_time,
         }
 
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Evidence:
-        return cls(
-            item=str(data["item"]),
-            passed=bool(data["passed"]),
-            summary=str(data["summary"]),
-            checked=str(data["checked"]),
-            at=datetime.fromisoformat(str(data["at"])),
-            figures=dict(data.get("figures", {})),
-            details=tuple(data.get("details", ())),
-            remote_time=data.get("remote_time"),
-        )
-
 
 @dataclass(frozen=True)
 class ItemUpdate:

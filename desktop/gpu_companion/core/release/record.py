@@ -67,10 +67,10 @@ class StoreReleaseLedger:
         ).fetchone()
         return datetime.fromisoformat(row[0]) if row and row[0] else None
 
-    def end_meter(self, host: Host, at: datetime) -> None:
+    def end_meter(self, host: Host, record: ReleaseRecord) -> None:
         with self.store.transaction() as db:
             db.table("release_meter_ends").insert(
-                {"host_alias": host.alias, "ended_at": at.isoformat(timespec="seconds")}
+                {"host_alias": host.alias, "ended_at": record.at.isoformat(timespec="seconds")}
             )
 
     def meter_ends(self, alias: str) -> list[datetime]:

@@ -245,13 +245,15 @@ class ReleasePage(ReleaseFlow, EmptyStatePage):
 
     def check_changes(self) -> None:
         """Staleness probe of the passed items (timer while the page is shown)."""
-        checklist = self.checklist()
-        if checklist and any(it.state is ItemState.PASSED for it in checklist.items):
+        checklist, host = self.checklist(), self.host()
+        if host is None or host.state != "active" or checklist is None:
+            return
+        if any(it.state is ItemState.PASSED for it in checklist.items):
             self._start("Looking for changes", lambda cl, ctx: cl.check_staleness(ctx))
 
     def _on_update(self, update: ItemUpdate) -> None:
         if update.message:
-            self.log.append(f"{update.key}: {update.message}")
+            self.log = [*self.log[-199:], f"{update.key}: {update.message}"]
         self.model.changed()
         self._show_selected()
         self._sync()
