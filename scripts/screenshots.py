@@ -86,6 +86,35 @@ if "spend" in pages and not ctx.ledger.history():
     ctx.budgets.set_budget("month", "150", "USD")
     ctx.budgets.set_budget("day", "20", "USD", platform_id=vast.id)
 win = build_window(ctx)
+if "release" in pages:  # a checklist half-way: evidence shown, Release still blocked
+    from datetime import datetime, timezone
+    from gpu_companion.core.release import ChecklistConfig, Evidence, ItemState
+    ctx.release.settings.save_config("vast-4090", ChecklistConfig(
+        project="llama-lora", synced_dirs=("~/runs/ckpt",),
+        archive_paths=("~/runs/final", "~/train.py"), manual=("Data disk snapshot taken",)))
+    rel = win.pages["release"]
+    rel.open_host("vast-4090")
+    now = datetime.now(timezone.utc)
+    demo = {
+        "checkpoints": (ItemState.PASSED, "1 directory fully copied", (),
+                        {"directories": 1, "files_pending": 0}),
+        "archive": (ItemState.PASSED, "llama-lora-20260307-bf16.tar.zst: 2143289344 bytes, "
+                    "sha256 9f2c41d07be3… on both sides", (), {"remote_bytes": 2143289344}),
+        "leftovers": (ItemState.FAILED, "2 file(s) to sync or dismiss",
+                      ("/root/data/shard-07.arrow\t812.4 MiB", "/root/eval_notes.md\t0.0 MiB"),
+                      {"listed": 2, "dismissed": 0, "open": 2}),
+        "processes": (ItemState.FAILED, "2 still running",
+                      ("GPU process 31337 python train.py, 20112 MiB",
+                       "tmux session 'train' (socket /tmp/tmux-0/default): python, pid 31330"),
+                      {"gpu_processes": 1, "processes": 0, "sessions": 1}),
+    }
+    for key, (state, summary, details, figures) in demo.items():
+        item = rel.checklist().item(key)
+        item.state = state
+        item.evidence = Evidence(key, state is ItemState.PASSED, summary, item.title, now,
+                                 figures, details)
+    rel.model.changed()
+    rel.select("processes")
 win.resize(1180, 720)
 win.move(50, 40)
 win.show()

@@ -19,6 +19,7 @@ from gpu_companion.core.hosts import HostRegistry
 from gpu_companion.core.ledger import SpendLedger
 from gpu_companion.core.notifier import Level, Message, Notifier
 from gpu_companion.core.paths import AppPaths
+from gpu_companion.core.release.wiring import ReleaseWiring
 from gpu_companion.core.store import Store
 from gpu_companion.logsetup import setup_logging
 from gpu_companion.ui.main_window import MainWindow
@@ -27,9 +28,9 @@ from gpu_companion.ui.pages.hosts import HostsPage
 from gpu_companion.ui.pages.placeholders import (
     KeysPage,
     MonitorPage,
-    ReleasePage,
     TransfersPage,
 )
+from gpu_companion.ui.pages.release import ReleasePage
 from gpu_companion.ui.pages.settings import SettingsPage
 from gpu_companion.ui.pages.spend import SpendPage
 from gpu_companion.ui.tray import Tray, TrayModel
@@ -61,11 +62,20 @@ class AppContext:
         self.budgets = Budgets(self.ledger)
         self.alerts = SpendAlerts(self.ledger, self.notifier, self.budgets)
         self.has_running_rentals: Callable[[], bool] = self.ledger.has_running
+        self.release = ReleaseWiring.from_store(
+            self.store, self.registry, self.ledger, paths.data_dir / "backups"
+        )
         self.quit: Callable[[], None] = lambda: None
 
     def navigate(self, key: str) -> None:
         if self.window is not None:
             self.window.navigate(key)
+
+    def open_release(self, alias: str) -> None:
+        """Open the release checklist of one host (tray menu, rental alerts)."""
+        page = self.window.navigate("release") if self.window is not None else None
+        if isinstance(page, ReleasePage):
+            page.open_host(alias)
 
     def open_wizard(self) -> None:
         """The guided first-rental wizard is not built yet: say so and open the Hosts page."""
@@ -92,6 +102,7 @@ def build_window(ctx: AppContext) -> MainWindow:
         model=TrayModel(ctx.ledger, ctx.budgets),
         navigate=ctx.navigate,
         alerts=ctx.alerts,
+        open_release=ctx.open_release,
     )
     ctx.tray.keep_window_in_tray(window, lambda: ctx.has_running_rentals())
     return window

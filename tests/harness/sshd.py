@@ -21,11 +21,15 @@ class SshServer:
 
     `path_prefix` dirs go first on each session's PATH (SetEnv), which is how the nvidia-smi
     stand-in and a hidden rsync reach remote commands. `env` adds more SetEnv variables.
+    `launcher` prefixes the sshd argv (e.g. `unshare --pid --fork --mount-proc` for a host whose
+    process list holds only its own sessions, as a rented container's does; `kill_sessions`
+    does not apply then).
     """
 
     root: Path
     path_prefix: list[Path] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)
+    launcher: list[str] = field(default_factory=list)
     port: int = 0
     user: str = field(default_factory=lambda: _current_user())
     proc: subprocess.Popen[bytes] | None = None
@@ -87,7 +91,7 @@ class SshServer:
     def _spawn(self, sshd: str) -> None:
         log = self.log_path.open("ab")
         self.proc = subprocess.Popen(
-            [sshd, "-D", "-e", "-f", str(self.root / "sshd_config")],
+            [*self.launcher, sshd, "-D", "-e", "-f", str(self.root / "sshd_config")],
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,

@@ -46,7 +46,7 @@ def test_icon_state_tooltip_and_menu_follow_the_ledger(ctx, manual_clock, qtbot)
 
 def test_menu_lists_running_rentals_and_opens_the_pages(ctx, manual_clock, qtbot):
     p, h = _setup(ctx, manual_clock)
-    opened, shown = [], []
+    opened, shown, released = [], [], []
     tray = Tray(
         lambda: shown.append(1),
         lambda: None,
@@ -55,6 +55,7 @@ def test_menu_lists_running_rentals_and_opens_the_pages(ctx, manual_clock, qtbot
         model=TrayModel(ctx.ledger, ctx.budgets),
         navigate=opened.append,
         alerts=ctx.alerts,
+        open_release=released.append,
     )
     try:
         assert [a.text() for a in tray.actions() if a.text()] == [
@@ -77,7 +78,8 @@ def test_menu_lists_running_rentals_and_opens_the_pages(ctx, manual_clock, qtbot
         actions["Release checklist"].trigger()
         actions["Open the monitor"].trigger()
         actions["Spend"].trigger()
-        assert opened == ["release", "monitor", "spend"] and len(shown) == 3
+        assert released == ["vast-4090"]  # the checklist opens on this rental's host
+        assert opened == ["monitor", "spend"] and len(shown) == 3
         actions["Snooze its alerts for 1 hour"].trigger()
         assert ctx.alerts.suppressed(r.id, "runtime")
         manual_clock.advance(minutes=61)

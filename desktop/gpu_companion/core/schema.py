@@ -134,7 +134,31 @@ def _v2_spend_ledger(db: sqlite_utils.Database) -> None:
     )
 
 
+def _v3_release_records(db: sqlite_utils.Database) -> None:
+    """The release gate: per-host checklist settings, per-platform release commands, the record
+    of every release and override with its evidence (the spend ledger keeps the meter)."""
+    db.table("release_configs").create({"host_alias": str, "config": str}, pk="host_alias")
+    db.table("release_commands").create({"platform_id": int, "command": str}, pk="platform_id")
+    db.table("release_records").create(
+        {
+            "id": int,
+            "host_alias": str,
+            "kind": str,
+            "at": str,
+            "reason": str,
+            "failing_items": str,
+            "evidence": str,
+            "release_command": str,
+            "command_output": str,
+        },
+        pk="id",
+        not_null={"host_alias", "kind", "at"},
+    )
+    db.table("release_records").create_index(["host_alias"])
+
+
 MIGRATIONS: list[Migration] = [
     _v1_platforms_hosts,
     _v2_spend_ledger,
+    _v3_release_records,
 ]

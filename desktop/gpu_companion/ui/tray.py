@@ -33,6 +33,7 @@ REFRESH_MS = 30_000
 class TrayEntry:
     rental_id: int
     text: str
+    host_alias: str = ""
 
 
 @dataclass(frozen=True)
@@ -69,6 +70,7 @@ class TrayModel:
                 r.id or 0,
                 f"{rental_name(r)} · {format_duration(r.elapsed(now))} · "
                 f"{format_money(r.cost_at(now), r.currency)}",
+                r.host_alias,
             )
             for r in running
         ]
@@ -99,6 +101,7 @@ class Tray(QObject):
         model: TrayModel | None = None,
         navigate: Callable[[str], None] | None = None,
         alerts: SpendAlerts | None = None,
+        open_release: Callable[[str], None] | None = None,
     ) -> None:
         super().__init__(parent)
         self.fallback = fallback
@@ -107,6 +110,7 @@ class Tray(QObject):
         self._show_window = show_window
         self._quit = quit_app
         self._navigate = navigate or (lambda _key: None)
+        self._open_release = open_release
         self.available = QSystemTrayIcon.isSystemTrayAvailable() if available is None else available
         self.state = "idle"
         self.tooltip = "GPU Companion — nothing running"
@@ -155,7 +159,7 @@ class Tray(QObject):
             sub = self.menu.addMenu(entry.text)
             self._submenus.append(sub)
             sub.addAction("Open the monitor", lambda: self._open("monitor"))
-            sub.addAction("Release checklist", lambda: self._open("release"))
+            sub.addAction("Release checklist", self._releaser(entry.host_alias))
             if self.alerts is not None:
                 sub.addAction("Snooze its alerts for 1 hour", self._snoozer(entry.rental_id))
                 sub.addAction("Mute its alerts", self._muter(entry.rental_id))
@@ -167,6 +171,18 @@ class Tray(QObject):
     def _open(self, key: str) -> None:
         self._show_window()
         self._navigate(key)
+
+    def _releaser(self, alias: str) -> Callable[[], None]:
+        """Open the release checklist with this rental's host chosen, when it has one."""
+
+        def open_checklist() -> None:
+            self._show_window()
+            if alias and self._open_release is not None:
+                self._open_release(alias)
+            else:
+                self._navigate("release")
+
+        return open_checklist
 
     def _snoozer(self, rental_id: int) -> Callable[[], None]:
         def snooze() -> None:

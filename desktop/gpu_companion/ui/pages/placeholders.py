@@ -56,15 +56,6 @@ class TransfersPage(_Placeholder):
     )
 
 
-class ReleasePage(_Placeholder):
-    key, title, icon_name = "release", "Release", "release"
-    heading = "No instance to release"
-    text = (
-        "Before you release an instance, its backup checklist must pass here. Add a host to start; "
-        "the release gate arrives in a later version."
-    )
-
-
 class SpendPage(_Placeholder):
     key, title, icon_name = "spend", "Spend", "spend"
     heading = "No rentals metered yet"

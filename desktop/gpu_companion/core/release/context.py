@@ -1,0 +1,171 @@
+"""What a check may use: one SSH client to the host, the local backup dir and small services.
+
+The services are Protocols so the parts built elsewhere (the transfer engine's "sync checkpoints"
+preset, the spend ledger, the ssh config writer) plug in without this package knowing them.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import shlex
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Protocol
+
+import paramiko
+
+from gpu_companion.core.errors import UserError
+from gpu_companion.core.hosts import Host
+from gpu_companion.core.release.config import ChecklistConfig
+
+
+@dataclass(frozen=True)
+class SyncPlan:
+    """What a checksum dry-run found still to copy from one remote dir."""
+
+    remote_dir: str
+    local_dir: Path
+    pending: tuple[str, ...]  # paths relative to remote_dir
+
+    @property
+    def in_sync(self) -> bool:
+        return not self.pending
+
+
+class CheckpointSync(Protocol):
+    """The transfer engine's "sync checkpoints": remote dir → local, incremental, verified."""
+
+    def plan(self, host: Host, remote_dir: str) -> SyncPlan:
+        """Checksum dry-run: what would still be copied (nothing means fully synced)."""
+        ...
+
+    def sync(self, host: Host, remote_dir: str) -> SyncPlan:
+        """Copy now; returns the plan that was carried out."""
+        ...
+
+
+class RentalLedger(Protocol):
+    """The part of the spend ledger the release gate needs."""
+
+    def rental_started_at(self, host: Host) -> datetime | None: ...
+
+    def end_meter(self, host: Host, record: ReleaseRecord) -> None:
+        """Stop the rental's meter at `record.at`; the record carries the evidence, the kind
+        (release or override), the reason and the failing items to keep with the rental."""
+        ...
+
+    def record_release(self, record: ReleaseRecord) -> int: ...
+
+    def history(self, host_alias: str) -> list[ReleaseRecord]: ...
+
+
+class SshConfigBlocks(Protocol):
+    """The ssh config writer: a released host's block goes, its history stays."""
+
+    def remove_host(self, alias: str) -> None: ...
+
+
+@dataclass(frozen=True)
+class ReleaseRecord:
+    """One release (or override) as the ledger keeps it."""
+
+    host_alias: str
+    kind: str  # "release" | "override" | "failed"
+    at: datetime
+    evidence: tuple[dict[str, object], ...] = ()
+    failing_items: tuple[str, ...] = ()
+    reason: str = ""
+    release_command: tuple[str, ...] = ()
+    command_output: str = ""
+    id: int | None = None
+
+
+@dataclass(frozen=True)
+class RemoteResult:
+    code: int
+    out: str
+    err: str
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+@dataclass
+class ReleaseContext:
+    """Everything one checklist run needs; the SSH client is opened on first use and reused."""
+
+    host: Host
+    connect: Callable[[Host], paramiko.SSHClient]
+    local_dir: Path
+    config: ChecklistConfig
+    sync: CheckpointSync
+    rental_started_at: datetime | None = None
+    clock: Callable[[], datetime] = utcnow
+    timeout: float = 60.0
+    _client: paramiko.SSHClient | None = field(default=None, repr=False)
+    _home: str | None = field(default=None, repr=False)
+    _offset: float | None = field(default=None, repr=False)
+
+    def client(self) -> paramiko.SSHClient:
+        if self._client is None:
+            self._client = self.connect(self.host)
+        return self._client
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
+    def run(self, argv: Sequence[str], timeout: float | None = None) -> RemoteResult:
+        """Run argv on the host, every argument quoted (the remote shell sees one word each)."""
+        return self.run_command(shlex.join(argv), timeout)
+
+    def run_script(self, script: str, *args: str, timeout: float | None = None) -> RemoteResult:
+        """A fixed `sh` script whose inputs arrive as positional parameters, never pasted in."""
+        return self.run(["sh", "-c", script, "sh", *args], timeout)
+
+    def run_command(self, command: str, timeout: float | None = None) -> RemoteResult:
+        try:
+            _in, stdout, stderr = self.client().exec_command(
+                command, timeout=timeout or self.timeout
+            )
+            out = stdout.read().decode(errors="replace")
+            err = stderr.read().decode(errors="replace")
+            return RemoteResult(stdout.channel.recv_exit_status(), out, err)
+        except (paramiko.SSHException, OSError) as exc:
+            self.close()
+            raise UserError(
+                f"Lost the connection to {self.host.alias} while checking ({exc}).",
+                hint="Check that the instance is still running, then run the check again.",
+            ) from exc
+
+    @property
+    def home(self) -> str:
+        if self._home is None:
+            res = self.run_command('printf %s "$HOME"')
+            self._home = res.out.strip() or "/"
+        return self._home
+
+    def abspath(self, path: str) -> str:
+        """`~`, `~/x` and relative paths resolved against the login's home on the host."""
+        if path == "~":
+            return self.home
+        if path.startswith("~/"):
+            path = path[2:]
+        return posixpath.normpath(posixpath.join(self.home, path))
+
+    def remote_now(self) -> float:
+        """The host's clock, read once and then followed locally; the estimate errs early by up
+        to one round trip, so a file written after a check is never mistaken for an older one."""
+        if self._offset is None:
+            res = self.run(["date", "+%s.%N"])
+            received = time.time()
+            try:
+                self._offset = float(res.out.strip()) - received
+            except ValueError:
+                self._offset = 0.0
+        return time.time() + self._offset

@@ -1,0 +1,175 @@
+"""Dialogs of the release page: the checklist settings of one host, and "release anyway"."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QDialog,
+    QDialogButtonBox,
+    QFormLayout,
+    QLabel,
+    QLineEdit,
+    QPlainTextEdit,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from gpu_companion.core.errors import UserError, ValidationError
+from gpu_companion.core.hosts import Host
+from gpu_companion.core.release import ChecklistConfig, CustomCommand
+from gpu_companion.core.release.checklist import BUILTINS
+from gpu_companion.core.release.record import ChecklistSettings
+
+
+def _lines(edit: QPlainTextEdit) -> tuple[str, ...]:
+    return tuple(ln.strip() for ln in edit.toPlainText().splitlines() if ln.strip())
+
+
+def _multiline(values: tuple[str, ...], placeholder: str) -> QPlainTextEdit:
+    edit = QPlainTextEdit("\n".join(values))
+    edit.setPlaceholderText(placeholder)
+    edit.setMaximumHeight(64)
+    return edit
+
+
+class ChecklistSettingsDialog(QDialog):
+    """One form for everything the checklist of a host checks; nothing is saved until valid."""
+
+    def __init__(self, settings: ChecklistSettings, host: Host, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.setWindowTitle(f"Release checklist of {host.alias}")
+        self.settings, self.host = settings, host
+        cfg = self.config = settings.config(host.alias)
+        form = QFormLayout()
+        self.enabled: dict[str, QCheckBox] = {}
+        for kind in BUILTINS:
+            box = QCheckBox(kind.title)
+            box.setChecked(kind.key not in cfg.disabled)
+            self.enabled[kind.key] = box
+            form.addRow("Built-in items" if len(self.enabled) == 1 else "", box)
+        self.project = QLineEdit(cfg.project)
+        form.addRow("Project", self.project)
+        self.precision = QLineEdit(cfg.precision)
+        form.addRow("Precision", self.precision)
+        self.synced = _multiline(cfg.synced_dirs, "one remote directory a line, e.g. ~/runs/ckpt")
+        form.addRow("Checkpoint dirs", self.synced)
+        self.archive = _multiline(cfg.archive_paths, "weights, logs, config, scripts")
+        form.addRow("Archive paths", self.archive)
+        self.roots = _multiline(cfg.scan_roots, "~")
+        form.addRow("Scan for leftovers in", self.roots)
+        self.threshold = QSpinBox()
+        self.threshold.setRange(1, 10_000_000)
+        self.threshold.setSuffix(" MiB")
+        self.threshold.setValue(cfg.size_threshold_mib)
+        form.addRow("Size threshold", self.threshold)
+        self.manual = _multiline(cfg.manual, "e.g. Data disk snapshot taken")
+        form.addRow("Confirmations", self.manual)
+        self.custom = _multiline(
+            tuple(f"{c.label}: {c.command}" for c in cfg.custom), "label: command exiting 0"
+        )
+        form.addRow("Custom checks", self.custom)
+        self.ignored = _multiline(cfg.ignored_processes, "command-line fragments to ignore")
+        form.addRow("Ignore processes", self.ignored)
+        self.release_command = QLineEdit(settings.release_command(host.platform_id))
+        self.release_command.setPlaceholderText("e.g. vastai destroy instance {alias}")
+        self.release_command.setEnabled(host.platform_id is not None)
+        form.addRow("Platform release command", self.release_command)
+        self.error = QLabel()
+        self.error.setStyleSheet("color: #c53030;")
+        self.error.setWordWrap(True)
+        self.error.hide()
+        buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel
+        )
+        buttons.accepted.connect(self.save)
+        buttons.rejected.connect(self.reject)
+        lay = QVBoxLayout(self)
+        lay.addLayout(form)
+        lay.addWidget(self.error)
+        lay.addWidget(buttons)
+
+    def edited(self) -> ChecklistConfig:
+        custom = []
+        for line in _lines(self.custom):
+            label, sep, command = line.partition(":")
+            if not sep:
+                raise ValidationError(
+                    "custom", f"Write custom checks as 'label: command': {line!r}"
+                )
+            custom.append(CustomCommand(label.strip(), command.strip()))
+        return replace(
+            self.config,
+            project=self.project.text().strip(),
+            precision=self.precision.text().strip(),
+            synced_dirs=_lines(self.synced),
+            archive_paths=_lines(self.archive),
+            scan_roots=_lines(self.roots) or ("~",),
+            size_threshold_mib=self.threshold.value(),
+            manual=_lines(self.manual),
+            custom=tuple(custom),
+            ignored_processes=_lines(self.ignored),
+            disabled=tuple(k for k, box in self.enabled.items() if not box.isChecked()),
+        )
+
+    def save(self) -> None:
+        try:
+            self.config = self.settings.save_config(self.host.alias, self.edited())
+            if self.host.platform_id is not None:
+                self.settings.save_release_command(
+                    self.host.platform_id, self.release_command.text()
+                )
+        except UserError as exc:
+            self.error.setText(str(exc))
+            self.error.show()
+            return
+        self.accept()
+
+
+class OverrideDialog(QDialog):
+    """Release anyway: allowed only once the alias is typed exactly and a reason is given."""
+
+    def __init__(self, host: Host, failing: tuple[str, ...], parent: QWidget | None = None):
+        super().__init__(parent)
+        self.host = host
+        self.setWindowTitle(f"Release {host.alias} anyway")
+        lay = QVBoxLayout(self)
+        text = QLabel(
+            "These items have not passed; releasing now may destroy work that exists nowhere "
+            "else:\n• " + "\n• ".join(failing or ("(none)",))
+        )
+        text.setWordWrap(True)
+        lay.addWidget(text)
+        form = QFormLayout()
+        self.alias = QLineEdit()
+        self.alias.setObjectName("typedAlias")
+        self.alias.setPlaceholderText(host.alias)
+        form.addRow(f"Type {host.alias} to confirm", self.alias)
+        self.reason = QPlainTextEdit()
+        self.reason.setObjectName("reason")
+        self.reason.setPlaceholderText("Why is it safe to release now?")
+        self.reason.setMaximumHeight(70)
+        form.addRow("Reason", self.reason)
+        lay.addLayout(form)
+        self.buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
+        )
+        self.ok = self.buttons.button(QDialogButtonBox.StandardButton.Ok)
+        self.ok.setText("Release anyway")
+        self.buttons.accepted.connect(self.accept)
+        self.buttons.rejected.connect(self.reject)
+        lay.addWidget(self.buttons)
+        self.alias.textChanged.connect(self._update)
+        self.reason.textChanged.connect(self._update)
+        self._update()
+
+    def _update(self) -> None:
+        self.ok.setEnabled(
+            self.alias.text().strip() == self.host.alias and bool(self.reason.toPlainText().strip())
+        )
+
+    def accept(self) -> None:
+        if self.ok.isEnabled():
+            super().accept()

@@ -1,0 +1,162 @@
+"""Release and override against the real store: the meter ends, evidence and overrides are kept."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from gpu_companion.core.errors import UserError, ValidationError
+from gpu_companion.core.hosts import Host, HostRegistry, Platform
+from gpu_companion.core.ledger import SpendLedger
+from gpu_companion.core.release import (
+    ChecklistConfig,
+    Override,
+    ReleaseChecklist,
+    ReleaseContext,
+    ReleaseServices,
+    release_host,
+)
+from gpu_companion.core.release.gate import SshConfigNotWired, release_argv
+from gpu_companion.core.release.items import ManualConfirmation
+from gpu_companion.core.release.record import ChecklistSettings, StoreReleaseLedger
+
+
+class RecordingSshConfig:
+    def __init__(self) -> None:
+        self.removed: list[str] = []
+
+    def remove_host(self, alias: str) -> None:
+        self.removed.append(alias)
+
+
+def no_ssh(host: Host):  # type: ignore[no-untyped-def]
+    raise AssertionError("manual items never connect")
+
+
+@pytest.fixture
+def setup(store, tmp_path: Path):  # type: ignore[no-untyped-def]
+    registry = HostRegistry(store)
+    vast = registry.save_platform(Platform("vast.ai"))
+    host = registry.save_host(Host("gpu1", "203.0.113.5", 41022, "root", vast.id))
+    cfg = ChecklistConfig(
+        manual=("Snapshot taken", "Pushed to S3"),
+        disabled=("checkpoints", "archive", "leftovers", "processes"),
+    )
+    checklist = ReleaseChecklist.build(host, cfg)
+    ctx = ReleaseContext(host, no_ssh, tmp_path, cfg, sync=None)  # type: ignore[arg-type]
+    spend = SpendLedger(store)
+    spend.start_rental(vast.id, "0.50", host_id=host.id)
+    ledger = StoreReleaseLedger(store, spend)
+    ssh_config = RecordingSshConfig()
+    services = ReleaseServices(ledger, registry, ssh_config)
+    return host, checklist, ctx, ledger, services, registry, ssh_config
+
+
+def tick_all(checklist: ReleaseChecklist, ctx: ReleaseContext) -> None:
+    for item in checklist.items:
+        assert isinstance(item, ManualConfirmation)
+        item.tick("done")
+    list(checklist.run_all(ctx))
+
+
+def test_release_is_refused_until_every_item_passed(setup):
+    host, checklist, ctx, ledger, services, registry, _ = setup
+    list(checklist.run_all(ctx))
+    assert not checklist.ready()
+    with pytest.raises(UserError, match="Snapshot taken, Pushed to S3 not passed"):
+        release_host(checklist, services)
+    assert ledger.meter_ends("gpu1") == [] and ledger.history("gpu1") == []
+    assert registry.host("gpu1").state == "active"
+
+
+def test_release_ends_the_meter_stores_evidence_marks_released(setup):
+    host, checklist, ctx, ledger, services, registry, ssh_config = setup
+    tick_all(checklist, ctx)
+    assert checklist.ready()
+    record = release_host(checklist, services)
+    assert ledger.meter_ends("gpu1") == [record.at]
+    assert ledger.spend.running_for_host(host.id) is None
+    [stored] = ledger.history("gpu1")
+    assert stored.kind == "release" and stored.id == record.id
+    assert [e["summary"] for e in stored.evidence] == ["confirmed: done", "confirmed: done"]
+    assert registry.host("gpu1").state == "released"
+    assert ssh_config.removed == ["gpu1"]
+
+
+def test_override_needs_the_typed_alias_and_a_reason(setup):
+    host, checklist, ctx, ledger, services, registry, _ = setup
+    list(checklist.run_all(ctx))
+    for bad, match in (
+        (Override("", "provider outage"), "Type the host alias"),
+        (Override("gpu", "provider outage"), "Type the host alias"),
+        (Override("GPU1", "provider outage"), "Type the host alias"),
+        (Override("gpu1", "   "), "Say why"),
+    ):
+        with pytest.raises(ValidationError, match=match):
+            release_host(checklist, services, override=bad)
+    assert ledger.history("gpu1") == [] and ledger.meter_ends("gpu1") == []
+    record = release_host(checklist, services, override=Override("gpu1", "instance already gone"))
+    [stored] = ledger.history("gpu1")
+    assert stored.kind == "override" and stored.reason == "instance already gone"
+    assert stored.failing_items == (
+        "Snapshot taken [failed]: not confirmed yet",
+        "Pushed to S3 [failed]: not confirmed yet",
+    )
+    assert ledger.meter_ends("gpu1") == [record.at]
+    assert ledger.spend.running_for_host(host.id) is None
+    assert registry.host("gpu1").state == "released"
+
+
+def test_the_release_command_runs_as_argv_and_its_output_is_kept(setup):
+    host, checklist, ctx, ledger, services, registry, _ = setup
+    tick_all(checklist, ctx)
+    argv = release_argv("echo destroy --id {alias} '{hostname}:{port}'", host)
+    assert argv == ["echo", "destroy", "--id", "gpu1", "203.0.113.5:41022"]
+    release_host(checklist, services, command=argv)
+    [stored] = ledger.history("gpu1")
+    assert stored.command_output == "destroy --id gpu1 203.0.113.5:41022\n"
+    assert stored.release_command == tuple(argv)
+
+
+def test_a_failing_release_command_keeps_the_meter_and_the_host(setup):
+    host, checklist, ctx, ledger, services, registry, ssh_config = setup
+    tick_all(checklist, ctx)
+    argv = [sys.executable, "-c", "import sys; print('quota error'); sys.exit(3)"]
+    with pytest.raises(UserError, match="exited 3.*still be running"):
+        release_host(checklist, services, command=argv)
+    assert ledger.meter_ends("gpu1") == []
+    assert registry.host("gpu1").state == "active" and ssh_config.removed == []
+    [stored] = ledger.history("gpu1")
+    assert stored.kind == "failed" and "quota error" in stored.command_output
+
+
+def test_a_missing_release_program_is_explained(setup):
+    host, checklist, ctx, ledger, services, *_ = setup
+    tick_all(checklist, ctx)
+    with pytest.raises(UserError, match="not found on this computer"):
+        release_host(checklist, services, command=["no-such-provider-cli", "rm", "gpu1"])
+    assert ledger.meter_ends("gpu1") == []
+
+
+def test_release_command_templates_are_validated(store):
+    host = Host("gpu1", "203.0.113.5")
+    with pytest.raises(ValidationError, match="does not parse"):
+        release_argv("vastai destroy 'unclosed", host)
+    with pytest.raises(ValidationError, match="Unknown placeholder"):
+        release_argv("vastai destroy {instance}", host)
+    settings = ChecklistSettings(store)
+    registry = HostRegistry(store)
+    p = registry.save_platform(Platform("RunPod"))
+    with pytest.raises(ValidationError):
+        settings.save_release_command(p.id, "runpodctl remove pod {nope}")
+    settings.save_release_command(p.id, "runpodctl remove pod {alias}")
+    assert settings.release_command(p.id) == "runpodctl remove pod {alias}"
+    # a value with shell syntax stays one argument
+    assert release_argv("echo {alias}", Host("a;rm", "h")) == ["echo", "a;rm"]
+
+
+def test_the_stand_in_ssh_config_writer_removes_nothing_and_says_so(caplog):
+    SshConfigNotWired().remove_host("gpu1")
+    assert "not wired" in caplog.text
