@@ -38,12 +38,13 @@ def _command_line(text: str) -> str:
     """The first non-empty line that looks like an ssh command; prompts like '$ ' are dropped."""
     lines = [line.strip() for line in text.replace("\r", "\n").split("\n") if line.strip()]
     if not lines:
-        raise ValidationError("command", "Paste the ssh command your provider shows, e.g. "
-                              "ssh -p 2222 root@1.2.3.4.")
+        raise ValidationError(
+            "command", "Paste the ssh command your provider shows, e.g. ssh -p 2222 root@1.2.3.4."
+        )
     for line in lines:
         for prompt in _PROMPTS:
             if line.startswith(prompt):
-                line = line[len(prompt):].lstrip()
+                line = line[len(prompt) :].lstrip()
         if line.split(" ", 1)[0].rsplit("/", 1)[-1] == "ssh":
             return line
     return lines[0]
@@ -75,7 +76,7 @@ class _Reader:
         while j < len(word):
             flag = word[j]
             if flag in _WITH_VALUE:
-                value = word[j + 1:]
+                value = word[j + 1 :]
                 if not value:
                     if i + 1 >= len(words):
                         raise ValidationError("command", f"The option -{flag} has no value.")
@@ -154,8 +155,9 @@ def parse_ssh_command(text: str) -> SshTarget:
         notes.append("port forwards are not part of the host; add them when you need a tunnel")
     identity = reader.last("i") or opts.get("identityfile")
     if identity:
-        notes.append(f"the key file {identity!r} is not used: the app connects with this "
-                     "platform's own key")
+        notes.append(
+            f"the key file {identity!r} is not used: the app connects with this platform's own key"
+        )
     return SshTarget(
         hostname=validate_hostname(host),
         port=validate_port(port_text),
