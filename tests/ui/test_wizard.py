@@ -1,0 +1,193 @@
+"""The first-rental wizard walked page by page with pytest-qt: against the harness sshd with the
+real CPU build of torch on the test host, and with the services this build does not have yet."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtWidgets import QWizard
+
+from gpu_companion.core.selfcheck import SelfCheckOptions
+from gpu_companion.core.selfcheck_rules import Status
+from gpu_companion.ui import worker
+from gpu_companion.ui.wizard import FirstRentalWizard
+from gpu_companion.ui.wizard.services import NOT_YET, WizardServices
+
+SMALL_CHECK = SelfCheckOptions(disk_test_mb=2, min_free_gb=0.001)
+
+
+class HostKeyUnknown(Exception):
+    """What core/connection raises on first contact (issue 3): kind, fingerprint and key."""
+
+    kind = "host_key_unknown"
+
+    def __init__(self, fingerprint: str, key: str) -> None:
+        super().__init__(f"unknown host key {fingerprint}")
+        self.fingerprint, self.key = fingerprint, key
+
+
+class HarnessSessions:
+    """Real paramiko connections to the harness sshd (RejectPolicy, the server's key in a
+    known_hosts file); refuses with HostKeyUnknown until `trust_host_key` is called, as the real
+    SessionFactory will."""
+
+    def __init__(self, server, factory) -> None:
+        self.server, self.connect_factory = server, factory(server)
+        self.trusted: list[str] = []
+
+    def connect(self, host):
+        if not self.trusted:
+            raise HostKeyUnknown("SHA256:harness", self.server.host_public_key())
+        return self.connect_factory(host)
+
+    def trust_host_key(self, host, key) -> None:
+        assert key == self.server.host_public_key()
+        self.trusted.append(key)
+
+
+def _next(wizard: FirstRentalWizard, qtbot) -> None:
+    button = wizard.button(QWizard.WizardButton.NextButton)
+    qtbot.waitUntil(button.isEnabled, timeout=5000)
+    before = wizard.currentId()
+    button.click()
+    assert wizard.currentId() == before + 1, "the page did not accept its answers"
+
+
+def _walk_to_connection(wizard: FirstRentalWizard, qtbot, ssh_command: str) -> None:
+    task = wizard.task_page
+    task.task.setCurrentIndex(task.task.findData("qlora-4bit"))
+    task.model.setCurrentIndex(task.model.findData("qwen2.5-7b"))
+    task.context.setValue(2048)
+    _next(wizard, qtbot)
+    assert "GiB</b> in total for Qwen2.5 7B" in wizard.estimate_page.total.text()
+    assert wizard.estimate_page.model.rowCount() >= 5
+    _next(wizard, qtbot)
+    ranked = [job.card.id for job in wizard.gpu_page.model.rows()]
+    assert len(ranked) >= 10
+    costs = [job.low + job.high for job in wizard.gpu_page.model.rows()]
+    assert costs == sorted(costs)  # cheapest job first
+    wizard.gpu_page.select("h100-sxm")
+    assert "INT8 TOPS" in wizard.gpu_page.int8.text() and "fits" in wizard.gpu_page.verdict.text()
+    _next(wizard, qtbot)
+    billing = wizard.billing_page
+    billing.fields["spot"].setText("1.20")
+    advice = billing.result.toPlainText()
+    assert "For a first run, rent on demand" in advice and "checkpoint" in advice
+    # back to the task: the answers are still there, and so is the chosen card
+    for _ in range(3):
+        wizard.back()
+    assert wizard.currentPage() is task and task.selected_task().value == "qlora-4bit"
+    _next(wizard, qtbot)
+    _next(wizard, qtbot)
+    assert wizard.state.card.id == "h100-sxm"
+    _next(wizard, qtbot)
+    assert billing.fields["spot"].text() == "1.20"
+    _next(wizard, qtbot)
+    create = wizard.create_page
+    create.platform.setEditText("vast.ai")
+    assert not wizard.button(QWizard.WizardButton.NextButton).isEnabled()  # checklist first
+    for box in create.checks.values():
+        box.setChecked(True)
+    if wizard.services.keys is not None:
+        create.generate.click()
+    _next(wizard, qtbot)
+    conn = wizard.connection_page
+    conn.paste.setText("ssh -p 2222 root@bad;host")
+    assert "Not understood" in conn.paste_note.text()
+    conn.paste.setText(ssh_command)
+    _next(wizard, qtbot)
+
+
+def _wizard(ctx, qtbot, services: WizardServices) -> FirstRentalWizard:
+    wizard = FirstRentalWizard(ctx, services)
+    wizard.selfcheck_options = SMALL_CHECK
+    qtbot.addWidget(wizard)
+    wizard.show()
+    return wizard
+
+
+def test_walk_without_the_services_this_build_lacks(ctx, qtbot):
+    wizard = _wizard(ctx, qtbot, WizardServices())
+    _walk_to_connection(wizard, qtbot, "ssh -p 2222 root@1.2.3.4 -L 8080:localhost:8080")
+    assert wizard.create_page.key_status.text() == NOT_YET["keys"]
+    host = ctx.registry.host("gpu1")
+    assert (host.hostname, host.port, host.user) == ("1.2.3.4", 2222, "root")
+    assert host.gpu_model == "H100 SXM" and host.platform_id == wizard.state.platform.id
+    assert wizard.first_connection_page.status.text() == NOT_YET["sessions"]
+    _next(wizard, qtbot)
+    assert wizard.selfcheck_page.notice.text() == NOT_YET["sessions"]
+    _next(wizard, qtbot)
+    assert wizard.budget_page.notice.text() == NOT_YET["ledger"]
+    assert wizard.budget_page.plans() is not None
+    wizard.button(QWizard.WizardButton.FinishButton).click()
+    assert wizard.result() == QWizard.DialogCode.Accepted
+    assert wizard.state.rental is None  # no ledger: nothing pretends to meter
+
+
+def test_changing_the_address_after_going_back_updates_the_same_host(ctx, qtbot):
+    wizard = _wizard(ctx, qtbot, WizardServices())
+    _walk_to_connection(wizard, qtbot, "ssh -p 2222 root@1.2.3.4")
+    wizard.back()
+    wizard.connection_page.paste.setText("ssh root@host -p 22 -i key")
+    _next(wizard, qtbot)
+    assert [(h.alias, h.hostname, h.port) for h in ctx.registry.hosts()] == [("gpu1", "host", 22)]
+
+
+def _check_and_finish(wizard, qtbot, server):
+    first = wizard.first_connection_page
+    qtbot.waitUntil(first.trust_button.isVisible, timeout=10000)
+    assert "SHA256:" in first.status.text()
+    first.trust_button.click()
+    qtbot.waitUntil(lambda: wizard.state.connected, timeout=10000)
+    _next(wizard, qtbot)
+    view = wizard.selfcheck_page.view
+    qtbot.waitUntil(lambda: not view.running and bool(view.steps), timeout=60000)
+    steps = {s.key: s for s in view.steps}
+    assert steps["gpus"].status is Status.PASS
+    available = steps["cuda_available"]
+    assert available.status is Status.FAIL and available.evidence.startswith("False")
+    assert "CPU-only" in available.hint and "download.pytorch.org/whl/cu" in available.hint
+    assert "failed" in view.status.text()
+    # back and forth keeps the result rather than re-running it
+    wizard.back()
+    _next(wizard, qtbot)
+    assert not view.running and view.steps
+    _next(wizard, qtbot)
+    wizard.budget_page.budget.setText("abc")
+    assert not wizard.button(QWizard.WizardButton.FinishButton).isEnabled()
+    wizard.budget_page.budget.setText("80")
+    wizard.button(QWizard.WizardButton.FinishButton).click()
+    worker.wait_all()
+
+
+@pytest.mark.sshd
+def test_walk_connects_and_self_checks_the_harness_host(
+    ctx, qtbot, torch_sshd, standin, ssh_client_factory
+):
+    standin.configure(mem_used=3)
+    sessions = HarnessSessions(torch_sshd, ssh_client_factory)
+    wizard = _wizard(ctx, qtbot, WizardServices(sessions=sessions))
+    _walk_to_connection(wizard, qtbot, f"ssh -p {torch_sshd.port} {torch_sshd.user}@127.0.0.1")
+    _check_and_finish(wizard, qtbot, torch_sshd)
+    assert sessions.trusted == [torch_sshd.host_public_key()]
+    assert wizard.result() == QWizard.DialogCode.Accepted
+
+
+@pytest.mark.sshd
+@pytest.mark.keyring
+def test_end_to_end_leaves_host_key_rental_and_budget(
+    ctx, qtbot, torch_sshd, standin, keyring_backend
+):
+    """The issue's acceptance walk with the app's real services. What remains once issues 3 and 6
+    are merged: AppContext builds `vault` (KeyVault on the keyring), `sessions` (SessionFactory on
+    the app's known_hosts) and `ledger`; then this test runs as written."""
+    missing = [name for name in ("vault", "sessions", "ledger") if not hasattr(ctx, name)]
+    if missing:
+        pytest.xfail(f"waits for the services {missing} (issues 3 and 6) on AppContext")
+    standin.configure(mem_used=3)
+    wizard = _wizard(ctx, qtbot, WizardServices.from_context(ctx))
+    _walk_to_connection(wizard, qtbot, f"ssh -p {torch_sshd.port} {torch_sshd.user}@127.0.0.1")
+    torch_sshd.authorize(wizard.state.key.public_key)
+    _check_and_finish(wizard, qtbot, torch_sshd)
+    assert wizard.result() == QWizard.DialogCode.Accepted
+    assert ctx.registry.host("gpu1") is not None
+    assert wizard.state.rental is not None and wizard.state.budget is not None
