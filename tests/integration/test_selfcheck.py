@@ -30,6 +30,27 @@ def _run(server, factory, data_dir: Path, **options):
     return {s.key: s for s in steps}, steps
 
 
+@pytest.fixture
+def no_torch_python(tmp_path: Path) -> Path:
+    """A python3 without site-packages (-S): a host whose image has Python but no PyTorch."""
+    d = tmp_path / "no-torch-bin"
+    d.mkdir()
+    (d / "python3").write_text('#!/bin/sh\nexec /usr/bin/python3 -S "$@"\n')
+    (d / "python3").chmod(0o755)
+    return d
+
+
+def _server_with(sshd, prefix: Path):
+    """Put `prefix` first on the sessions' PATH; an empty HOME keeps the login user's ~/.bashrc
+    from putting its own python3 (pyenv) in front again."""
+    home = prefix.parent / "remote-home"
+    home.mkdir(exist_ok=True)
+    sshd.path_prefix.insert(0, prefix)
+    sshd.env["HOME"] = str(home)
+    sshd.restart()
+    return sshd
+
+
 def test_cpu_torch_host_fails_with_the_no_cuda_hint(
     torch_sshd, standin, ssh_client_factory, tmp_path
 ):
@@ -69,7 +90,7 @@ def test_cpu_torch_host_fails_with_the_no_cuda_hint(
 
 
 def test_someone_elses_process_and_a_missing_gpu_are_reported(
-    torch_sshd, standin, ssh_client_factory, tmp_path
+    sshd, standin, no_torch_python, ssh_client_factory, tmp_path
 ):
     standin.configure(
         gpu_count=1,
@@ -77,35 +98,13 @@ def test_someone_elses_process_and_a_missing_gpu_are_reported(
         processes=[{"gpu": 0, "pid": 777, "name": "miner", "used_mib": 20000}],
     )
     opts = SelfCheckOptions(data_dir=str(tmp_path), expected_gpus=2, **FAST)
-    steps = {
-        s.key: s for s in run_selfcheck(_host(torch_sshd), ssh_client_factory(torch_sshd), opts)
-    }
+    server = _server_with(sshd, no_torch_python)
+    steps = {s.key: s for s in run_selfcheck(_host(server), ssh_client_factory(server), opts)}
     gpus = steps["gpus"]
     assert gpus.status is Status.FAIL
     assert "1 GPU(s) instead of the 2 you rented" in gpus.evidence
     assert "pid 777 miner 20000 MiB" in gpus.evidence and "20,000 MiB" in gpus.evidence
     assert "another machine" in gpus.hint
-
-
-@pytest.fixture
-def no_torch_python(tmp_path: Path) -> Path:
-    """A python3 without site-packages (-S): a host whose image has Python but no PyTorch."""
-    d = tmp_path / "no-torch-bin"
-    d.mkdir()
-    (d / "python3").write_text('#!/bin/sh\nexec /usr/bin/python3 -S "$@"\n')
-    (d / "python3").chmod(0o755)
-    return d
-
-
-def _server_with(sshd, prefix: Path):
-    """Put `prefix` first on the sessions' PATH; an empty HOME keeps the login user's ~/.bashrc
-    from putting its own python3 (pyenv) in front again."""
-    home = prefix.parent / "remote-home"
-    home.mkdir(exist_ok=True)
-    sshd.path_prefix.insert(0, prefix)
-    sshd.env["HOME"] = str(home)
-    sshd.restart()
-    return sshd
 
 
 def test_lost_gpu_gets_its_own_hint(sshd, standin, no_torch_python, ssh_client_factory, tmp_path):
@@ -170,10 +169,12 @@ def test_connection_failure_is_one_step_not_a_traceback(sshd, ssh_client_factory
     assert len(steps) == 1 and steps[0].key == "connect" and steps[0].status is Status.FAIL
 
 
-def test_the_remote_command_quotes_its_arguments(sshd, standin, ssh_client_factory, tmp_path):
+def test_the_remote_command_quotes_its_arguments(
+    sshd, standin, no_torch_python, ssh_client_factory, tmp_path
+):
     odd = tmp_path / "data dir; touch pwned"
     odd.mkdir()
     standin.configure(mem_used=0)
-    by_key, _ = _run(sshd, ssh_client_factory, odd)
+    by_key, _ = _run(_server_with(sshd, no_torch_python), ssh_client_factory, odd)
     assert str(odd) in by_key["disk"].evidence
     assert not (Path.home() / "pwned").exists() and not Path("pwned").exists()

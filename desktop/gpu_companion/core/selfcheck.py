@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import shlex
+import threading
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from importlib import resources
@@ -27,6 +29,7 @@ from gpu_companion.core.selfcheck_rules import (
 )
 
 PROBE_TIMEOUT_S = 300.0
+POLL_S = 0.25  # how often a waiting read looks at the cancel flag
 
 
 @dataclass(frozen=True)
@@ -114,9 +117,11 @@ def run_selfcheck(
     host: Host,
     connect: Callable[[Host], Any],
     options: SelfCheckOptions | None = None,
+    cancel_event: threading.Event | None = None,
 ) -> Iterator[CheckStep]:
     """Connect with `connect(host)` (a paramiko SSHClient factory), run the probe, and yield one
-    step per finding as it arrives. The client is closed when the generator ends or is closed."""
+    step per finding as it arrives. Setting `cancel_event` stops it within POLL_S; the client is
+    closed when the generator ends or is closed."""
     options = options or SelfCheckOptions()
     expected = options.expected_gpus if options.expected_gpus is not None else host.gpu_count
     findings = Findings(expected or None, options.gpu, options.min_free_gb)
@@ -132,30 +137,52 @@ def run_selfcheck(
             Status.PASS,
             f"Logged in as {host.user} on {host.hostname}:{host.port}.",
         )
-        yield from _run_probe(client, findings, options)
+        yield from _run_probe(client, findings, options, cancel_event or threading.Event())
     finally:
         client.close()
 
 
-def _run_probe(client: Any, findings: Findings, options: SelfCheckOptions) -> Iterator[CheckStep]:
+def _lines(channel: Any, deadline: float, cancel: threading.Event) -> Iterator[str]:
+    """stdout lines as they arrive; waits in POLL_S slices so a cancel is noticed quickly."""
+    channel.settimeout(POLL_S)
+    buffer = b""
+    while not cancel.is_set():
+        if time.monotonic() > deadline:
+            raise TimeoutError
+        try:
+            chunk = channel.recv(65536)
+        except TimeoutError:
+            continue
+        if not chunk:
+            break
+        *lines, buffer = (buffer + chunk).split(b"\n")
+        yield from (line.decode("utf-8", "replace") for line in lines)
+    if buffer and not cancel.is_set():
+        yield buffer.decode("utf-8", "replace")
+
+
+def _run_probe(
+    client: Any, findings: Findings, options: SelfCheckOptions, cancel: threading.Event
+) -> Iterator[CheckStep]:
     try:
         _, out, err = _exec(client, build_probe_command(options), probe_source(), options.timeout_s)
         records = 0
-        for raw in out:
-            line = raw.strip() if isinstance(raw, str) else raw.decode("utf-8", "replace").strip()
-            if not line.startswith("{"):
-                continue
+        for line in _lines(out.channel, time.monotonic() + options.timeout_s, cancel):
             try:
-                record = json.loads(line)
+                record = json.loads(line) if line.startswith("{") else None
             except json.JSONDecodeError:
+                record = None
+            if record is None:
                 continue
             records += 1
             if record.get("step") == "done":
                 return
             yield from judge(record, findings)
+        if cancel.is_set():
+            return
         status = out.channel.recv_exit_status()
         error_text = err.read().decode("utf-8", "replace").strip()
-    except TimeoutError:  # socket.timeout is TimeoutError since 3.10
+    except TimeoutError:
         yield CheckStep(
             "probe",
             "Self-check probe",

@@ -234,7 +234,7 @@ class FirstConnectionPage(WizardPage):
         row = QHBoxLayout()
         self.connect_button = QPushButton("Connect")
         self.connect_button.setObjectName("connect")
-        self.connect_button.clicked.connect(self.connect_host)
+        self.connect_button.clicked.connect(lambda: self.connect_host())
         self.trust_button = QPushButton("Trust this host key")
         self.trust_button.setObjectName("trustKey")
         self.trust_button.hide()
@@ -257,7 +257,7 @@ class FirstConnectionPage(WizardPage):
         else:
             self.connect_host()
 
-    def connect_host(self) -> None:
+    def connect_host(self, trust_key: Any = None) -> None:
         sessions, host = self.wiz().services.sessions, self.wiz().state.host
         if sessions is None or host is None:
             return
@@ -265,7 +265,12 @@ class FirstConnectionPage(WizardPage):
         self.trust_button.hide()
         self.status.setText(f"Connecting to {host.user}@{host.hostname}:{host.port}…")
         run_in_thread(
-            _connect_and_close, sessions, host, on_result=self._connected, on_error=self._problem
+            _connect_and_close,
+            sessions,
+            host,
+            trust_key,
+            on_result=self._connected,
+            on_error=self._problem,
         )
 
     def _connected(self, _result: object) -> None:
@@ -289,14 +294,13 @@ class FirstConnectionPage(WizardPage):
             self.status.setText(f"Could not connect: {exc}" + (f"\n{hint}" if hint else ""))
 
     def trust(self) -> None:
-        sessions, host = self.wiz().services.sessions, self.wiz().state.host
-        if sessions is None or host is None:
-            return
-        sessions.trust_host_key(host, self.pending_key)
-        self.pending_key = None
-        self.connect_host()
+        key, self.pending_key = self.pending_key, None
+        self.connect_host(trust_key=key)
 
 
-def _connect_and_close(sessions: Any, host: Host) -> bool:
+def _connect_and_close(sessions: Any, host: Host, trust_key: Any) -> bool:
+    """Off the GUI thread: store the confirmed host key (if any), log in, log out."""
+    if trust_key is not None:
+        sessions.trust_host_key(host, trust_key)
     sessions.connect(host).close()
     return True
