@@ -4,19 +4,17 @@ the dialog the Hosts page opens for a host."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from html import escape
 from typing import Any
 
 from PySide6.QtCore import Signal
-from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QPushButton,
-    QTreeWidget,
-    QTreeWidgetItem,
+    QTextBrowser,
     QVBoxLayout,
     QWidget,
 )
@@ -43,16 +41,9 @@ class SelfCheckView(QWidget):
         super().__init__(parent)
         self.steps: list[CheckStep] = []
         self.worker: Worker | None = None
-        self.tree = QTreeWidget()
-        self.tree.setObjectName("selfcheckSteps")
-        self.tree.setColumnCount(3)
-        self.tree.setHeaderLabels(["Result", "Check", "What was found"])
-        self.tree.setWordWrap(True)
-        self.tree.setRootIsDecorated(False)
-        header = self.tree.header()
-        header.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
-        header.setStretchLastSection(True)
+        self.results = QTextBrowser()
+        self.results.setObjectName("selfcheckSteps")
+        self.results.setOpenLinks(False)
         self.status = QLabel("Not run yet.")
         self.status.setObjectName("selfcheckStatus")
         self.status.setWordWrap(True)
@@ -65,7 +56,7 @@ class SelfCheckView(QWidget):
         row.addWidget(self.cancel_button)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
-        lay.addWidget(self.tree)
+        lay.addWidget(self.results)
         lay.addLayout(row)
 
     @property
@@ -78,7 +69,7 @@ class SelfCheckView(QWidget):
         if self.running:
             return
         self.steps.clear()
-        self.tree.clear()
+        self.results.clear()
         self.status.setText(f"Checking {host.alias} ({host.user}@{host.hostname}:{host.port})…")
         self.cancel_button.setEnabled(True)
         self.worker = run_in_thread(
@@ -98,16 +89,21 @@ class SelfCheckView(QWidget):
 
     def add_step(self, step: CheckStep) -> None:
         self.steps.append(step)
-        text, color = MARKS[step.status]
-        item = QTreeWidgetItem([text, step.title, step.evidence])
-        item.setForeground(0, QBrush(QColor(color)))
-        item.setToolTip(2, step.evidence)
-        self.tree.addTopLevelItem(item)
-        if step.hint:
-            fix = QTreeWidgetItem(["", "", f"Fix: {step.hint}"])
-            fix.setToolTip(2, step.hint)
-            item.addChild(fix)
-            item.setExpanded(True)
+        self.results.setHtml(self.html())
+
+    def html(self) -> str:
+        """One table row per step; the fix sits under the evidence, wrapped, never cut off."""
+        rows = []
+        for step in self.steps:
+            mark, color = MARKS[step.status]
+            found = escape(step.evidence)
+            if step.hint:
+                found += f"<br><span style='color:{color}'>Fix: {escape(step.hint)}</span>"
+            rows.append(
+                f"<tr><td style='color:{color}; white-space:pre'>{mark}</td>"
+                f"<td><b>{escape(step.title)}</b></td><td>{found}</td></tr>"
+            )
+        return "<table cellspacing='0' cellpadding='4' width='100%'>" + "".join(rows) + "</table>"
 
     def _failed(self, exc: Exception) -> None:
         self.status.setText(f"The self-check stopped: {exc}")

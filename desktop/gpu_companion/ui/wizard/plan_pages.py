@@ -163,6 +163,7 @@ class EstimatePage(WizardPage):
     def __init__(self) -> None:
         super().__init__()
         self.setTitle("How much GPU memory the job needs")
+        self.setSubTitle("Each line with its formula, so you can redo the sums.")
         lay = QVBoxLayout(self)
         self.total = self.note(name="estimateTotal")
         self.model: RowTableModel[MemoryLine] = RowTableModel(
@@ -239,7 +240,6 @@ class GpuPage(WizardPage):
         self.table.selectionModel().selectionChanged.connect(self._selected)
         self.verdict = self.note(name="fitVerdict")
         self.int8 = self.note(name="int8Explanation")
-        self.int8.setStyleSheet("color: palette(mid);")
         lay.addWidget(self.table)
         lay.addWidget(self.verdict)
         lay.addWidget(self.int8)
