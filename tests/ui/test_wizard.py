@@ -89,6 +89,7 @@ def _walk_to_connection(wizard: FirstRentalWizard, qtbot, ssh_command: str) -> N
         box.setChecked(True)
     if wizard.services.keys is not None:
         create.generate.click()
+        qtbot.waitUntil(lambda: wizard.state.key is not None, timeout=10000)
     _next(wizard, qtbot)
     conn = wizard.connection_page
     conn.paste.setText("ssh -p 2222 root@bad;host")
@@ -130,6 +131,62 @@ def test_changing_the_address_after_going_back_updates_the_same_host(ctx, qtbot)
     wizard.connection_page.paste.setText("ssh root@host -p 22 -i key")
     _next(wizard, qtbot)
     assert [(h.alias, h.hostname, h.port) for h in ctx.registry.hosts()] == [("gpu1", "host", 22)]
+
+
+class _Key:
+    def __init__(self, public_key: str, fingerprint: str) -> None:
+        self.public_key, self.fingerprint = public_key, fingerprint
+
+
+class _Keys:
+    """Stands in for core/keyvault.KeyVault (issue 3) to test this page's side of the call."""
+
+    def __init__(self, fail: bool = False) -> None:
+        self.fail, self.calls = fail, []
+
+    def generate(self, platform_name: str, kind: str = "ed25519"):
+        from gpu_companion.core.errors import UserError
+
+        self.calls.append(platform_name)
+        if self.fail:
+            raise UserError("The keyring is locked.", hint="Unlock it and try again.")
+        return _Key(f"ssh-ed25519 AAAAC3Nza gpu-companion:{platform_name}", "SHA256:abc")
+
+
+def _to_create_page(wizard, qtbot):
+    for _ in range(4):
+        _next(wizard, qtbot)
+    assert wizard.currentPage() is wizard.create_page
+    return wizard.create_page
+
+
+def test_the_key_is_generated_for_the_platform_and_copied(ctx, qtbot):
+    from PySide6.QtGui import QGuiApplication
+
+    keys = _Keys()
+    wizard = _wizard(ctx, qtbot, WizardServices(keys=keys))
+    create = _to_create_page(wizard, qtbot)
+    create.generate.click()
+    assert "Name the platform first" in create.key_status.text() and not keys.calls
+    create.platform.setEditText("RunPod")
+    create.generate.click()
+    qtbot.waitUntil(lambda: wizard.state.key is not None)
+    assert keys.calls == ["RunPod"]
+    assert create.public_key.toPlainText().endswith("gpu-companion:RunPod")
+    assert "SHA256:abc" in create.key_status.text()
+    create.copy.click()
+    assert QGuiApplication.clipboard().text() == create.public_key.toPlainText()
+
+
+def test_a_key_failure_is_shown_and_nothing_is_kept(ctx, qtbot):
+    wizard = _wizard(ctx, qtbot, WizardServices(keys=_Keys(fail=True)))
+    create = _to_create_page(wizard, qtbot)
+    create.platform.setEditText("RunPod")
+    create.generate.click()
+    qtbot.waitUntil(lambda: "No key was made" in create.key_status.text())
+    assert "Unlock it" in create.key_status.text()
+    assert wizard.state.key is None and not create.copy.isEnabled()
+    assert create.generate.isEnabled()
 
 
 def _check_and_finish(wizard, qtbot, server):
@@ -191,3 +248,57 @@ def test_end_to_end_leaves_host_key_rental_and_budget(
     assert wizard.result() == QWizard.DialogCode.Accepted
     assert ctx.registry.host("gpu1") is not None
     assert wizard.state.rental is not None and wizard.state.budget is not None
+
+
+class _Ledger:
+    """Stands in for the spend ledger (issue 6) to test what Finish hands it."""
+
+    def __init__(self, fail: bool = False) -> None:
+        self.fail, self.rentals, self.budgets = fail, [], []
+
+    def start_rental(self, plan):
+        from gpu_companion.core.errors import UserError
+
+        if self.fail:
+            raise UserError("The ledger file is read-only.")
+        self.rentals.append(plan)
+        return len(self.rentals)
+
+    def set_budget(self, plan):
+        self.budgets.append(plan)
+        return len(self.budgets)
+
+
+def test_finish_hands_the_rental_and_budget_to_the_ledger(ctx, qtbot):
+    from decimal import Decimal
+
+    ledger = _Ledger()
+    wizard = _wizard(ctx, qtbot, WizardServices(ledger=ledger))
+    _walk_to_connection(wizard, qtbot, "ssh -p 2222 root@1.2.3.4")
+    _next(wizard, qtbot)
+    _next(wizard, qtbot)
+    budget = wizard.budget_page
+    budget.budget.setText("120")
+    budget.hours.setValue(8)
+    assert "8 h on demand at 2.65/h ≈ 21.20 USD, 18% of this budget." in budget.summary.text()
+    wizard.button(QWizard.WizardButton.FinishButton).click()
+    assert wizard.result() == QWizard.DialogCode.Accepted
+    (rental,) = ledger.rentals
+    host = ctx.registry.host("gpu1")
+    assert (rental.host_id, rental.gpu_model, rental.billing_mode) == (
+        host.id,
+        "H100 SXM",
+        "on-demand",
+    )
+    assert (rental.rate, rental.currency, rental.planned_hours) == (Decimal("2.65"), "USD", 8)
+    assert ledger.budgets[0].amount == Decimal("120") and wizard.state.budget == 1
+
+
+def test_a_ledger_failure_keeps_the_wizard_open(ctx, qtbot):
+    wizard = _wizard(ctx, qtbot, WizardServices(ledger=_Ledger(fail=True)))
+    _walk_to_connection(wizard, qtbot, "ssh -p 2222 root@1.2.3.4")
+    _next(wizard, qtbot)
+    _next(wizard, qtbot)
+    wizard.button(QWizard.WizardButton.FinishButton).click()
+    assert wizard.isVisible() and wizard.result() != QWizard.DialogCode.Accepted
+    assert "read-only" in wizard.budget_page.notice.text()

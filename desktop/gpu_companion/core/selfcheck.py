@@ -71,20 +71,15 @@ def build_probe_command(options: SelfCheckOptions) -> str:
 
 
 def _connect_step(host: Host, exc: Exception) -> CheckStep:
-    hint = (
-        exc.hint
-        if isinstance(exc, UserError) and exc.hint
-        else (
-            "Check the host, port and user in the provider's console, and that the instance "
-            "is running."
-        )
-    )
+    hint = exc.hint if isinstance(exc, UserError) else ""
     return CheckStep(
         "connect",
         STEP_TITLES["connect"],
         Status.FAIL,
         f"{host.user}@{host.hostname}:{host.port}: {exc}",
-        hint,
+        hint
+        or "Check the host, port and user in the provider's console, and that the instance "
+        "is running.",
     )
 
 

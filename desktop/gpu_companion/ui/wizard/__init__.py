@@ -93,9 +93,11 @@ class FirstRentalWizard(QWizard):
         ledger, plans = self.services.ledger, self.budget_page.plans()
         if ledger is not None and plans is not None:
             rental, budget = plans
-            try:
-                self.state.rental = ledger.start_rental(rental)
-                self.state.budget = ledger.set_budget(budget)
+            try:  # a retry after a failure must not start a second meter
+                if self.state.rental is None:
+                    self.state.rental = ledger.start_rental(rental)
+                if self.state.budget is None:
+                    self.state.budget = ledger.set_budget(budget)
             except UserError as exc:
                 self.budget_page.notice.setText(str(exc))
                 return

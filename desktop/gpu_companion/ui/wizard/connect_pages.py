@@ -98,17 +98,28 @@ class CreateInstancePage(WizardPage):
         if not name:
             self.key_status.setText("Name the platform first: the key is made for it.")
             return
-        try:
-            stored = keys.generate(name)
-        except UserError as exc:
-            self.key_status.setText(str(exc))
-            return
+        self.generate.setEnabled(False)
+        self.key_status.setText(f"Generating the key for {name}…")
+        run_in_thread(
+            keys.generate,
+            name,
+            on_result=lambda stored: self._generated(name, stored),
+            on_error=self._key_failed,
+        )
+
+    def _generated(self, name: str, stored: Any) -> None:
         self.wiz().state.key = stored
+        self.generate.setEnabled(True)
         self.public_key.setPlainText(stored.public_key)
         self.key_status.setText(
             f"Key for {name}: {stored.fingerprint}. The private key stays in the OS keyring."
         )
         self.copy.setEnabled(True)
+
+    def _key_failed(self, exc: Exception) -> None:
+        self.generate.setEnabled(True)
+        hint = getattr(exc, "hint", "")
+        self.key_status.setText(f"No key was made: {exc}" + (f" {hint}" if hint else ""))
 
     def copy_key(self) -> None:
         QGuiApplication.clipboard().setText(self.public_key.toPlainText())
