@@ -20,6 +20,7 @@ from gpu_companion.core.nvsmi import (
     parse_compute_apps_csv,
     parse_query_gpu_csv,
 )
+from gpu_companion.core.torch_wheels import parse_cuda_version, wheel_hint
 
 QUERY_FIELDS = ("index", "uuid", "name", "memory.used", "memory.total", "driver_version")
 APP_FIELDS = ("gpu_uuid", "pid", "process_name", "used_gpu_memory")
@@ -27,9 +28,6 @@ BUSY_MEMORY_MIB = 1024  # more than this in use on a fresh instance is someone e
 BF16_GOOD, BF16_POOR = 0.35, 0.20  # share of the rated dense figure a 1-second test reaches
 SLOW_READ_MB_S = 150.0
 OLDEST_PYTHON = (3, 9)  # what current PyTorch releases need
-# PyTorch's CUDA wheel indexes, newest last: pick the newest one the driver supports.
-WHEEL_CUDA = ((11, 8), (12, 1), (12, 4), (12, 6), (12, 8), (12, 9), (13, 0))
-WHEEL_INDEX = "https://download.pytorch.org/whl/cu{}{}"
 
 STEP_TITLES = {
     "connect": "SSH connection",
@@ -111,34 +109,6 @@ def card_for_gpu_name(name: str, catalogue: GpuCatalogue | None = None) -> GpuSp
         if re.search(pattern, key):
             return (catalogue or load_catalogue()).get(card_id)
     return None
-
-
-def wheel_hint(driver_cuda: tuple[int, int] | None, torch_version: str = "") -> str:
-    """The pip line that installs a PyTorch build this driver can run."""
-    if driver_cuda is None:
-        return (
-            "Find the driver's CUDA version (top right of `nvidia-smi`) and install the matching "
-            "build from https://pytorch.org/get-started/locally/."
-        )
-    fitting = [c for c in WHEEL_CUDA if c <= driver_cuda]
-    if not fitting:
-        return (
-            f"The driver supports only CUDA {driver_cuda[0]}.{driver_cuda[1]}, older than any "
-            "current PyTorch build: choose an image with a newer NVIDIA driver."
-        )
-    cuda = fitting[-1]
-    version = torch_version.split("+")[0]
-    pin = f"torch=={version}" if version else "torch"
-    return (
-        f"The driver supports CUDA up to {driver_cuda[0]}.{driver_cuda[1]}: install the "
-        f"CUDA {cuda[0]}.{cuda[1]} build with `pip install --force-reinstall {pin} "
-        f"--index-url {WHEEL_INDEX.format(*cuda)}` (or pick a PyTorch image for this driver)."
-    )
-
-
-def _cuda(text: str | None) -> tuple[int, int] | None:
-    match = re.match(r"(\d+)\.(\d+)", text or "")
-    return (int(match.group(1)), int(match.group(2))) if match else None
 
 
 def _judge_python(r: dict[str, Any]) -> Iterator[CheckStep]:
@@ -251,7 +221,7 @@ def _judge_torch(r: dict[str, Any], f: Findings) -> Iterator[CheckStep]:
         for key in ("cuda_match", "cuda_available"):
             yield _step(key, Status.SKIP, "Needs PyTorch.")
         return
-    f.torch_version, f.torch_cuda = str(r.get("version", "")), _cuda(r.get("cuda"))
+    f.torch_version, f.torch_cuda = str(r.get("version", "")), parse_cuda_version(r.get("cuda"))
     yield _step("torch", Status.PASS, f"torch {f.torch_version}")
     yield _judge_cuda_match(f)
     yield _judge_available(r, f)

@@ -11,8 +11,8 @@ from gpu_companion.core.selfcheck_rules import (
     Status,
     card_for_gpu_name,
     judge,
-    wheel_hint,
 )
+from gpu_companion.core.torch_wheels import wheel_hint
 
 SMI_OK = {
     "step": "nvidia_smi",
