@@ -189,7 +189,7 @@ def test_a_key_failure_is_shown_and_nothing_is_kept(ctx, qtbot):
     assert create.generate.isEnabled()
 
 
-def _check_and_finish(wizard, qtbot, server):
+def _check_and_finish(wizard, qtbot, server, standin):
     first = wizard.first_connection_page
     qtbot.waitUntil(first.trust_button.isVisible, timeout=10000)
     assert "SHA256:" in first.status.text()
@@ -204,10 +204,15 @@ def _check_and_finish(wizard, qtbot, server):
     assert available.status is Status.FAIL and available.evidence.startswith("False")
     assert "CPU-only" in available.hint and "download.pytorch.org/whl/cu" in available.hint
     assert "failed" in view.status.text()
-    # back and forth keeps the result rather than re-running it
+    # back and forth keeps the result rather than re-running it; "Run again" repeats it
     wizard.back()
     _next(wizard, qtbot)
     assert not view.running and view.steps
+    standin.configure(mem_used=3, processes=[{"pid": 4242, "name": "python", "used_mib": 900}])
+    wizard.selfcheck_page.again.click()
+    assert not wizard.button(QWizard.WizardButton.NextButton).isEnabled()
+    qtbot.waitUntil(lambda: not view.running and len(view.steps) == 10, timeout=60000)
+    assert "pid 4242 python" in {s.key: s for s in view.steps}["gpus"].evidence
     _next(wizard, qtbot)
     wizard.budget_page.budget.setText("abc")
     assert not wizard.button(QWizard.WizardButton.FinishButton).isEnabled()
@@ -224,7 +229,7 @@ def test_walk_connects_and_self_checks_the_harness_host(
     sessions = HarnessSessions(torch_sshd, ssh_client_factory)
     wizard = _wizard(ctx, qtbot, WizardServices(sessions=sessions))
     _walk_to_connection(wizard, qtbot, f"ssh -p {torch_sshd.port} {torch_sshd.user}@127.0.0.1")
-    _check_and_finish(wizard, qtbot, torch_sshd)
+    _check_and_finish(wizard, qtbot, torch_sshd, standin)
     assert sessions.trusted == [torch_sshd.host_public_key()]
     assert wizard.result() == QWizard.DialogCode.Accepted
 
@@ -244,7 +249,7 @@ def test_end_to_end_leaves_host_key_rental_and_budget(
     wizard = _wizard(ctx, qtbot, WizardServices.from_context(ctx))
     _walk_to_connection(wizard, qtbot, f"ssh -p {torch_sshd.port} {torch_sshd.user}@127.0.0.1")
     torch_sshd.authorize(wizard.state.key.public_key)
-    _check_and_finish(wizard, qtbot, torch_sshd)
+    _check_and_finish(wizard, qtbot, torch_sshd, standin)
     assert wizard.result() == QWizard.DialogCode.Accepted
     assert ctx.registry.host("gpu1") is not None
     assert wizard.state.rental is not None and wizard.state.budget is not None

@@ -3,9 +3,18 @@ start the ledger's meter."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from decimal import Decimal, InvalidOperation
 
-from PySide6.QtWidgets import QComboBox, QFormLayout, QLineEdit, QSpinBox, QVBoxLayout
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QComboBox,
+    QFormLayout,
+    QLineEdit,
+    QPushButton,
+    QSpinBox,
+    QVBoxLayout,
+)
 
 from gpu_companion.core.hosts import CURRENCIES
 from gpu_companion.core.selfcheck import SelfCheckOptions
@@ -25,10 +34,19 @@ class SelfCheckPage(WizardPage):
         lay = QVBoxLayout(self)
         self.notice = self.note(name="selfcheckNotice")
         self.view = SelfCheckView()
+        self.again = QPushButton("Run again")
+        self.again.setObjectName("runSelfcheckAgain")
+        self.again.setEnabled(False)
+        self.again.clicked.connect(self.run)
         lay.addWidget(self.notice)
         lay.addWidget(self.view)
-        self.view.finished.connect(self.completeChanged.emit)
+        lay.addWidget(self.again, 0, Qt.AlignmentFlag.AlignRight)
+        self.view.finished.connect(self._finished)
         self.checked_host: tuple[object, ...] | None = None
+
+    def _finished(self) -> None:
+        self.again.setEnabled(True)
+        self.completeChanged.emit()
 
     def initializePage(self) -> None:  # noqa: N802
         wiz = self.wiz()
@@ -38,11 +56,25 @@ class SelfCheckPage(WizardPage):
             return
         key = (host.hostname, host.port, host.user)
         if key == self.checked_host and self.view.steps:
-            return  # back and forth keeps the result; "Run again" is on the view
+            return  # back and forth keeps the result; "Run again" repeats it
         self.checked_host = key
-        options = SelfCheckOptions(expected_gpus=host.gpu_count, gpu=wiz.state.card)
-        self.view.start(host, sessions.connect, wiz.selfcheck_options or options)
         self.notice.setText("A failure here costs nothing yet: fix it before the paid hours run.")
+        self.run()
+
+    def run(self) -> None:
+        """Check the saved host against the card chosen and the GPU count rented."""
+        wiz = self.wiz()
+        sessions, host = wiz.services.sessions, wiz.state.host
+        if sessions is None or host is None:
+            return
+        options = replace(
+            wiz.selfcheck_options or SelfCheckOptions(),
+            expected_gpus=host.gpu_count,
+            gpu=wiz.state.card,
+        )
+        self.again.setEnabled(False)
+        self.view.start(host, sessions.connect, options)
+        self.completeChanged.emit()
 
     def isComplete(self) -> bool:  # noqa: N802
         return not self.view.running
