@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Screenshots of the real app in a real X window (Xvfb), with demo data in a temp data dir.
 
-    python scripts/screenshots.py [--out docs/screenshots] [--pages hosts,keys,...]
+    python scripts/screenshots.py [--out docs/screenshots] [--pages hosts,keys,...] [--wizard]
 
 Starts Xvfb when no DISPLAY is set, runs the app with QT_QPA_PLATFORM=xcb, and captures the
 whole X screen with ImageMagick's `import -window root` once each page has painted.
@@ -136,11 +136,88 @@ QTimer.singleShot(800, shoot)
 app.exec()
 """
 
+# The first-rental wizard, page by page (wizard-1-task.png ...), with sample answers filled in.
+# The self-check page shows sample results judged by the real rules from a CPU-torch test host.
+WIZARD_DRIVER = r"""
+import subprocess, sys
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QApplication
+from gpu_companion.app import AppContext
+from gpu_companion.core.paths import AppPaths
+from gpu_companion.core.selfcheck_rules import Findings, judge
+from gpu_companion.ui.wizard import FirstRentalWizard
+
+out = sys.argv[1]
+app = QApplication([])
+app.setStyle("Fusion")
+ctx = AppContext(AppPaths.default())
+wiz = FirstRentalWizard(ctx)
+wiz.resize(1000, 700)
+wiz.move(50, 40)
+wiz.show()
+t = wiz.task_page
+t.task.setCurrentIndex(t.task.findData("qlora-4bit"))
+t.model.setCurrentIndex(t.model.findData("qwen2.5-7b"))
+t.context.setValue(2048)
+names = ["task", "estimate", "gpu", "billing", "instance", "connection", "first-connection",
+         "selfcheck", "budget"]
+SAMPLE = [
+    {"step": "python", "version": "3.11.7", "executable": "/usr/bin/python3", "pip_rc": 0,
+     "pip": "pip 24.0 from /usr/lib/python3/dist-packages/pip (python 3.11)"},
+    {"step": "nvidia_smi",
+     "table": {"rc": 0, "out": "Driver Version: 550.54.15  CUDA Version: 12.4"},
+     "query": {"rc": 0, "out": "0, GPU-1, NVIDIA H100 80GB HBM3, 3, 81559, 550.54.15"},
+     "apps": {"rc": 0, "out": ""}},
+    {"step": "torch", "imported": True, "version": "2.13.0+cpu", "cuda": None, "available": False,
+     "device_count": 0, "devices": [], "error": "", "warnings": []},
+    {"step": "matmul", "skipped": "no CUDA device"},
+    {"step": "bf16", "skipped": "no CUDA device"},
+    {"step": "disk", "path": "/workspace", "free_bytes": 412e9, "total_bytes": 500e9,
+     "read_mb_s": 1830.0, "write_mb_s": 1210.0, "size_mb": 256},
+]
+
+def prepare(i):
+    if names[i] == "gpu":
+        wiz.gpu_page.select("h100-sxm")
+    elif names[i] == "billing":
+        wiz.billing_page.fields["spot"].setText("1.20")
+    elif names[i] == "instance":
+        wiz.create_page.platform.setEditText("vast.ai")
+        for box in wiz.create_page.checks.values():
+            box.setChecked(True)
+    elif names[i] == "connection":
+        wiz.connection_page.paste.setText("ssh -p 41234 root@203.0.113.7 -L 8888:localhost:8888")
+    elif names[i] == "selfcheck":
+        findings = Findings(1)
+        for record in SAMPLE:
+            for step in judge(record, findings):
+                wiz.selfcheck_page.view.add_step(step)
+        wiz.selfcheck_page.view.status.setText(wiz.selfcheck_page.view.summary())
+        wiz.selfcheck_page.notice.setText("Sample results from a test host with the CPU build "
+                                          "of PyTorch (this build cannot connect yet).")
+
+def shoot(i=0):
+    prepare(i)
+    def grab():
+        path = f"{out}/wizard-{i + 1}-{names[i]}.png"
+        subprocess.run(["import", "-window", "root", "-crop", "1000x700+50+40", path], check=True)
+        print(path)
+        if i + 1 == len(names):
+            wiz.close(); ctx.close(); app.quit(); return
+        wiz.next()
+        QTimer.singleShot(300, lambda: shoot(i + 1))
+    QTimer.singleShot(400, grab)
+
+QTimer.singleShot(800, shoot)
+app.exec()
+"""
+
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=REPO / "docs" / "screenshots")
     parser.add_argument("--pages", default="hosts")
+    parser.add_argument("--wizard", action="store_true", help="the first-rental wizard's pages")
     args = parser.parse_args()
     if not shutil.which("import"):
         sys.exit("ImageMagick's `import` is not installed (Debian: imagemagick)")
@@ -157,7 +234,9 @@ def main() -> int:
             }
             env.pop("WAYLAND_DISPLAY", None)
             done = subprocess.run(
-                [sys.executable, "-c", DRIVER, str(args.out.resolve()), args.pages],
+                [sys.executable, "-c", WIZARD_DRIVER, str(args.out.resolve())]
+                if args.wizard
+                else [sys.executable, "-c", DRIVER, str(args.out.resolve()), args.pages],
                 env=env,
                 timeout=120,
                 check=False,

@@ -183,3 +183,72 @@ def ledger(store, manual_clock):  # type: ignore[no-untyped-def]
     p = reg.save_platform(Platform("vast.ai", "", "second", "USD"))
     reg.save_host(Host("vast-4090", "ssh4.vast.ai", 41022, "root", p.id, "RTX 4090", 1))
     return SpendLedger(store, manual_clock, tz=timezone.utc)
+
+# --- self-check and wizard: a test host with the real CPU build of torch -------------------
+
+
+@pytest.fixture
+def torch_bin() -> Path:
+    """The bin dir of this venv, whose python3 has the CPU build of torch (torch==2.13.0, extra
+    `selfcheck-test`): first on a test host's PATH, torch.cuda.is_available() is really False."""
+    import importlib.util
+    import sys
+
+    if importlib.util.find_spec("torch") is None:
+        missing_component(
+            "torch==2.13.0 (CPU build) not installed: pip install -e '.[selfcheck-test]'"
+        )
+    return Path(sys.executable).parent
+
+
+@pytest.fixture
+def torch_sshd(
+    tmp_path: Path, standin: NvidiaSmiStandIn, client_identity: ClientIdentity, torch_bin: Path
+) -> Iterator[SshServer]:
+    """The harness sshd with the nvidia-smi stand-in and then torch's python3 first on PATH; its
+    sessions get their own empty HOME, so the login user's dotfiles (a ~/.bashrc that puts pyenv
+    first on PATH) do not change which python3 answers."""
+    home = tmp_path / "remote-home"
+    home.mkdir()
+    server = SshServer(
+        tmp_path / "sshd-torch",
+        path_prefix=[standin.bin_dir, torch_bin],
+        env={**standin.env, "HOME": str(home)},
+    )
+    try:
+        server.start()
+    except ComponentMissing as exc:
+        missing_component(str(exc))
+    server.authorize(client_identity.public_line)
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def ssh_client_factory(client_identity: ClientIdentity, tmp_path: Path):  # type: ignore[no-untyped-def]
+    """`connect(host) -> paramiko.SSHClient` with the harness key, verified against a known_hosts
+    file holding the server's key (RejectPolicy): what core/connection.SessionFactory will do."""
+    import paramiko
+
+    def factory(server: SshServer):  # type: ignore[no-untyped-def]
+        known = tmp_path / f"known_hosts-{server.port}"
+        known.write_text(server.known_hosts_line())
+
+        def connect(host):  # type: ignore[no-untyped-def]
+            client = paramiko.SSHClient()
+            client.load_host_keys(str(known))
+            client.set_missing_host_key_policy(paramiko.RejectPolicy())
+            client.connect(
+                host.hostname,
+                port=host.port,
+                username=host.user,
+                pkey=client_identity.private_key,
+                allow_agent=False,
+                look_for_keys=False,
+                timeout=10,
+            )
+            return client
+
+        return connect
+
+    return factory

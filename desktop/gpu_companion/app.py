@@ -10,7 +10,7 @@ from types import TracebackType
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
-from PySide6.QtWidgets import QApplication, QMessageBox
+from PySide6.QtWidgets import QApplication, QMessageBox, QWidget
 
 from gpu_companion import __version__
 from gpu_companion.core.alerts import SpendAlerts
@@ -66,6 +66,7 @@ class AppContext:
             self.store, self.registry, self.ledger, paths.data_dir / "backups"
         )
         self.quit: Callable[[], None] = lambda: None
+        self.wizard: QWidget | None = None  # the open first-rental wizard, if any
 
     def navigate(self, key: str) -> None:
         if self.window is not None:
@@ -78,14 +79,16 @@ class AppContext:
             page.open_host(alias)
 
     def open_wizard(self) -> None:
-        """The guided first-rental wizard is not built yet: say so and open the Hosts page."""
-        self.navigate("hosts")
-        self.notifier.warning(
-            "The guided first-rental wizard is not part of this version yet: add your platform "
-            "and host on the Hosts page.",
-            source="wizard",
-            key="wizard-missing",
-        )
+        """Open the guided first-rental wizard; its new host shows on the Hosts page after."""
+        from gpu_companion.ui.wizard import FirstRentalWizard
+
+        def show_hosts(_result: int) -> None:
+            if self.window is not None:
+                self.window.navigate("hosts").refresh()
+
+        self.wizard = FirstRentalWizard(self, parent=self.window)
+        self.wizard.finished.connect(show_hosts)
+        self.wizard.open()
 
     def close(self) -> None:
         self.store.close()

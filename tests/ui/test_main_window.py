@@ -68,11 +68,15 @@ def test_banners_are_capped_and_the_newest_stay(window, ctx, qtbot):
     assert sorted(texts) == ["alert 2", "alert 3", "alert 4"]
 
 
-def test_wizard_entry_is_honest_until_the_wizard_exists(window, ctx, qtbot):
+def test_wizard_entry_opens_the_first_rental_wizard(window, ctx, qtbot):
+    from gpu_companion.ui.wizard import FirstRentalWizard
+
     window.navigate("settings")
     window.wizard_action.trigger()
-    assert window.current_key() == "hosts"
-    qtbot.waitUntil(lambda: any("wizard" in b.label.text() for b in window.banners.banners()))
+    assert isinstance(ctx.wizard, FirstRentalWizard) and ctx.wizard.isVisible()
+    assert ctx.wizard.currentPage() is ctx.wizard.task_page
+    ctx.wizard.reject()
+    assert window.current_key() == "hosts"  # where the new host will show
 
 
 def test_settings_page_shows_where_files_live(window, ctx):

@@ -261,6 +261,7 @@ class HostsPage(EmptyStatePage):
             ("Edit", self.edit_selected, "edit"),
             ("Remove", self.remove_selected, "remove"),
             ("Import from ~/.ssh/config", self.import_config, "import"),
+            ("Self-check", self.self_check_selected, "selfCheck"),
         ):
             b = QPushButton(label)
             b.setObjectName(name)
@@ -390,6 +391,13 @@ class HostsPage(EmptyStatePage):
         except UserError as exc:
             QMessageBox.warning(self, "Cannot remove", str(exc))
         self.refresh()
+
+    def self_check_selected(self) -> None:
+        item = self._selected()
+        if isinstance(item, Host) and not item.is_local:
+            from gpu_companion.ui.selfcheck_view import open_selfcheck
+
+            open_selfcheck(self.ctx, item, self)
 
     def import_config(self) -> None:
         path = Path.home() / ".ssh" / "config"

@@ -1,0 +1,112 @@
+"""The first-rental wizard: size the job, choose a card and a billing mode, create and connect the
+instance, run the self-check, and set a budget — the method that works, as nine pages."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtWidgets import QWidget, QWizard
+
+from gpu_companion.core.billing import BillingAdvice, RentalPrices
+from gpu_companion.core.catalogue import GpuSpec
+from gpu_companion.core.errors import UserError
+from gpu_companion.core.estimate import MemoryEstimate
+from gpu_companion.core.hosts import Host, Platform
+from gpu_companion.core.selfcheck import SelfCheckOptions
+from gpu_companion.ui.wizard.connect_pages import (
+    ConnectionPage,
+    CreateInstancePage,
+    FirstConnectionPage,
+)
+from gpu_companion.ui.wizard.finish_pages import BudgetPage, SelfCheckPage
+from gpu_companion.ui.wizard.plan_pages import BillingPage, EstimatePage, GpuPage, TaskPage
+from gpu_companion.ui.wizard.services import WizardServices
+
+if TYPE_CHECKING:
+    from gpu_companion.app import AppContext
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class WizardState:
+    """What the pages decided so far; each page reads what earlier pages left here."""
+
+    memory: MemoryEstimate | None = None
+    card: GpuSpec | None = None
+    priced_card: str | None = None
+    advice: BillingAdvice | None = None
+    prices: RentalPrices | None = None
+    platform: Platform | None = None
+    key: Any = None
+    host: Host | None = None
+    connected: bool = False
+    rental: Any = None
+    budget: Any = None
+
+
+class FirstRentalWizard(QWizard):
+    """Nine pages; Back keeps every answer. Services missing from this build are named on the
+    page that needs them, and Finish stores only what really exists."""
+
+    def __init__(
+        self,
+        ctx: AppContext,
+        services: WizardServices | None = None,
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.ctx = ctx
+        self.services = services or WizardServices.from_context(ctx)
+        self.state = WizardState()
+        self.selfcheck_options: SelfCheckOptions | None = None  # None: the real-host defaults
+        self.setObjectName("firstRentalWizard")
+        self.setWindowTitle("First rental")
+        self.setWizardStyle(QWizard.WizardStyle.ModernStyle)
+        self.task_page = TaskPage()
+        self.estimate_page = EstimatePage()
+        self.gpu_page = GpuPage()
+        self.billing_page = BillingPage()
+        self.create_page = CreateInstancePage()
+        self.connection_page = ConnectionPage()
+        self.first_connection_page = FirstConnectionPage()
+        self.selfcheck_page = SelfCheckPage()
+        self.budget_page = BudgetPage()
+        for page in (
+            self.task_page,
+            self.estimate_page,
+            self.gpu_page,
+            self.billing_page,
+            self.create_page,
+            self.connection_page,
+            self.first_connection_page,
+            self.selfcheck_page,
+            self.budget_page,
+        ):
+            self.addPage(page)
+        self.resize(900, 640)
+
+    def accept(self) -> None:
+        """Finish: start the ledger's meter and budget when the ledger exists."""
+        ledger, plans = self.services.ledger, self.budget_page.plans()
+        if ledger is not None and plans is not None:
+            rental, budget = plans
+            try:  # a retry after a failure must not start a second meter
+                if self.state.rental is None:
+                    self.state.rental = ledger.start_rental(rental)
+                if self.state.budget is None:
+                    self.state.budget = ledger.set_budget(budget)
+            except UserError as exc:
+                self.budget_page.notice.setText(str(exc))
+                return
+        host = self.state.host
+        self.ctx.notifier.info(
+            f"Host {host.alias} is set up." if host else "Wizard finished.", source="wizard"
+        )
+        super().accept()
+
+    def done(self, result: int) -> None:
+        self.selfcheck_page.view.cancel()
+        super().done(result)

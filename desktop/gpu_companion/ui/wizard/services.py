@@ -1,0 +1,141 @@
+"""What the wizard needs from the key vault, the connection factory and the spend ledger, as small
+Protocols: the wizard calls only these, so wiring the real services is a few lines here.
+
+Each service is read from the AppContext (`ctx.vault`, `ctx.sessions`, `ctx.ledger`); a missing one
+is None and the page that needs it says the feature is not available yet — never a fake success.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any, Protocol
+
+from gpu_companion.core.budgets import Budget, Budgets
+from gpu_companion.core.errors import ValidationError
+from gpu_companion.core.hosts import Host
+from gpu_companion.core.ledger import SpendLedger
+from gpu_companion.core.metering import Rental
+
+if TYPE_CHECKING:
+    from gpu_companion.app import AppContext
+
+
+class StoredKeyLike(Protocol):
+    """A generated key as the wizard shows it: the public line and its SHA256 fingerprint."""
+
+    public_key: str
+    fingerprint: str
+
+
+class KeyService(Protocol):
+    """core/keyvault.KeyVault (issue 3)."""
+
+    def generate(self, platform_name: str, kind: str = "ed25519") -> StoredKeyLike: ...
+
+
+class SessionService(Protocol):
+    """core/connection.SessionFactory (issue 3). `connect` raises an exception with `.kind ==
+    "host_key_unknown"`, `.fingerprint` and `.key` on first contact; `trust_host_key` stores it."""
+
+    def connect(self, host: Host) -> Any: ...
+
+    def trust_host_key(self, host: Host, key: Any) -> None: ...
+
+
+@dataclass(frozen=True)
+class RentalPlan:
+    """What the ledger meters from the moment the wizard finishes."""
+
+    host_id: int
+    platform_id: int | None
+    gpu_model: str
+    gpu_count: int
+    billing_mode: str  # "on-demand", "spot", "monthly"
+    rate: Decimal  # per hour (per month for "monthly")
+    currency: str
+    granularity: str  # the platform's: "second", "minute", "hour"
+    planned_hours: Decimal
+    idle_alert_minutes: int
+
+
+@dataclass(frozen=True)
+class BudgetPlan:
+    """A monthly budget for the platform, with the ledger's default thresholds."""
+
+    platform_id: int | None
+    amount: Decimal
+    currency: str
+    period: str = "monthly"
+
+
+class LedgerService(Protocol):
+    """The spend ledger (issue 6): meters the rental and watches the budget."""
+
+    def start_rental(self, plan: RentalPlan) -> Any: ...
+
+    def set_budget(self, plan: BudgetPlan) -> Any: ...
+
+
+class SpendLedgerService:
+    """`LedgerService` over the spend ledger: the rental is metered from now, its planned hours
+    become the max runtime (alerts 15 minutes before and when passed), the budget is monthly."""
+
+    PERIODS = {"monthly": "month", "weekly": "week", "daily": "day"}
+
+    def __init__(self, ledger: SpendLedger, budgets: Budgets) -> None:
+        self.ledger = ledger
+        self.budgets = budgets
+
+    def start_rental(self, plan: RentalPlan) -> Rental:
+        if plan.platform_id is None:
+            raise ValidationError("platform", "Choose the platform this instance is rented on.")
+        return self.ledger.start_rental(
+            plan.platform_id,
+            plan.rate,
+            host_id=plan.host_id,
+            gpu_model=plan.gpu_model,
+            gpu_count=plan.gpu_count,
+            billing_mode=plan.billing_mode,
+            currency=plan.currency,
+            granularity=plan.granularity,
+            max_runtime=timedelta(hours=float(plan.planned_hours)) if plan.planned_hours else None,
+        )
+
+    def set_budget(self, plan: BudgetPlan) -> Budget:
+        return self.budgets.set_budget(
+            period=self.PERIODS.get(plan.period, plan.period),
+            amount=plan.amount,
+            currency=plan.currency,
+            platform_id=plan.platform_id,
+        )
+
+
+@dataclass
+class WizardServices:
+    """The three services, each None until its feature exists in this build."""
+
+    keys: KeyService | None = None
+    sessions: SessionService | None = None
+    ledger: LedgerService | None = None
+
+    @classmethod
+    def from_context(cls, ctx: AppContext) -> WizardServices:
+        ledger, budgets = getattr(ctx, "ledger", None), getattr(ctx, "budgets", None)
+        return cls(
+            keys=getattr(ctx, "vault", None),
+            sessions=getattr(ctx, "sessions", None),
+            ledger=SpendLedgerService(ledger, budgets) if ledger and budgets else None,
+        )
+
+
+NOT_YET = {
+    "keys": "Generating this platform's SSH key here comes with the Keys feature, which is not in "
+    "this version yet. Until then, add your own public key in the provider's console.",
+    "sessions": "The app's own SSH connection (host-key check, self-check) is not in this version "
+    "yet. Until then, connect once with `ssh -p PORT user@host` in a terminal and compare the "
+    "host-key fingerprint with the provider's console.",
+    "ledger": "The spend ledger is not in this version yet: nothing is metered and no budget "
+    "alert will fire. Note the planned end time yourself and release the instance then.",
+}
