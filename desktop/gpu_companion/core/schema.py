@@ -50,6 +50,33 @@ def _v1_platforms_hosts(db: sqlite_utils.Database) -> None:
     db.table("settings").create({"key": str, "value": str}, pk="key")
 
 
+def _v2_ssh_keys(db: sqlite_utils.Database) -> None:
+    """Key metadata per platform (the private key itself lives only in the OS keyring) and the
+    per-host ssh options the generated config adds on request."""
+    db.table("ssh_keys").create(
+        {
+            "platform": str,
+            "kind": str,
+            "bits": int,
+            "fingerprint": str,
+            "comment": str,
+            "created_at": str,
+            "public_file": str,
+            "encrypted": int,
+            "has_previous": int,
+        },
+        pk="platform",
+        not_null={"kind", "fingerprint", "public_file"},
+        defaults={"encrypted": 0, "has_previous": 0},
+    )
+    db.table("host_ssh_options").create(
+        {"host_id": int, "proxy_jump": str, "forwards": str},
+        pk="host_id",
+        defaults={"proxy_jump": "", "forwards": ""},
+    )
+
+
 MIGRATIONS: list[Migration] = [
     _v1_platforms_hosts,
+    _v2_ssh_keys,
 ]
