@@ -181,8 +181,10 @@ class SessionFactory:
         client.set_missing_host_key_policy(policy)
         where = f"{host.hostname}:{host.port}"
         try:
+            # The TCP part first, so refused / DNS / timeout come back as plain socket errors.
+            sock = socket.create_connection((host.hostname, host.port), timeout=timeout)
             client.connect(
-                host.hostname, port=host.port, username=host.user, pkey=pkey,
+                host.hostname, port=host.port, username=host.user, pkey=pkey, sock=sock,
                 look_for_keys=False, allow_agent=False, timeout=timeout,
                 banner_timeout=timeout, auth_timeout=timeout, channel_timeout=timeout,
             )
@@ -238,10 +240,14 @@ class SessionFactory:
                 "The instance may still be starting, stopped, or the port is wrong: check the "
                 "port in the platform's console.",
             )
-        if isinstance(exc, (TimeoutError, socket.timeout)) or "timed out" in str(exc).lower():
+        text = str(exc).lower()
+        if isinstance(exc, TimeoutError) or any(
+            w in text for w in ("timed out", "banner", "no existing session")
+        ):
             return ConnectionProblem(
-                "timeout", f"{where} did not answer in time.",
-                "The instance may be down or behind a firewall; check that it is running.",
+                "timeout", f"{where} did not answer as an SSH server in time.",
+                "The instance may be down, still booting or behind a firewall, or the port may "
+                "belong to another service: check it in the platform's console.",
             )
         if isinstance(exc, OSError):
             return ConnectionProblem("refused", f"Could not reach {where}: {exc.strerror or exc}.")
