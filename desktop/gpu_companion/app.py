@@ -6,6 +6,7 @@ import logging
 import sys
 import traceback
 from collections.abc import Callable
+from pathlib import Path
 from types import TracebackType
 
 from PySide6.QtCore import Qt
@@ -13,16 +14,19 @@ from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QApplication, QMessageBox
 
 from gpu_companion import __version__
+from gpu_companion.core.connection import SessionFactory
 from gpu_companion.core.hosts import HostRegistry
+from gpu_companion.core.keyvault import KeyVault
 from gpu_companion.core.notifier import Level, Message, Notifier
 from gpu_companion.core.paths import AppPaths
+from gpu_companion.core.sshconfig import SshConfigWriter
 from gpu_companion.core.store import Store
 from gpu_companion.logsetup import setup_logging
 from gpu_companion.ui.main_window import MainWindow
 from gpu_companion.ui.pages.base import Page
 from gpu_companion.ui.pages.hosts import HostsPage
+from gpu_companion.ui.pages.keys import KeysPage
 from gpu_companion.ui.pages.placeholders import (
-    KeysPage,
     MonitorPage,
     ReleasePage,
     SpendPage,
@@ -52,6 +56,11 @@ class AppContext:
         self.store = Store(paths.database)
         self.registry = HostRegistry(self.store)
         self.notifier = Notifier()
+        self.vault = KeyVault(self.store, paths.data_dir / "keys")  # keyring touched on first use
+        self.ssh_config = SshConfigWriter(Path.home())
+        self.key_passphrases: dict[str, str] = {}  # typed this session, memory only
+        self.sessions = SessionFactory(self.vault, self.ssh_config.known_hosts,
+                                       self.key_passphrases.get)
         self.window: MainWindow | None = None
         self.tray: Tray | None = None
         self.has_running_rentals: Callable[[], bool] = lambda: False

@@ -241,9 +241,9 @@ class SshConfigWriter:
         data = text.encode("utf-8")
         self.ssh_dir.mkdir(exist_ok=True, mode=0o700)
         self.managed_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-        result.checked_with_ssh = self.validate_with_ssh(data, [e for e in entries
-                                                               if e.alias not in skipped])
         if not self.config_path.exists() or self.config_path.read_bytes() != data:
+            kept = [e for e in entries if e.alias not in skipped]
+            result.checked_with_ssh = self.validate_with_ssh(data, kept)
             atomic_write(self.config_path, data)
             result.changed.append(self.config_path)
         if not self.known_hosts.exists():

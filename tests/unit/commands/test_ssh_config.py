@@ -1,4 +1,4 @@
-"""`gpu-companion ssh-config` from a terminal: same files and rules as the app, exit 1 on refusal."""
+"""`gpu-companion ssh-config` in a terminal: same files and rules as the app, exit 1 on refusal."""
 
 from __future__ import annotations
 

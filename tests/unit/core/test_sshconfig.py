@@ -87,7 +87,9 @@ def test_writer_on_real_files_round_trips(tmp_path, data):
 # --- the include line -------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("existing", [None, b"", b"ServerAliveInterval 30", b"Host a\n HostName b\n"])
+@pytest.mark.parametrize(
+    "existing", [None, b"", b"ServerAliveInterval 30", b"Host a\n HostName b\n"]
+)
 def test_include_goes_first_for_missing_empty_and_hostless_files(isolated_home, existing):
     config = isolated_home / ".ssh" / "config"
     if existing is not None:
