@@ -28,6 +28,7 @@ from gpu_companion.core.keyvault import RotateResult, StoredKey
 from gpu_companion.core.ssh_entries import entries_from_registry
 from gpu_companion.ui.models import RowTableModel
 from gpu_companion.ui.pages.base import EmptyStatePage
+from gpu_companion.ui.pages.host_connection import sync_ssh_config
 from gpu_companion.ui.pages.key_dialogs import GenerateKeyDialog, ImportKeyDialog, confirm_export
 from gpu_companion.ui.widgets import EmptyState
 from gpu_companion.ui.worker import run_in_thread
@@ -186,6 +187,7 @@ class KeysPage(EmptyStatePage):
     def _finished(self) -> None:
         self.busy = False
         self.refresh()
+        sync_ssh_config(self.ctx)  # a new or deleted key changes IdentityFile lines
 
     def _failed(self, exc: Exception) -> None:
         if isinstance(exc, KeyringUnavailable):
