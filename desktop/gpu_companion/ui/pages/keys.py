@@ -82,6 +82,12 @@ class KeysPage(EmptyStatePage):
         )
         self.keyring_problem.hide()
         lay.addWidget(self.keyring_problem)
+        intro = QLabel(
+            "One key per platform. Private keys live only in your system keyring; paste the "
+            "public key into the platform's console, then test the connection on the Hosts page."
+        )
+        intro.setWordWrap(True)
+        lay.addWidget(intro)
         self.buttons: dict[str, QPushButton] = {}
         rows = [
             [("generate", "Generate…", self.generate), ("import", "Import…", self.import_key),
