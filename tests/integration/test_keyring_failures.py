@@ -7,8 +7,12 @@ from __future__ import annotations
 
 import pytest
 
+from gpu_companion.core.connection import ConnectionProblem, SessionFactory
+from gpu_companion.core.hosts import Host, HostRegistry, Platform
 from gpu_companion.core.keyring_errors import KeyringUnavailable
 from gpu_companion.core.keyvault import KeyVault
+from gpu_companion.core.ssh_entries import entries_from_registry
+from gpu_companion.core.sshconfig import SshConfigWriter
 from tests.harness.keyring_session import KeyringSession
 from tests.harness.sshd import ComponentMissing
 
@@ -72,12 +76,24 @@ def test_no_dbus_at_all_means_no_backend(keyring_session, store, tmp_path, monke
         assert_refused_cleanly(vault, "no_backend", ["Secret Service", "never stored in plain"])
 
 
-def test_a_key_made_while_unlocked_is_unreadable_once_locked(own_session, store, tmp_path):
+def test_a_locked_keyring_blocks_only_what_needs_the_key(own_session, store, tmp_path,
+                                                        isolated_home):
     session = own_session(password="pw")
     vault = KeyVault(store, tmp_path / "keys", session.backend())
+    reg = HostRegistry(store)
+    p = reg.save_platform(Platform("vast.ai"))
+    host = reg.save_host(Host("gpu1", "127.0.0.1", 22, "root", platform_id=p.id))
     vault.generate("vast.ai")
     session.restart_daemon("wrong")
     with pytest.raises(KeyringUnavailable) as info:
         vault.load_pkey("vast.ai")
     assert info.value.kind == "locked"
-    assert vault.key("vast.ai") is not None  # the metadata and public key stay usable
+    # the app's own connection explains it instead of failing with a traceback
+    writer = SshConfigWriter(isolated_home)
+    with pytest.raises(ConnectionProblem) as problem:
+        SessionFactory(vault, writer.known_hosts).connect(host)
+    assert problem.value.kind == "keyring" and "Unlock it" in str(problem.value)
+    # what does not need the private key keeps working: the ssh config uses the public file
+    result = writer.write(entries_from_registry(reg, vault))
+    assert writer.config_path in result.changed
+    assert str(vault.key("vast.ai").public_path) in writer.config_path.read_text()
