@@ -1,1 +1,1 @@
-"""Headless subcommands; each module exposes register(subparsers) (see cli.COMMAND_MODULES)."""
+"""Headless subcommands: each module exposes register(subparsers) for gpu_companion.cli."""
