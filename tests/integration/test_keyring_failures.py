@@ -97,3 +97,33 @@ def test_a_locked_keyring_blocks_only_what_needs_the_key(own_session, store, tmp
     result = writer.write(entries_from_registry(reg, vault))
     assert writer.config_path in result.changed
     assert str(vault.key("vast.ai").public_path) in writer.config_path.read_text()
+
+
+class PlaintextKeyring:
+    """Stands for keyrings.alt's file backend, which keyring may pick (or chain to)."""
+
+    __module__ = "keyrings.alt.file"
+
+    def __init__(self):
+        self.written = {}
+
+    def get_password(self, service, user):
+        return self.written.get((service, user))
+
+    def set_password(self, service, user, secret):
+        self.written[(service, user)] = secret
+
+
+def test_a_plain_text_backend_is_never_used(store, tmp_path, keyring_backend, monkeypatch):
+    from keyring.backends import chainer
+
+    from gpu_companion.core.keyvault import safe_backend
+
+    plain = PlaintextKeyring()
+    vault = KeyVault(store, tmp_path / "keys", plain)
+    assert_refused_cleanly(vault, "no_backend", ["never stored in plain"])
+    assert plain.written == {}
+    # in a chain, the plain-text fallback is dropped and the real keyring kept
+    monkeypatch.setattr(chainer.ChainerBackend, "backends",
+                        property(lambda self: [plain, keyring_backend]))
+    assert safe_backend(chainer.ChainerBackend()) is keyring_backend

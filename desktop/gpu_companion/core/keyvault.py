@@ -92,7 +92,9 @@ class KeyVault:
         if self._backend is None:
             import keyring
 
-            self._backend = keyring.get_keyring()
+            self._backend = safe_backend(keyring.get_keyring())
+        if not _is_safe(self._backend):
+            raise KeyringUnavailable("no_backend", f"refused {type(self._backend).__name__}")
         return self._backend
 
     @backend.setter
@@ -376,3 +378,23 @@ class KeyVault:
         with self.store.transaction() as db:
             db.execute("DELETE FROM ssh_keys WHERE platform = ?", [platform])
 
+
+_UNSAFE_MODULES = ("keyrings.alt", "keyring.backends.fail", "keyring.backends.null")
+
+
+def _is_safe(backend: Any) -> bool:
+    """Plain-text and no-op backends never hold a private key (keyrings.alt stores files)."""
+    return not type(backend).__module__.startswith(_UNSAFE_MODULES)
+
+
+def safe_backend(backend: Any) -> Any:
+    """The backend keyring picked, minus anything unsafe.
+
+    keyring's chainer tries each backend in turn when a write fails, so a locked Secret Service
+    would silently fall through to a plain-text file backend: take the first safe one instead.
+    """
+    from keyring.backends import chainer
+
+    if isinstance(backend, chainer.ChainerBackend):
+        return next((b for b in backend.backends if _is_safe(b)), backend.backends[-1:] or backend)
+    return backend
