@@ -84,7 +84,7 @@ def shoot():
     page = win.navigate(key)
     if key == "keys":
         page.view.selectRow(0)
-        page.status.setText("Public key of Lambda copied: paste it into the platform's SSH keys page.")
+        page.status.setText("Public key of Lambda copied: paste it into the platform's console.")
     def grab():
         subprocess.run(["import", "-window", "root", "-crop", "1180x720+50+40",
                         f"{out}/{key}.png"], check=True)
