@@ -197,19 +197,3 @@ def ssh_agent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]
     proc.terminate()
     proc.wait(5)
 
-
-def wait_keyring_writable(backend, timeout: float = 10) -> None:  # type: ignore[no-untyped-def]
-    """A freshly started gnome-keyring can answer before its login collection is unlocked (seen
-    under load as KeyringLocked on the first write): poll a probe write until it lands."""
-    import time
-
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            backend.set_password("gpu-companion-probe", "probe", "x")
-            backend.delete_password("gpu-companion-probe", "probe")
-            return
-        except Exception:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.1)

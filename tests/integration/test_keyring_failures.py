@@ -13,7 +13,6 @@ from gpu_companion.core.keyring_errors import KeyringUnavailable
 from gpu_companion.core.keyvault import KeyVault
 from gpu_companion.core.ssh_entries import entries_from_registry
 from gpu_companion.core.sshconfig import SshConfigWriter
-from tests.conftest import wait_keyring_writable
 from tests.harness.keyring_session import KeyringSession
 from tests.harness.sshd import ComponentMissing
 
@@ -56,7 +55,6 @@ def assert_refused_cleanly(vault, kind, words):
 
 def test_wrong_unlock_password_means_locked(own_session, store, tmp_path):
     session = own_session(password="the right one")
-    wait_keyring_writable(session.backend())
     vault = KeyVault(store, tmp_path / "keys", session.backend())
     vault.check_keyring()  # works while unlocked
     session.restart_daemon("a wrong one")
@@ -81,7 +79,6 @@ def test_no_dbus_at_all_means_no_backend(keyring_session, store, tmp_path, monke
 def test_a_locked_keyring_blocks_only_what_needs_the_key(own_session, store, tmp_path,
                                                         isolated_home):
     session = own_session(password="pw")
-    wait_keyring_writable(session.backend())
     vault = KeyVault(store, tmp_path / "keys", session.backend())
     reg = HostRegistry(store)
     p = reg.save_platform(Platform("vast.ai"))

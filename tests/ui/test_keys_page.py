@@ -12,7 +12,6 @@ from PySide6.QtWidgets import QApplication, QDialogButtonBox, QMessageBox
 
 from gpu_companion.core.hosts import Host, Platform
 from gpu_companion.ui.pages.key_dialogs import GenerateKeyDialog, ImportKeyDialog
-from tests.conftest import wait_keyring_writable
 
 pytestmark = pytest.mark.keyring
 
@@ -140,7 +139,6 @@ def test_a_locked_keyring_shows_what_to_do(window, keys_ctx, qtbot, tmp_path, ke
 
     session = KeyringSession(tmp_path / "locked", password="right").start()
     try:
-        wait_keyring_writable(session.backend())
         keys_ctx.vault.backend = session.backend()
         keys_ctx.vault.check_keyring()
         session.restart_daemon("wrong")
