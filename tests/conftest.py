@@ -252,3 +252,43 @@ def ssh_client_factory(client_identity: ClientIdentity, tmp_path: Path):  # type
         return connect
 
     return factory
+# --- keys and connections ------------------------------------------------------------------
+
+
+@pytest.fixture
+def vault(store, keyring_backend, app_paths):  # type: ignore[no-untyped-def]
+    """A KeyVault on the harness keyring under a service name of its own (removed afterwards)."""
+    import uuid
+
+    from gpu_companion.core.keyvault import KeyVault
+
+    v = KeyVault(store, app_paths.data_dir / "keys", keyring_backend,
+                 service=f"gpu-companion-test-{uuid.uuid4().hex[:8]}")
+    yield v
+    for k in v.keys():
+        v.delete(k.platform)
+
+
+@pytest.fixture
+def ssh_agent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A private ssh-agent (`ssh-agent -D -a SOCK`); SSH_AUTH_SOCK points at it."""
+    import subprocess
+    import time
+
+    from tests.harness.util import which
+
+    agent = which("ssh-agent")
+    if not agent:
+        missing_component("ssh-agent not installed (Debian: openssh-client)")
+    sock = tmp_path / "agent.sock"
+    proc = subprocess.Popen(
+        [agent, "-D", "-a", str(sock)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    deadline = time.monotonic() + 5
+    while not sock.exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    monkeypatch.setenv("SSH_AUTH_SOCK", str(sock))
+    yield sock
+    proc.terminate()
+    proc.wait(5)
+

@@ -6,6 +6,7 @@ import logging
 import sys
 import traceback
 from collections.abc import Callable
+from pathlib import Path
 from types import TracebackType
 
 from PySide6.QtCore import Qt
@@ -15,18 +16,23 @@ from PySide6.QtWidgets import QApplication, QMessageBox, QWidget
 from gpu_companion import __version__
 from gpu_companion.core.alerts import SpendAlerts
 from gpu_companion.core.budgets import Budgets
+from gpu_companion.core.connection import SessionFactory
 from gpu_companion.core.hosts import HostRegistry
+from gpu_companion.core.keyvault import KeyVault
 from gpu_companion.core.ledger import SpendLedger
 from gpu_companion.core.notifier import Level, Message, Notifier
 from gpu_companion.core.paths import AppPaths
+from gpu_companion.core.release.rsync_sync import RsyncCheckpointSync
 from gpu_companion.core.release.wiring import ReleaseWiring
+from gpu_companion.core.ssh_entries import ManagedConfig
+from gpu_companion.core.sshconfig import SshConfigWriter
 from gpu_companion.core.store import Store
 from gpu_companion.logsetup import setup_logging
 from gpu_companion.ui.main_window import MainWindow
 from gpu_companion.ui.pages.base import Page
 from gpu_companion.ui.pages.hosts import HostsPage
+from gpu_companion.ui.pages.keys import KeysPage
 from gpu_companion.ui.pages.placeholders import (
-    KeysPage,
     MonitorPage,
     TransfersPage,
 )
@@ -56,6 +62,15 @@ class AppContext:
         self.store = Store(paths.database)
         self.registry = HostRegistry(self.store)
         self.notifier = Notifier()
+        self.vault = KeyVault(self.store, paths.data_dir / "keys")  # keyring touched on first use
+        self.ssh_config = SshConfigWriter(Path.home())
+        self.key_passphrases: dict[str, str] = {}  # typed this session, memory only
+        self.sessions = SessionFactory(
+            self.vault, self.ssh_config.known_hosts, self.key_passphrases.get
+        )
+        # the app's own ssh -F / rsync read the managed file: keep it in step with the hosts
+        self.managed_ssh = ManagedConfig(self.ssh_config, self.registry, self.vault)
+        self.registry.on_hosts_changed.append(self.managed_ssh.sync_quietly)
         self.window: MainWindow | None = None
         self.tray: Tray | None = None
         self.ledger = SpendLedger(self.store)
@@ -65,6 +80,9 @@ class AppContext:
         self.release = ReleaseWiring.from_store(
             self.store, self.registry, self.ledger, paths.data_dir / "backups"
         )
+        self.release.connect = self.sessions.connect
+        self.release.ssh_config = self.managed_ssh
+        self.release.sync = RsyncCheckpointSync(self.managed_ssh.ssh_argv, self.release.backup_root)
         self.quit: Callable[[], None] = lambda: None
         self.wizard: QWidget | None = None  # the open first-rental wizard, if any
 

@@ -87,12 +87,18 @@ class KeyringSession:
         wait_for(self._secret_service_up, 15, "gnome-keyring's Secret Service")
 
     def _secret_service_up(self) -> bool:
+        """Whether our daemon owns the Secret Service name. (secretstorage's
+        check_service_availability also says yes when the name is merely activatable; a first
+        call would then D-Bus-activate a second, password-less daemon that can win the name and
+        leave the login collection locked.)"""
         try:
             import secretstorage
+            from jeepney.bus_messages import message_bus
+            from jeepney.io.blocking import Proxy
 
             conn = secretstorage.dbus_init()
             try:
-                return secretstorage.check_service_availability(conn)
+                return bool(Proxy(message_bus, conn).NameHasOwner("org.freedesktop.secrets")[0])
             finally:
                 conn.close()
         except Exception:

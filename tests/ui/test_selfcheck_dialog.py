@@ -34,14 +34,19 @@ def _dialog(page) -> SelfCheckDialog:
     return found[0]
 
 
-def test_without_connections_the_dialog_says_so(window, ctx, qtbot):
-    ctx.registry.save_host(Host(alias="gpu1", hostname="1.2.3.4", port=2222))
+def test_a_host_without_a_key_fails_the_connection_step_with_what_to_do(window, ctx, qtbot):
+    from tests.harness.util import free_port
+
+    ctx.registry.save_host(Host(alias="gpu1", hostname="127.0.0.1", port=free_port()))
     page = window.navigate("hosts")
     _select_host(page, "gpu1")
     page.findChild(type(page.empty.buttons[0]), "selfCheck").click()
     dialog = _dialog(page)
-    assert "not in this version yet" in dialog.view.status.text()
-    assert not dialog.run_button.isEnabled() and not dialog.view.running
+    qtbot.waitUntil(lambda: not dialog.view.running, timeout=20000)
+    steps = dialog.view.steps
+    assert steps[0].status is Status.FAIL and "There is no SSH key for gpu1" in steps[0].evidence
+    assert "Keys page" in steps[0].hint
+    assert dialog.run_button.isEnabled()
     dialog.reject()
 
 

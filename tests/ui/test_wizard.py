@@ -239,20 +239,27 @@ def test_walk_connects_and_self_checks_the_harness_host(
 def test_end_to_end_leaves_host_key_rental_and_budget(
     ctx, qtbot, torch_sshd, standin, keyring_backend
 ):
-    """The issue's acceptance walk with the app's real services. What remains once issues 3 and 6
-    are merged: AppContext builds `vault` (KeyVault on the keyring), `sessions` (SessionFactory on
-    the app's known_hosts) and `ledger`; then this test runs as written."""
-    missing = [name for name in ("vault", "sessions", "ledger") if not hasattr(ctx, name)]
-    if missing:
-        pytest.xfail(f"waits for the services {missing} (issues 3 and 6) on AppContext")
+    """The issue's acceptance walk with the app's real services: the key vault on the harness
+    keyring, the app's own verified connection, the spend ledger."""
+    from gpu_companion.core.keyvault import KeyVault
+
+    ctx.vault = KeyVault(ctx.store, ctx.paths.data_dir / "keys", backend=keyring_backend,
+                         service=f"gpu-companion-test-{id(ctx)}")
+    ctx.sessions.vault = ctx.vault
     standin.configure(mem_used=3)
     wizard = _wizard(ctx, qtbot, WizardServices.from_context(ctx))
     _walk_to_connection(wizard, qtbot, f"ssh -p {torch_sshd.port} {torch_sshd.user}@127.0.0.1")
     torch_sshd.authorize(wizard.state.key.public_key)
     _check_and_finish(wizard, qtbot, torch_sshd, standin)
     assert wizard.result() == QWizard.DialogCode.Accepted
-    assert ctx.registry.host("gpu1") is not None
-    assert wizard.state.rental is not None and wizard.state.budget is not None
+    host = ctx.registry.host("gpu1")
+    assert host is not None
+    platform = ctx.registry.platform(host.platform_id)
+    stored = ctx.vault.key(platform.name)
+    assert stored is not None and stored.public_line == wizard.state.key.public_key
+    rental = ctx.ledger.running_for_host(host.id)
+    assert rental is not None and rental.gpu_model == host.gpu_model
+    assert [b.platform_id for b in ctx.budgets.all()] == [host.platform_id]
 
 
 class _Ledger:
@@ -314,7 +321,7 @@ def test_finish_meters_the_rental_and_sets_the_budget_in_the_spend_ledger(ctx, q
     from decimal import Decimal
 
     services = WizardServices.from_context(ctx)
-    assert services.ledger is not None and services.keys is None
+    assert services.ledger is not None
     wizard = _wizard(ctx, qtbot, WizardServices(ledger=services.ledger))
     _walk_to_connection(wizard, qtbot, "ssh -p 2222 root@1.2.3.4")
     _next(wizard, qtbot)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timezone
 from typing import Any
@@ -102,6 +103,11 @@ class HostRegistry:
 
     def __init__(self, store: Store) -> None:
         self.store = store
+        self.on_hosts_changed: list[Callable[[], None]] = []  # e.g. re-render the ssh config
+
+    def _hosts_changed(self) -> None:
+        for callback in self.on_hosts_changed:
+            callback()
 
     # platforms
     def platforms(self) -> list[Platform]:
@@ -198,12 +204,15 @@ class HostRegistry:
             with self.store.transaction() as db:
                 if h.id is None:
                     row["created_at"] = _now()
-                    return replace(h, id=_insert(db, "hosts", row))
-                db.table("hosts").update(h.id, row)
-                return h
+                    h = replace(h, id=_insert(db, "hosts", row))
+                else:
+                    db.table("hosts").update(h.id, row)
         except sqlite3.IntegrityError as exc:  # a race with another writer
             raise ValidationError("alias", f"Could not save {h.alias!r}: {exc}.") from exc
+        self._hosts_changed()
+        return h
 
     def delete_host(self, host_id: int) -> None:
         with self.store.transaction() as db:
             db.table("hosts").delete(host_id)
+        self._hosts_changed()

@@ -157,8 +157,35 @@ def _v3_release_records(db: sqlite_utils.Database) -> None:
     db.table("release_records").create_index(["host_alias"])
 
 
+def _v4_ssh_keys(db: sqlite_utils.Database) -> None:
+    """Key metadata per platform (the private key itself lives only in the OS keyring) and the
+    per-host ssh options the generated config adds on request."""
+    db.table("ssh_keys").create(
+        {
+            "platform": str,
+            "kind": str,
+            "bits": int,
+            "fingerprint": str,
+            "comment": str,
+            "created_at": str,
+            "public_file": str,
+            "encrypted": int,
+            "has_previous": int,
+        },
+        pk="platform",
+        not_null={"kind", "fingerprint", "public_file"},
+        defaults={"encrypted": 0, "has_previous": 0},
+    )
+    db.table("host_ssh_options").create(
+        {"host_id": int, "proxy_jump": str, "forwards": str},
+        pk="host_id",
+        defaults={"proxy_jump": "", "forwards": ""},
+    )
+
+
 MIGRATIONS: list[Migration] = [
     _v1_platforms_hosts,
     _v2_spend_ledger,
     _v3_release_records,
+    _v4_ssh_keys,
 ]

@@ -136,7 +136,7 @@ class SelfCheckDialog(QDialog):
     def __init__(
         self,
         host: Host,
-        connect: Callable[[Host], Any] | None,
+        connect: Callable[[Host], Any],
         options: SelfCheckOptions | None = None,
         parent: QWidget | None = None,
     ) -> None:
@@ -160,17 +160,10 @@ class SelfCheckDialog(QDialog):
         lay.addWidget(buttons)
         self.view.finished.connect(lambda: self.run_button.setEnabled(True))
         self.resize(820, 520)
-        if connect is None:
-            self.run_button.setEnabled(False)
-            self.view.status.setText(
-                "The app's own SSH connections are not in this version yet, so the self-check "
-                "cannot run from here. It will once Keys and connections are built."
-            )
 
     def run(self) -> None:
-        if self.connect is not None:
-            self.run_button.setEnabled(False)
-            self.view.start(self.host, self.connect, self.options)
+        self.run_button.setEnabled(False)
+        self.view.start(self.host, self.connect, self.options)
 
     def done(self, result: int) -> None:
         self.view.cancel()
@@ -178,9 +171,8 @@ class SelfCheckDialog(QDialog):
 
 
 def open_selfcheck(ctx: Any, host: Host, parent: QWidget | None = None) -> SelfCheckDialog:
-    """Open the dialog for `host` and start at once when the app can connect (`ctx.sessions`)."""
-    sessions = getattr(ctx, "sessions", None)
-    dialog = SelfCheckDialog(host, sessions.connect if sessions else None, parent=parent)
+    """Open the dialog for `host` and start the check at once over the app's own connection."""
+    dialog = SelfCheckDialog(host, ctx.sessions.connect, parent=parent)
     dialog.setObjectName("selfcheckDialog")
     dialog.open()
     dialog.run()

@@ -34,6 +34,7 @@ from gpu_companion.core.hosts import CURRENCIES, GRANULARITIES, LOCAL_HOST, Host
 from gpu_companion.core.ssh_import import ImportCandidate, scan_ssh_config
 from gpu_companion.ui.models import RowTableModel
 from gpu_companion.ui.pages.base import EmptyStatePage
+from gpu_companion.ui.pages.host_connection import HostConnection, SshOptionsDialog, sync_ssh_config
 from gpu_companion.ui.widgets import EmptyState
 
 if TYPE_CHECKING:
@@ -262,6 +263,8 @@ class HostsPage(EmptyStatePage):
             ("Remove", self.remove_selected, "remove"),
             ("Import from ~/.ssh/config", self.import_config, "import"),
             ("Self-check", self.self_check_selected, "selfCheck"),
+            ("Test connection", self.test_connection, "testConnection"),
+            ("SSH options…", self.ssh_options, "sshOptions"),
         ):
             b = QPushButton(label)
             b.setObjectName(name)
@@ -296,6 +299,11 @@ class HostsPage(EmptyStatePage):
         split.addWidget(self._titled("Hosts", self.host_view))
         split.setStretchFactor(1, 3)
         lay.addWidget(split)
+        self.connection_status = QLabel()
+        self.connection_status.setObjectName("connectionStatus")
+        self.connection_status.setWordWrap(True)
+        lay.addWidget(self.connection_status)
+        self.connection = HostConnection(ctx, self, self.connection_status)
         self.stack.addWidget(content)
         self._platform_names: dict[int | None, str] = {}
         self._last: tuple[QTableView, RowTableModel] = (self.host_view, self.host_model)  # type: ignore[type-arg]
@@ -362,6 +370,7 @@ class HostsPage(EmptyStatePage):
     def add_host(self) -> None:
         if HostDialog(self.ctx, None, self).exec():
             self.refresh()
+            sync_ssh_config(self.ctx)
             self.ctx.notifier.info("Host added.", source="hosts")
 
     def edit_selected(self) -> None:
@@ -369,6 +378,7 @@ class HostsPage(EmptyStatePage):
         if isinstance(item, Host) and not item.is_local:
             if HostDialog(self.ctx, item, self).exec():
                 self.refresh()
+                sync_ssh_config(self.ctx)
         elif isinstance(item, Platform):
             if PlatformDialog(self.ctx, item, self).exec():
                 self.refresh()
@@ -391,6 +401,7 @@ class HostsPage(EmptyStatePage):
         except UserError as exc:
             QMessageBox.warning(self, "Cannot remove", str(exc))
         self.refresh()
+        sync_ssh_config(self.ctx)
 
     def self_check_selected(self) -> None:
         item = self._selected()
@@ -408,6 +419,26 @@ class HostsPage(EmptyStatePage):
             return
         if dialog.exec():
             self.refresh()
+            sync_ssh_config(self.ctx)
             self.ctx.notifier.info(
                 f"Imported {len(dialog.imported)} host(s) from {path}.", source="hosts"
             )
+
+    def _selected_host(self) -> Host | None:
+        rows = self.host_view.selectionModel().selectedRows()
+        return self.host_model.row(rows[0].row()) if rows else None
+
+    def test_connection(self) -> None:
+        host = self._selected_host()
+        if host is None:
+            self.connection_status.setText("Select a host to test.")
+            return
+        self.connection.test(host)
+
+    def ssh_options(self) -> None:
+        host = self._selected_host()
+        if host is None or host.is_local:
+            self.connection_status.setText("Select a rented host first.")
+            return
+        if SshOptionsDialog(self.ctx, host, self).exec():
+            sync_ssh_config(self.ctx)

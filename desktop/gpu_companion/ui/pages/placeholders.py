@@ -29,15 +29,6 @@ class _Placeholder(Page):
         lay.addWidget(self.empty)
 
 
-class KeysPage(_Placeholder):
-    key, title, icon_name = "keys", "Keys", "keys"
-    heading = "No SSH keys yet"
-    text = (
-        "Each platform gets its own SSH key, kept in your system keyring, never in a plain file. "
-        "Add a platform and a host first; key generation arrives in a later version."
-    )
-
-
 class MonitorPage(_Placeholder):
     key, title, icon_name = "monitor", "Monitor", "monitor"
     heading = "Nothing to monitor yet"

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from gpu_companion.core.budgets import Budget, Budgets
 from gpu_companion.core.errors import ValidationError
 from gpu_companion.core.hosts import Host
+from gpu_companion.core.keyvault import KeyVault
 from gpu_companion.core.ledger import SpendLedger
 from gpu_companion.core.metering import Rental
 
@@ -78,6 +79,24 @@ class LedgerService(Protocol):
     def set_budget(self, plan: BudgetPlan) -> Any: ...
 
 
+@dataclass(frozen=True)
+class GeneratedKey:
+    public_key: str
+    fingerprint: str
+
+
+class VaultKeyService:
+    """`KeyService` over the key vault: a platform that already has a key keeps it (the wizard
+    never replaces a key that running instances may use; rotation is on the Keys page)."""
+
+    def __init__(self, vault: KeyVault) -> None:
+        self.vault = vault
+
+    def generate(self, platform_name: str, kind: str = "ed25519") -> GeneratedKey:
+        stored = self.vault.key(platform_name) or self.vault.generate(platform_name, kind)
+        return GeneratedKey(stored.public_line, stored.fingerprint)
+
+
 class SpendLedgerService:
     """`LedgerService` over the spend ledger: the rental is metered from now, its planned hours
     become the max runtime (alerts 15 minutes before and when passed), the budget is monthly."""
@@ -123,8 +142,9 @@ class WizardServices:
     @classmethod
     def from_context(cls, ctx: AppContext) -> WizardServices:
         ledger, budgets = getattr(ctx, "ledger", None), getattr(ctx, "budgets", None)
+        vault = getattr(ctx, "vault", None)
         return cls(
-            keys=getattr(ctx, "vault", None),
+            keys=VaultKeyService(vault) if vault is not None else None,
             sessions=getattr(ctx, "sessions", None),
             ledger=SpendLedgerService(ledger, budgets) if ledger and budgets else None,
         )

@@ -1,0 +1,69 @@
+"""`gpu-companion ssh-config --print | --write | --remove`: the generated ssh config from a
+terminal or a script, with the same files, rules and messages as the app (exit 1 on refusal)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from gpu_companion.core.errors import UserError, ValidationError
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "ssh-config",
+        help="print, write or remove the generated ssh config (~/.ssh/gpu-companion/config)",
+        description="Makes `ssh ALIAS` work in any terminal for the hosts kept in GPU Companion: "
+        "one managed file plus one Include line at the top of ~/.ssh/config (backed up first, "
+        "every other byte kept).",
+    )
+    group = p.add_mutually_exclusive_group(required=True)
+    group.add_argument("--print", dest="action", action="store_const", const="print",
+                       help="print the managed file without writing anything")
+    group.add_argument("--write", dest="action", action="store_const", const="write",
+                       help="write the managed file and add the Include line")
+    group.add_argument("--remove", dest="action", action="store_const", const="remove",
+                       help="remove the Include line and the managed file")
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from gpu_companion.core.hosts import HostRegistry
+    from gpu_companion.core.keyvault import KeyVault
+    from gpu_companion.core.paths import AppPaths
+    from gpu_companion.core.ssh_entries import entries_from_registry
+    from gpu_companion.core.sshconfig import SshConfigWriter
+    from gpu_companion.core.store import Store
+
+    writer = SshConfigWriter(Path.home())
+    try:
+        if args.action == "remove":
+            changed = writer.remove()
+            print("\n".join(f"changed: {p}" for p in changed) or "nothing to remove")
+            return 0
+        paths = AppPaths.default().ensure()
+        store = Store(paths.database)
+        try:
+            registry = HostRegistry(store)
+            entries = entries_from_registry(registry, KeyVault(store, paths.data_dir / "keys"))
+            if args.action == "print":
+                text, skipped = writer.plan(entries)
+                sys.stdout.write(text)
+            else:
+                result = writer.write(entries)
+                skipped = {}
+                print(result.summary())
+        finally:
+            store.close()
+        for alias, why in skipped.items():
+            print(f"skipped {alias}: {why}", file=sys.stderr)
+        return 0
+    except ValidationError as exc:
+        print(f"gpu-companion: refused ({exc.field}): {exc.message} Nothing was written.",
+              file=sys.stderr)
+        return 1
+    except UserError as exc:
+        print(f"gpu-companion: refused: {exc}", file=sys.stderr)
+        return 1
