@@ -50,6 +50,47 @@ def _v1_platforms_hosts(db: sqlite_utils.Database) -> None:
     db.table("settings").create({"key": str, "value": str}, pk="key")
 
 
+def _v2_transfer_jobs(db: sqlite_utils.Database) -> None:
+    db.table("transfer_jobs").create(
+        {
+            "id": int,
+            "host_alias": str,
+            "direction": str,
+            "local_path": str,
+            "remote_path": str,
+            "options": str,  # JSON
+            "label": str,
+            "state": str,
+            "bytes_done": int,
+            "bytes_total": int,
+            "current_file": str,
+            "engine": str,
+            "message": str,
+            "verified": int,
+            "attempts": int,
+            "bytes_sent": int,
+            "active_s": float,
+            "created_at": float,
+            "first_started_at": float,
+            "finished_at": float,
+        },
+        pk="id",
+        not_null={"host_alias", "direction", "local_path", "remote_path", "state"},
+        defaults={
+            "options": "{}",
+            "label": "",
+            "bytes_done": 0,
+            "message": "",
+            "verified": 0,
+            "attempts": 0,
+            "bytes_sent": 0,
+            "active_s": 0.0,
+        },
+    )
+    db.table("transfer_jobs").create_index(["host_alias", "state"])
+
+
 MIGRATIONS: list[Migration] = [
     _v1_platforms_hosts,
+    _v2_transfer_jobs,
 ]
