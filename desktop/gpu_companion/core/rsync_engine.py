@@ -38,7 +38,8 @@ from gpu_companion.core.transfer_job import (
 _TAIL_CHARS = 64_000
 # rsync's temp files: `.NAME.XXXXXX` (mkstemp's six letters) beside the final file.
 _TEMP_RE = re.compile(r"^\.(?P<name>.+)\.[A-Za-z0-9]{6}$")
-_ITEMIZED_RE = re.compile(r"^(?P<op>[<>ch.*])(?P<kind>[fdLDS]|deleting)\S* (?P<name>.+)$")
+# `%i %n`: eleven item characters (or `*deleting` padded to eleven), one space, the name.
+_ITEMIZED_RE = re.compile(r"^(?P<item>[<>ch.][fdLDS][^ ]{9}|\*deleting  ) (?P<name>.+)$")
 
 
 def ssh_command_string(ssh_argv: Sequence[str]) -> str:
@@ -225,15 +226,15 @@ def itemized_differences(output: str) -> list[str]:
     found = []
     for line in output.splitlines():
         m = _ITEMIZED_RE.match(line)
-        if m and m.group("op") != ".":
+        if m and not m.group("item").startswith("."):
             found.append(m.group("name"))
     return found
 
 
 def deletions(output: str) -> list[str]:
     """Names a `--delete --dry-run --itemize-changes` run lists under `*deleting`."""
-    lines = output.splitlines()
-    return [line.split(" ", 1)[1].strip() for line in lines if line.startswith("*deleting")]
+    found = (_ITEMIZED_RE.match(line) for line in output.splitlines())
+    return [m.group("name") for m in found if m and m.group("item").startswith("*")]
 
 
 def salvage_temp_files(dest: Path, since: float) -> list[Path]:
