@@ -17,6 +17,7 @@ from gpu_companion.core.hosts import HostRegistry
 from gpu_companion.core.notifier import Level, Message, Notifier
 from gpu_companion.core.paths import AppPaths
 from gpu_companion.core.store import Store
+from gpu_companion.core.transfer_service import build_transfer_queue
 from gpu_companion.logsetup import setup_logging
 from gpu_companion.ui.main_window import MainWindow
 from gpu_companion.ui.pages.base import Page
@@ -26,9 +27,9 @@ from gpu_companion.ui.pages.placeholders import (
     MonitorPage,
     ReleasePage,
     SpendPage,
-    TransfersPage,
 )
 from gpu_companion.ui.pages.settings import SettingsPage
+from gpu_companion.ui.pages.transfers import TransfersPage
 from gpu_companion.ui.tray import Tray
 
 log = logging.getLogger(__name__)
@@ -52,6 +53,7 @@ class AppContext:
         self.store = Store(paths.database)
         self.registry = HostRegistry(self.store)
         self.notifier = Notifier()
+        self.transfers = build_transfer_queue(self.store, self.registry)
         self.window: MainWindow | None = None
         self.tray: Tray | None = None
         self.has_running_rentals: Callable[[], bool] = lambda: False
@@ -72,6 +74,7 @@ class AppContext:
         )
 
     def close(self) -> None:
+        self.transfers.shutdown()  # running transfers pause and keep their partial data
         self.store.close()
 
 

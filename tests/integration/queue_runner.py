@@ -1,6 +1,6 @@
 """Runs the transfer queue in its own process, as the app would (the restart test kills it).
 
-    python -m tests.integration.queue_runner DB SSH_CONFIG ALIAS
+python -m tests.integration.queue_runner DB SSH_CONFIG ALIAS
 """
 
 from __future__ import annotations

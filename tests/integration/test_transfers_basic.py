@@ -55,7 +55,9 @@ def test_flipped_byte_fails_verification(tmp_path: Path, store, ssh_target) -> N
     target.write_bytes(bytes(data))
     import os
 
-    os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))  # same size and mtime: only a checksum sees it
+    os.utime(
+        target, ns=(st.st_atime_ns, st.st_mtime_ns)
+    )  # same size and mtime: only a checksum sees it
     bad = queue.engine._verify(queue.get(job.id), ssh_target.host, "rsync")
     assert bad == ["sub dir/-nested/weights.pt"]
 

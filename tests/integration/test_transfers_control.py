@@ -16,7 +16,7 @@ from gpu_companion.core.transfer_presets import sync_checkpoints
 from tests.integration.transfer_helpers import make_queue, tree_hashes
 
 pytestmark = pytest.mark.sshd
-SIZE = 4_000_000
+SIZE = 3_000_000
 
 
 def _run_until(queue, job_id: int, fraction: float) -> threading.Thread:  # type: ignore[no-untyped-def]
@@ -34,7 +34,9 @@ def test_pause_keeps_partial_data_and_resume_finishes(tmp_path: Path, store, ssh
     (local / "w.bin").write_bytes(os.urandom(SIZE))
     queue = make_queue(store, ssh_target)
     job = queue.add(
-        TransferJob("gpu-test", "upload", str(local), str(remote), TransferOptions(bwlimit_kbps=2000))
+        TransferJob(
+            "gpu-test", "upload", str(local), str(remote), TransferOptions(bwlimit_kbps=2000)
+        )
     )
     t = _run_until(queue, job.id, 0.4)
     queue.pause(job.id)
@@ -58,9 +60,11 @@ def test_cancel_keeps_or_discards_partial_data(
     (local / "w.bin").write_bytes(os.urandom(SIZE))
     queue = make_queue(store, ssh_target)
     job = queue.add(
-        TransferJob("gpu-test", "upload", str(local), str(remote), TransferOptions(bwlimit_kbps=2000))
+        TransferJob(
+            "gpu-test", "upload", str(local), str(remote), TransferOptions(bwlimit_kbps=2000)
+        )
     )
-    t = _run_until(queue, job.id, 0.3)
+    t = _run_until(queue, job.id, 0.1)
     queue.cancel(job.id, keep_partial=keep)
     t.join(20)
     assert queue.get(job.id).state is JobState.CANCELLED
@@ -88,7 +92,10 @@ def test_delete_needs_a_preview_that_lists_what_goes(tmp_path: Path, store, ssh_
     assert (remote / "stale ckpt.pt").exists()  # a preview changes nothing
     ok = queue.add(
         TransferJob(
-            "gpu-test", "upload", str(local), str(remote),
+            "gpu-test",
+            "upload",
+            str(local),
+            str(remote),
             TransferOptions(delete=True, delete_previewed=True),
         )
     )

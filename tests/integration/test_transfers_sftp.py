@@ -13,7 +13,7 @@ from gpu_companion.core.transfer_job import PARTIAL_DIR, JobState, TransferJob, 
 from tests.integration.transfer_helpers import make_queue, make_tree, tree_hashes
 
 pytestmark = pytest.mark.sshd
-SIZE = 4_000_000
+SIZE = 3_000_000
 
 
 @pytest.fixture
@@ -46,7 +46,9 @@ def test_upload_without_remote_rsync_uses_sftp_and_resumes(
     remote = tmp_path / "remote dir" / "-x"
     queue = make_queue(store, rsyncless_host)
     job = queue.add(
-        TransferJob("gpu-test", "upload", str(local), str(remote), TransferOptions(bwlimit_kbps=2000))
+        TransferJob(
+            "gpu-test", "upload", str(local), str(remote), TransferOptions(bwlimit_kbps=2000)
+        )
     )
     _pause_midway(queue, job.id)
     paused = queue.get(job.id)

@@ -9,7 +9,7 @@ from pathlib import Path
 from gpu_companion.core.transfer_engine import RetryPolicy, TransferEngine
 from gpu_companion.core.transfer_queue import TransferQueue
 
-AWKWARD = ["with space.txt", "ünïcødé ✓.bin", "-leading-dash", "quote's \"here\".txt"]
+AWKWARD = ["with space.txt", "ünïcødé ✓.bin", "-leading-dash", 'quote\'s "here".txt']
 
 
 def make_tree(root: Path, big: int = 0, seed: int = 1) -> Path:
@@ -36,13 +36,17 @@ def tree_hashes(root: Path, skip: tuple[str, ...] = (".rsync-partial",)) -> dict
 
 def make_engine(target, env: dict[str, str] | None = None) -> TransferEngine:  # type: ignore[no-untyped-def]
     return TransferEngine(
-        target.ssh_argv, target.client_factory, env=env,
+        target.ssh_argv,
+        target.client_factory,
+        env=env,
         retry=RetryPolicy(attempts=4, base_delay_s=0.2, max_delay_s=1.0),
     )
 
 
 def make_queue(store, target, env: dict[str, str] | None = None) -> TransferQueue:  # type: ignore[no-untyped-def]
     return TransferQueue(
-        store, make_engine(target, env), lambda a: target.host if a == target.host.alias else None,
+        store,
+        make_engine(target, env),
+        lambda a: target.host if a == target.host.alias else None,
         save_every_s=0.2,
     )

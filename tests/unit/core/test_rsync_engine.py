@@ -26,15 +26,24 @@ def test_upload_argv_has_the_safe_options_and_dashdash_before_paths(tmp_path: Pa
     src = tmp_path / "-data dir"
     src.mkdir()
     job = TransferJob(
-        "box", "upload", str(src), "-weird 'name' ü",
+        "box",
+        "upload",
+        str(src),
+        "-weird 'name' ü",
         TransferOptions(excludes=(".git", "*.tmp"), bwlimit_kbps=500),
     )
     cmd = RsyncCommand.prepare(job, "box", SSH, rsync="/usr/bin/rsync")
     argv = cmd.argv
     assert argv[:4] == ["/usr/bin/rsync", "-a", "--protect-args", "--partial-dir=.rsync-partial"]
     assert argv[argv.index("-e") + 1] == "ssh -F '/home/a b/.ssh/gpu-companion/config'"
-    for opt in ("--info=progress2,name1", "--stats", "--bwlimit=500", "--exclude=.git",
-                "--exclude=*.tmp", "--mkpath"):
+    for opt in (
+        "--info=progress2,name1",
+        "--stats",
+        "--bwlimit=500",
+        "--exclude=.git",
+        "--exclude=*.tmp",
+        "--mkpath",
+    ):
         assert opt in argv
     assert "--delete" not in argv
     assert argv[-3:] == ["--", f"{src}/", "box:-weird 'name' ü/"]

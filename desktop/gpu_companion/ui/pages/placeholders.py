@@ -47,15 +47,6 @@ class MonitorPage(_Placeholder):
     )
 
 
-class TransfersPage(_Placeholder):
-    key, title, icon_name = "transfers", "Transfers", "transfers"
-    heading = "No transfers"
-    text = (
-        "Resumable, verified uploads and downloads will be queued here. Add a host to start; the "
-        "transfer queue arrives in a later version."
-    )
-
-
 class ReleasePage(_Placeholder):
     key, title, icon_name = "release", "Release", "release"
     heading = "No instance to release"
