@@ -166,8 +166,12 @@ class TransfersPage(EmptyStatePage):
             item = QListWidgetItem(h.alias)
             item.setData(HOST_ROLE, h.alias)
             self.host_list.addItem(item)
+        selected = self.selected_job()
         jobs = self.queue.jobs()
         self.model.set_jobs(jobs)
+        for row, job in enumerate(jobs):  # keep the user's selection across the reload
+            if selected is not None and job.id == selected.id:
+                self.table.selectRow(row)
         self.stack.setCurrentIndex(1 if hosts or jobs else 0)
         self._update_buttons()
 
