@@ -11,7 +11,12 @@ from PySide6.QtGui import QDropEvent
 
 from gpu_companion.core.hosts import Host
 from gpu_companion.core.transfer_job import JobState, TransferJob, TransferOptions
-from gpu_companion.ui.transfer_model import PERCENT_ROLE, PROGRESS_COLUMN, TransferTableModel
+from gpu_companion.ui.transfer_model import (
+    PERCENT_ROLE,
+    PROGRESS_COLUMN,
+    STATE_COLUMN,
+    TransferTableModel,
+)
 from tests.integration.transfer_helpers import make_queue, tree_hashes
 
 pytestmark = pytest.mark.sshd
@@ -47,7 +52,7 @@ def test_model_passes_the_model_tester(qtmodeltester) -> None:
     )
     qtmodeltester.check(model)
     assert model.index(0, PROGRESS_COLUMN).data(PERCENT_ROLE) == 50
-    assert model.index(1, 7).data() == "Verified"
+    assert model.index(1, STATE_COLUMN).data() == "Verified"
     model.upsert(TransferJob("c", "upload", "/x", "y", id=3))
     assert model.rowCount() == 3
 
@@ -71,7 +76,7 @@ def test_dropping_files_on_a_host_uploads_them_verified(page, qtbot, tmp_path: P
     assert page.model.rowCount() == 1
     qtbot.waitUntil(lambda: page.model.job(0).state is JobState.DONE, timeout=30000)
     job = page.model.job(0)
-    assert job.verified and page.model.index(0, 7).data() == "Verified"
+    assert job.verified and page.model.index(0, STATE_COLUMN).data() == "Verified"
     assert tree_hashes(remote_base / "my data") == {
         "train ü.csv": tree_hashes(folder)["train ü.csv"]
     }
@@ -99,7 +104,7 @@ def test_restart_shows_the_job_paused_at_its_progress_then_resume_verifies(
     qtbot.addWidget(page)
     try:
         row = _row_of(page, job.id)
-        assert page.model.index(row, 7).data() == "Paused"
+        assert page.model.index(row, STATE_COLUMN).data() == "Paused"
         assert page.model.index(row, PROGRESS_COLUMN).data(PERCENT_ROLE) == 40
         page.table.selectRow(row)
         assert page.buttons["resume"].isEnabled() and not page.buttons["retry"].isEnabled()

@@ -87,6 +87,7 @@ class TransferEngine:
         self.env = dict(os.environ if env is None else env)
         self.target = target or (lambda h: h.alias)
         self._remote_rsync: dict[str, RsyncVersion | None] = {}
+        self._local_ok: dict[str, bool] = {}
 
     # --- engine choice -------------------------------------------------------------------
 
@@ -95,11 +96,14 @@ class TransferEngine:
         path = shutil.which("rsync", path=self.env.get("PATH", os.defpath))
         if path is None:
             return None
+        if path in self._local_ok:
+            return path if self._local_ok[path] else None
         out = subprocess.run(
             [path, "--version"], capture_output=True, text=True, env=self.env, check=False
         ).stdout
         version = parse_rsync_version(out)
-        return path if supports_progress2(version) and supports_protect_args(version) else None
+        self._local_ok[path] = supports_progress2(version) and supports_protect_args(version)
+        return path if self._local_ok[path] else None
 
     def remote_rsync_version(self, host: Host) -> RsyncVersion | None:
         """The host's rsync version, None when it has none (asked once per host)."""

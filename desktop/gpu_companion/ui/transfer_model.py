@@ -20,15 +20,16 @@ PERCENT_ROLE = Qt.ItemDataRole.UserRole + 1
 COLUMNS = (
     "Transfer",
     "Host",
+    "State",
     "Progress",
     "Bytes",
     "Rate",
     "ETA",
     "Current file",
-    "State",
     "Engine",
 )
 PROGRESS_COLUMN = COLUMNS.index("Progress")
+STATE_COLUMN = COLUMNS.index("State")
 _STATE_TEXT = {
     JobState.QUEUED: "Queued",
     JobState.RUNNING: "Running",
@@ -130,12 +131,12 @@ class TransferTableModel(QAbstractTableModel):
         values = (
             describe(job),
             job.host_alias,
+            state_text(job),
             "" if job.percent is None else f"{job.percent} %",
             f"{human_bytes(job.bytes_done)} / {human_bytes(job.bytes_total)}",
             f"{human_bytes(job.rate_bps)}/s" if running and job.rate_bps else "",
             human_duration(job.eta_s) if running else "",
             (job.current_file or "") if running else "",
-            state_text(job),
             job.engine or "",
         )
         return values[col]

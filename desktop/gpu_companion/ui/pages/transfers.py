@@ -100,8 +100,12 @@ class TransfersPage(EmptyStatePage):
 
     def _build_content(self) -> QWidget:
         left = QWidget()
+        left.setMaximumWidth(210)
         ll = QVBoxLayout(left)
-        ll.addWidget(QLabel("<b>Hosts</b> — drop files here to upload"))
+        ll.setContentsMargins(0, 0, 0, 0)
+        hint = QLabel("<b>Hosts</b><br>Drop files or folders on a host to upload them.")
+        hint.setWordWrap(True)
+        ll.addWidget(hint)
         self.host_list = HostDropList()
         self.host_list.setObjectName("hostDropList")
         self.host_list.files_dropped.connect(self.upload_dropped)
@@ -140,9 +144,13 @@ class TransfersPage(EmptyStatePage):
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.verticalHeader().hide()
+        self.table.setWordWrap(False)
+        self.table.setTextElideMode(Qt.TextElideMode.ElideMiddle)
         header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-        header.resizeSection(PROGRESS_COLUMN, 140)
+        header.setSectionResizeMode(PROGRESS_COLUMN, QHeaderView.ResizeMode.Fixed)
+        header.resizeSection(PROGRESS_COLUMN, 120)
         self.table.selectionModel().currentRowChanged.connect(self._update_buttons)
         rl.addWidget(self.table)
         self.detail = QLabel()
@@ -153,8 +161,9 @@ class TransfersPage(EmptyStatePage):
         split = QSplitter()
         split.addWidget(left)
         split.addWidget(right)
-        split.setStretchFactor(1, 4)
-        split.setSizes([220, 900])
+        split.setStretchFactor(0, 0)
+        split.setStretchFactor(1, 1)
+        split.setChildrenCollapsible(False)
         return split
 
     # --- state ---------------------------------------------------------------------------
