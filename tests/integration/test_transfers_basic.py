@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -44,22 +46,18 @@ def test_upload_then_download_awkward_names_end_verified(tmp_path: Path, store, 
 def test_flipped_byte_fails_verification(tmp_path: Path, store, ssh_target) -> None:
     src = make_tree(tmp_path / "src")
     remote = tmp_path / "remote"
+    shutil.copytree(src, remote)  # an exact copy, times included, made without the engine
     queue = make_queue(store, ssh_target)
-    job = queue.add(TransferJob("gpu-test", "upload", str(src), str(remote)))
-    queue.run_until_idle(60)
-    assert queue.get(job.id).verified
+    job = TransferJob("gpu-test", "upload", str(src), str(remote))
+    queue.engine.choose(ssh_target.host)
+    assert queue.engine._verify(job, ssh_target.host, "rsync") == []
     target = remote / "sub dir" / "-nested" / "weights.pt"
     data = bytearray(target.read_bytes())
     data[100] ^= 0xFF
     st = target.stat()
     target.write_bytes(bytes(data))
-    import os
-
-    os.utime(
-        target, ns=(st.st_atime_ns, st.st_mtime_ns)
-    )  # same size and mtime: only a checksum sees it
-    bad = queue.engine._verify(queue.get(job.id), ssh_target.host, "rsync")
-    assert bad == ["sub dir/-nested/weights.pt"]
+    os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))  # same size and mtime: only a checksum
+    assert queue.engine._verify(job, ssh_target.host, "rsync") == ["sub dir/-nested/weights.pt"]
 
 
 def test_missing_local_folder_fails_with_a_message(tmp_path: Path, store, ssh_target) -> None:

@@ -13,7 +13,7 @@ import posixpath
 import shlex
 import stat
 import time
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -326,5 +326,3 @@ def _local_sha256(path: str) -> str | None:
         return None
     return h.hexdigest()
 
-
-ClientFactory = Callable[..., Any]

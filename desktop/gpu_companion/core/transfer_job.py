@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import fnmatch
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Literal
@@ -229,14 +230,14 @@ class TransferControl:
         self._lock = threading.Lock()
         self.stop_requested: Outcome | None = None
         self._event = threading.Event()
-        self._stopper: object | None = None
+        self._stopper: Callable[[], None] | None = None
 
-    def set_stopper(self, stopper: object | None) -> None:
-        """`stopper` is a callable with no arguments that interrupts the current step."""
+    def set_stopper(self, stopper: Callable[[], None] | None) -> None:
+        """`stopper` interrupts the current step (signals rsync, flags the SFTP copy loop)."""
         with self._lock:
             self._stopper = stopper
             pending = self.stop_requested is not None
-        if pending and callable(stopper):
+        if pending and stopper is not None:
             stopper()
 
     def request(self, what: Outcome) -> None:
@@ -245,7 +246,7 @@ class TransferControl:
                 self.stop_requested = what
             stopper = self._stopper
         self._event.set()
-        if callable(stopper):
+        if stopper is not None:
             stopper()
 
     def wait(self, seconds: float) -> bool:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import posixpath
 
 from gpu_companion.core.hosts import Host
-from gpu_companion.core.transfer_job import TransferJob, TransferOptions
+from gpu_companion.core.transfer_job import DEFAULT_UPLOAD_EXCLUDES, TransferJob, TransferOptions
 from gpu_companion.core.transfer_queue import TransferQueue
 
 CHECKPOINT_EXCLUDES: tuple[str, ...] = ("*.tmp", "__pycache__")
@@ -41,8 +41,6 @@ def sync_checkpoints(
 
 def upload_options(bwlimit_kbps: int = 0, extra_excludes: tuple[str, ...] = ()) -> TransferOptions:
     """Upload defaults: skip `.git`, `__pycache__` and `*.tmp` unless the user changes them."""
-    from gpu_companion.core.transfer_job import DEFAULT_UPLOAD_EXCLUDES
-
     return TransferOptions(
         excludes=DEFAULT_UPLOAD_EXCLUDES + extra_excludes, bwlimit_kbps=bwlimit_kbps
     )

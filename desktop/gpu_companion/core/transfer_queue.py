@@ -89,6 +89,7 @@ class TransferQueue:
         self._lanes: set[str] = set()
         self._controls: dict[int, TransferControl] = {}
         self._discard: set[int] = set()
+        self._closing = False
         self._recover()
 
     # --- reading -------------------------------------------------------------------------
@@ -114,7 +115,7 @@ class TransferQueue:
         """Hosts with queued jobs and no lane running."""
         queued = {j.host_alias for j in self.jobs() if j.state is JobState.QUEUED}
         with self._lock:
-            return sorted(queued - self._lanes)
+            return [] if self._closing else sorted(queued - self._lanes)
 
     def is_running(self) -> bool:
         with self._lock:
@@ -173,8 +174,10 @@ class TransferQueue:
             db.table("transfer_jobs").delete(job_id)
 
     def shutdown(self, timeout_s: float = 15.0) -> None:
-        """Pause every running job (the app is quitting) and wait until their lanes saved it."""
+        """Pause every running job (the app is quitting) and wait until their lanes saved it;
+        lanes start no further job. Queued jobs come back paused at the next start."""
         with self._lock:
+            self._closing = True
             controls = list(self._controls.values())
         for c in controls:
             c.request("paused")
@@ -251,7 +254,7 @@ class TransferQueue:
                 "ORDER BY id LIMIT 1",
                 [alias],
             ).fetchone()
-            if row is None:
+            if row is None or self._closing:
                 self._lanes.discard(alias)  # under the lock: a later add() starts a new lane
                 return None
             job = _job_from_row(row)

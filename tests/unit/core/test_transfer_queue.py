@@ -126,3 +126,17 @@ def test_unknown_host_is_refused_and_missing_host_fails_the_job(store) -> None:
     finally:
         HOSTS["a"] = Host(alias="a", hostname="h")
     assert q.get(job.id).state is JobState.FAILED
+
+
+def test_shutdown_pauses_the_running_job_and_starts_no_other(store) -> None:
+    q = _queue(store, ScriptedEngine(hold=5))
+    first = q.add(TransferJob("a", "upload", "/1", "x"))
+    second = q.add(TransferJob("a", "upload", "/2", "x"))
+    t = threading.Thread(target=q.run_until_idle, args=(10,))
+    t.start()
+    while q.get(first.id).state is not JobState.RUNNING:
+        time.sleep(0.01)
+    q.shutdown(5)
+    t.join(5)
+    assert q.get(first.id).state is JobState.PAUSED
+    assert q.get(second.id).state is JobState.QUEUED  # paused by the next start's recovery
