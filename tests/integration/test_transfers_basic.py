@@ -48,16 +48,19 @@ def test_flipped_byte_fails_verification(tmp_path: Path, store, ssh_target) -> N
     remote = tmp_path / "remote"
     shutil.copytree(src, remote)  # an exact copy, times included, made without the engine
     queue = make_queue(store, ssh_target)
-    job = TransferJob("gpu-test", "upload", str(src), str(remote))
-    queue.engine.choose(ssh_target.host)
-    assert queue.engine._verify(job, ssh_target.host, "rsync") == []
     target = remote / "sub dir" / "-nested" / "weights.pt"
     data = bytearray(target.read_bytes())
     data[100] ^= 0xFF
     st = target.stat()
     target.write_bytes(bytes(data))
     os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))  # same size and mtime: only a checksum
-    assert queue.engine._verify(job, ssh_target.host, "rsync") == ["sub dir/-nested/weights.pt"]
+    # rsync -a skips the file (same size and time): the copy "succeeds", the checksum pass does not.
+    job = queue.add(TransferJob("gpu-test", "upload", str(src), str(remote)))
+    queue.run_until_idle(60)
+    failed = queue.get(job.id)
+    assert failed.state is JobState.FAILED and not failed.verified
+    assert "Verification failed: 1 file(s) differ" in failed.message
+    assert "sub dir/-nested/weights.pt" in failed.message
 
 
 def test_missing_local_folder_fails_with_a_message(tmp_path: Path, store, ssh_target) -> None:
