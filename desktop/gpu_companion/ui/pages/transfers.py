@@ -20,7 +20,6 @@ from PySide6.QtWidgets import (
     QListWidgetItem,
     QMessageBox,
     QPushButton,
-    QSplitter,
     QTableView,
     QVBoxLayout,
     QWidget,
@@ -100,7 +99,7 @@ class TransfersPage(EmptyStatePage):
 
     def _build_content(self) -> QWidget:
         left = QWidget()
-        left.setMaximumWidth(210)
+        left.setFixedWidth(190)
         ll = QVBoxLayout(left)
         ll.setContentsMargins(0, 0, 0, 0)
         hint = QLabel("<b>Hosts</b><br>Drop files or folders on a host to upload them.")
@@ -158,13 +157,12 @@ class TransfersPage(EmptyStatePage):
         self.detail.setWordWrap(True)
         rl.addWidget(self.detail)
 
-        split = QSplitter()
-        split.addWidget(left)
-        split.addWidget(right)
-        split.setStretchFactor(0, 0)
-        split.setStretchFactor(1, 1)
-        split.setChildrenCollapsible(False)
-        return split
+        content = QWidget()
+        row = QHBoxLayout(content)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(left)
+        row.addWidget(right, 1)
+        return content
 
     # --- state ---------------------------------------------------------------------------
 
