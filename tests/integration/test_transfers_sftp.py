@@ -93,3 +93,14 @@ def test_sftp_verification_catches_a_flipped_byte(tmp_path: Path, store, rsyncle
     f.write_bytes(bytes(data))
     bad = queue.engine._verify(queue.get(job.id), rsyncless_host.host, "sftp")
     assert bad == ["with space.txt"]
+
+
+def test_delete_is_refused_on_sftp_rather_than_skipped(
+    tmp_path: Path, store, rsyncless_host
+) -> None:
+    queue = make_queue(store, rsyncless_host)
+    opts = TransferOptions(delete=True, delete_previewed=True)
+    job = queue.add(TransferJob("gpu-test", "upload", str(tmp_path), "x", opts))
+    queue.run_until_idle(30)
+    got = queue.get(job.id)
+    assert got.state is JobState.FAILED and "needs rsync on both sides" in got.message

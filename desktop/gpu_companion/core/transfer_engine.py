@@ -149,6 +149,12 @@ class TransferEngine:
                 if engine is None:
                     engine, reason = self.choose(host)
                     yield EngineChosen(engine, reason)
+                    if engine == "sftp" and job.options.delete:
+                        return TransferOutcome(
+                            "failed",
+                            message="Deleting files at the destination needs rsync on both "
+                            "sides; turn deletion off for this job or install rsync.",
+                        )
                 if engine == "rsync":
                     outcome = yield from self._rsync_once(job, host, control)
                 else:
