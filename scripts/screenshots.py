@@ -96,6 +96,32 @@ if "keys" in pages and not ctx.vault.keys():
     ctx.vault.generate("vast.ai")
     ctx.vault.generate("Lambda")
     ctx.vault.rotate("Lambda")
+if not ctx.transfers.jobs():
+    import json, time
+    now = time.time()
+    demo = [
+        ("vast-4090", "upload", "/home/me/datasets/alpaca-clean", "data/alpaca-clean", "", "done",
+         412_000_000, 412_000_000, "rsync", "Verified.", 1, 96.0),
+        ("lambda-h100", "download", "/home/me/GPU checkpoints/lambda-h100", "outputs",
+         "Sync checkpoints: lambda-h100:outputs", "paused", 7_340_000_000, 18_200_000_000, "rsync",
+         "Interrupted when the app closed; resume to continue from where it stopped.", 0, 610.0),
+        ("vast-4090", "upload", "/home/me/models/llama-3-8b", "models/llama-3-8b", "", "failed",
+         1_100_000_000, 16_060_000_000, "sftp",
+         "The destination disk is full (or over its quota). Free space there (df -h), or pick a "
+         "bigger volume, then start the transfer again; what already arrived is kept.", 0, 140.0),
+        ("vast-4090", "upload", "/home/me/code/train.py", "uploads", "", "paused",
+         0, 18_432, "", "Paused; partial data kept.", 0, 0.0),
+    ]
+    with ctx.store.transaction() as db:
+        for (alias, direction, local, remote, label, state, done, total, engine, msg, ok,
+             secs) in demo:
+            db.table("transfer_jobs").insert({
+                "host_alias": alias, "direction": direction, "local_path": local,
+                "remote_path": remote, "options": json.dumps({}), "label": label,
+                "state": state, "bytes_done": done, "bytes_total": total, "engine": engine,
+                "message": msg, "verified": ok, "attempts": 1, "active_s": secs,
+                "created_at": now, "finished_at": now if state in ("done", "failed") else None,
+            })
 win = build_window(ctx)
 if "release" in pages:  # a checklist half-way: evidence shown, Release still blocked
     from datetime import datetime, timezone

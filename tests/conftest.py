@@ -292,3 +292,64 @@ def ssh_agent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]
     proc.terminate()
     proc.wait(5)
 
+# --- transfers: an ssh config and an SFTP client factory for the harness sshd ---------------
+
+
+@dataclass
+class SshTarget:
+    """How the transfer engine reaches the harness sshd: `ssh -F <config>` plus a Host whose
+    alias is the config's Host name, and a paramiko client factory (RejectPolicy)."""
+
+    host: object  # gpu_companion.core.hosts.Host
+    ssh_argv: list[str]
+    config_path: Path
+    key_path: Path
+    server: SshServer
+    pkey: object
+
+    def client_factory(self, _host: object = None):  # type: ignore[no-untyped-def]
+        import paramiko
+
+        client = paramiko.SSHClient()
+        client.set_missing_host_key_policy(paramiko.RejectPolicy())
+        client.load_host_keys(str(self.config_path.parent / "known_hosts"))
+        client.connect(
+            "127.0.0.1", port=self.server.port, username=self.server.user, pkey=self.pkey,
+            allow_agent=False, look_for_keys=False, timeout=10,
+        )
+        return client
+
+
+@pytest.fixture
+def ssh_target(tmp_path: Path, sshd: SshServer) -> SshTarget:
+    """A test-only key made by ssh-keygen, authorized on the sshd, and a strict ssh config."""
+    import subprocess
+
+    import paramiko
+
+    from gpu_companion.core.hosts import Host
+
+    d = tmp_path / "ssh cfg"  # a space in the path: the engine must quote the -e command
+    d.mkdir()
+    key = d / "id_ed25519"
+    subprocess.run(
+        ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True
+    )
+    sshd.authorize((d / "id_ed25519.pub").read_text())
+    (d / "known_hosts").write_text(sshd.known_hosts_line())
+    config = d / "config"
+    config.write_text(
+        "Host gpu-test\n"
+        "  HostName 127.0.0.1\n"
+        f"  Port {sshd.port}\n"
+        f"  User {sshd.user}\n"
+        f'  IdentityFile "{key}"\n'
+        "  IdentitiesOnly yes\n"
+        f'  UserKnownHostsFile "{d / "known_hosts"}"\n'
+        "  StrictHostKeyChecking yes\n"
+        "  BatchMode yes\n"
+        "  ConnectTimeout 10\n"
+    )
+    pkey = paramiko.Ed25519Key.from_private_key_file(str(key))
+    host = Host(alias="gpu-test", hostname="127.0.0.1", port=sshd.port, user=sshd.user, id=1)
+    return SshTarget(host, ["ssh", "-F", str(config)], config, key, sshd, pkey)

@@ -6,6 +6,7 @@ import logging
 import sys
 import traceback
 from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 from types import TracebackType
 
@@ -27,6 +28,7 @@ from gpu_companion.core.release.wiring import ReleaseWiring
 from gpu_companion.core.ssh_entries import ManagedConfig
 from gpu_companion.core.sshconfig import SshConfigWriter
 from gpu_companion.core.store import Store
+from gpu_companion.core.transfer_service import build_transfer_queue
 from gpu_companion.logsetup import setup_logging
 from gpu_companion.ui.main_window import MainWindow
 from gpu_companion.ui.pages.base import Page
@@ -34,11 +36,11 @@ from gpu_companion.ui.pages.hosts import HostsPage
 from gpu_companion.ui.pages.keys import KeysPage
 from gpu_companion.ui.pages.placeholders import (
     MonitorPage,
-    TransfersPage,
 )
 from gpu_companion.ui.pages.release import ReleasePage
 from gpu_companion.ui.pages.settings import SettingsPage
 from gpu_companion.ui.pages.spend import SpendPage
+from gpu_companion.ui.pages.transfers import TransfersPage
 from gpu_companion.ui.tray import Tray, TrayModel
 
 log = logging.getLogger(__name__)
@@ -71,11 +73,18 @@ class AppContext:
         # the app's own ssh -F / rsync read the managed file: keep it in step with the hosts
         self.managed_ssh = ManagedConfig(self.ssh_config, self.registry, self.vault)
         self.registry.on_hosts_changed.append(self.managed_ssh.sync_quietly)
+        self.transfers = build_transfer_queue(
+            self.store,
+            self.registry,
+            ssh_argv=self.managed_ssh.ssh_argv,
+            client_factory=self.sessions.connect,
+        )
         self.window: MainWindow | None = None
         self.tray: Tray | None = None
         self.ledger = SpendLedger(self.store)
         self.budgets = Budgets(self.ledger)
         self.alerts = SpendAlerts(self.ledger, self.notifier, self.budgets)
+        self.alerts.last_sync = self._last_checkpoint_sync  # spot rentals: last verified backup
         self.has_running_rentals: Callable[[], bool] = self.ledger.has_running
         self.release = ReleaseWiring.from_store(
             self.store, self.registry, self.ledger, paths.data_dir / "backups"
@@ -85,6 +94,10 @@ class AppContext:
         self.release.sync = RsyncCheckpointSync(self.managed_ssh.ssh_argv, self.release.backup_root)
         self.quit: Callable[[], None] = lambda: None
         self.wizard: QWidget | None = None  # the open first-rental wizard, if any
+
+    def _last_checkpoint_sync(self, host_id: int) -> datetime | None:
+        host = next((h for h in self.registry.hosts() if h.id == host_id), None)
+        return self.transfers.last_verified_download(host.alias) if host else None
 
     def navigate(self, key: str) -> None:
         if self.window is not None:
@@ -109,6 +122,7 @@ class AppContext:
         self.wizard.open()
 
     def close(self) -> None:
+        self.transfers.shutdown()  # running transfers pause and keep their partial data
         self.store.close()
 
 
@@ -193,6 +207,9 @@ def run_gui(argv: list[str], smoke_test: bool = False) -> int:
     if smoke_test:
         return smoke(ctx, window)
     window.show()
+    from gpu_companion.ui.worker import run_in_thread
+
+    run_in_thread(ctx.managed_ssh.sync_quietly)  # hosts from an earlier run, keys changed
     log.info("GPU Companion %s started", __version__)
     code = app.exec()
     window.save_state()

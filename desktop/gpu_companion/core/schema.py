@@ -181,6 +181,44 @@ def _v4_ssh_keys(db: sqlite_utils.Database) -> None:
         pk="host_id",
         defaults={"proxy_jump": "", "forwards": ""},
     )
+def _v5_transfer_jobs(db: sqlite_utils.Database) -> None:
+    db.table("transfer_jobs").create(
+        {
+            "id": int,
+            "host_alias": str,
+            "direction": str,
+            "local_path": str,
+            "remote_path": str,
+            "options": str,  # JSON
+            "label": str,
+            "state": str,
+            "bytes_done": int,
+            "bytes_total": int,
+            "current_file": str,
+            "engine": str,
+            "message": str,
+            "verified": int,
+            "attempts": int,
+            "bytes_sent": int,
+            "active_s": float,
+            "created_at": float,
+            "first_started_at": float,
+            "finished_at": float,
+        },
+        pk="id",
+        not_null={"host_alias", "direction", "local_path", "remote_path", "state"},
+        defaults={
+            "options": "{}",
+            "label": "",
+            "bytes_done": 0,
+            "message": "",
+            "verified": 0,
+            "attempts": 0,
+            "bytes_sent": 0,
+            "active_s": 0.0,
+        },
+    )
+    db.table("transfer_jobs").create_index(["host_alias", "state"])
 
 
 MIGRATIONS: list[Migration] = [
@@ -188,4 +226,5 @@ MIGRATIONS: list[Migration] = [
     _v2_spend_ledger,
     _v3_release_records,
     _v4_ssh_keys,
+    _v5_transfer_jobs,
 ]

@@ -36,21 +36,3 @@ class MonitorPage(_Placeholder):
         "Live graphs of every GPU on every rented host will show here. Add a host to start; the "
         "live monitor arrives in a later version."
     )
-
-
-class TransfersPage(_Placeholder):
-    key, title, icon_name = "transfers", "Transfers", "transfers"
-    heading = "No transfers"
-    text = (
-        "Resumable, verified uploads and downloads will be queued here. Add a host to start; the "
-        "transfer queue arrives in a later version."
-    )
-
-
-class SpendPage(_Placeholder):
-    key, title, icon_name = "spend", "Spend", "spend"
-    heading = "No rentals metered yet"
-    text = (
-        "Every rental will be metered here with budgets and alerts. Add a platform and a host to "
-        "start; the spend ledger arrives in a later version."
-    )

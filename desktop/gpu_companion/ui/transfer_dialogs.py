@@ -1,0 +1,191 @@
+"""The new-transfer form (upload or download, limits, excludes, delete with a preview) and the
+"sync checkpoints" preset form."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from gpu_companion.core.errors import ValidationError
+from gpu_companion.core.hosts import Host
+from gpu_companion.core.transfer_job import (
+    DEFAULT_UPLOAD_EXCLUDES,
+    Direction,
+    TransferJob,
+    TransferOptions,
+)
+
+
+class TransferDialog(QDialog):
+    """Builds a TransferJob; `browse_remote(host) -> str | None` opens the remote picker."""
+
+    def __init__(
+        self,
+        hosts: list[Host],
+        direction: Direction,
+        browse_remote: Callable[[Host], str | None],
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.direction: Direction = direction
+        self.hosts = hosts
+        self.browse_remote = browse_remote
+        self.setWindowTitle("New upload" if direction == "upload" else "New download")
+        self.host = QComboBox()
+        for h in hosts:
+            self.host.addItem(h.alias)
+        self.local = QLineEdit()
+        self.local.setObjectName("local_path")
+        self.remote = QLineEdit("uploads" if direction == "upload" else "")
+        self.remote.setObjectName("remote_path")
+        self.bwlimit = QSpinBox()
+        self.bwlimit.setRange(0, 10_000_000)
+        self.bwlimit.setSuffix(" KiB/s")
+        self.bwlimit.setSpecialValueText("unlimited")
+        self.excludes = QLineEdit(
+            ", ".join(DEFAULT_UPLOAD_EXCLUDES) if direction == "upload" else ""
+        )
+        self.delete = QCheckBox("Delete files at the destination that the source does not have")
+        self.delete.setToolTip("A dry run lists what would be deleted before anything runs.")
+        form = QFormLayout()
+        form.addRow("Host", self.host)
+        form.addRow("On this computer", self._with_button(self.local, self._browse_local))
+        form.addRow("On the host", self._with_button(self.remote, self._browse_remote))
+        form.addRow("Bandwidth limit", self.bwlimit)
+        form.addRow("Exclude (comma separated)", self.excludes)
+        form.addRow("", self.delete)
+        self.error = QLabel()
+        self.error.setObjectName("formError")
+        self.error.setStyleSheet("color: #c53030;")
+        self.error.setWordWrap(True)
+        self.error.hide()
+        buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
+        )
+        buttons.accepted.connect(self._try_accept)
+        buttons.rejected.connect(self.reject)
+        lay = QVBoxLayout(self)
+        lay.addLayout(form)
+        lay.addWidget(self.error)
+        lay.addWidget(buttons)
+        self.job: TransferJob | None = None
+
+    def _with_button(self, edit: QLineEdit, slot: Callable[[], None]) -> QWidget:
+        box = QWidget()
+        row = QHBoxLayout(box)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(edit)
+        b = QPushButton("Browse…")
+        b.clicked.connect(slot)
+        row.addWidget(b)
+        return box
+
+    def _browse_local(self) -> None:
+        if self.direction == "upload":
+            path, _ = QFileDialog.getOpenFileName(self, "File to upload")
+        else:
+            path = QFileDialog.getExistingDirectory(self, "Download into")
+        if path:
+            self.local.setText(path)
+
+    def _browse_remote(self) -> None:
+        chosen = self.browse_remote(self.hosts[self.host.currentIndex()])
+        if chosen:
+            self.remote.setText(chosen)
+
+    def build(self) -> TransferJob:
+        if not self.hosts:
+            raise ValidationError("host", "Add a host first.")
+        local = self.local.text().strip()
+        if self.direction == "upload" and local and not Path(local).exists():
+            raise ValidationError("local_path", f"{local} does not exist.")
+        excludes = tuple(e.strip() for e in self.excludes.text().split(",") if e.strip())
+        return TransferJob(
+            self.hosts[self.host.currentIndex()].alias,
+            self.direction,
+            local,
+            self.remote.text(),
+            TransferOptions(
+                excludes=excludes, bwlimit_kbps=self.bwlimit.value(), delete=self.delete.isChecked()
+            ),
+        ).validated()
+
+    def _try_accept(self) -> None:
+        try:
+            self.job = self.build()
+        except ValidationError as exc:
+            self.error.setText(exc.message)
+            self.error.show()
+            return
+        self.accept()
+
+
+class SyncCheckpointsDialog(QDialog):
+    """Remote output folder → local folder, incremental and verified (the preset)."""
+
+    def __init__(
+        self,
+        hosts: list[Host],
+        browse_remote: Callable[[Host], str | None],
+        default_local: str,
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Sync checkpoints")
+        self.hosts, self.browse_remote = hosts, browse_remote
+        self.host = QComboBox()
+        for h in hosts:
+            self.host.addItem(h.alias)
+        self.remote = QLineEdit("outputs")
+        self.remote.setObjectName("remote_path")
+        self.local = QLineEdit(default_local)
+        self.local.setObjectName("local_path")
+        browse = QPushButton("Browse…")
+        browse.clicked.connect(self._browse)
+        row = QHBoxLayout()
+        row.addWidget(self.remote)
+        row.addWidget(browse)
+        form = QFormLayout()
+        form.addRow("Host", self.host)
+        form.addRow("Output folder on the host", row)
+        form.addRow("Back up into", self.local)
+        note = QLabel(
+            "Only new or changed files are copied; partial files resume; every file is "
+            "checksummed on both sides at the end. Nothing in the local folder is deleted."
+        )
+        note.setWordWrap(True)
+        buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
+        )
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        lay = QVBoxLayout(self)
+        lay.addLayout(form)
+        lay.addWidget(note)
+        lay.addWidget(buttons)
+
+    def chosen_host(self) -> Host | None:
+        i = self.host.currentIndex()
+        return self.hosts[i] if 0 <= i < len(self.hosts) else None
+
+    def _browse(self) -> None:
+        host = self.chosen_host()
+        chosen = self.browse_remote(host) if host else None
+        if chosen:
+            self.remote.setText(chosen)

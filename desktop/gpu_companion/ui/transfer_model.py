@@ -1,0 +1,157 @@
+"""The transfer queue as a table: one row per job, a progress bar column drawn by a delegate."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtWidgets import (
+    QApplication,
+    QStyle,
+    QStyledItemDelegate,
+    QStyleOptionProgressBar,
+    QStyleOptionViewItem,
+)
+
+from gpu_companion.core.transfer_job import JobState, TransferJob
+
+Index = QModelIndex | QPersistentModelIndex
+PERCENT_ROLE = Qt.ItemDataRole.UserRole + 1
+COLUMNS = (
+    "Transfer",
+    "Host",
+    "State",
+    "Progress",
+    "Bytes",
+    "Rate",
+    "ETA",
+    "Current file",
+    "Engine",
+)
+PROGRESS_COLUMN = COLUMNS.index("Progress")
+STATE_COLUMN = COLUMNS.index("State")
+_STATE_TEXT = {
+    JobState.QUEUED: "Queued",
+    JobState.RUNNING: "Running",
+    JobState.PAUSED: "Paused",
+    JobState.FAILED: "Failed",
+    JobState.CANCELLED: "Cancelled",
+}
+
+
+def human_bytes(n: float | None) -> str:
+    if n is None:
+        return "?"
+    for unit in ("B", "KB", "MB", "GB", "TB"):
+        if abs(n) < 1000 or unit == "TB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1000
+    return ""
+
+
+def human_duration(seconds: float | None) -> str:
+    if seconds is None:
+        return ""
+    s = int(seconds)
+    return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}"
+
+
+def describe(job: TransferJob) -> str:
+    if job.label:
+        return job.label
+    arrow = "↑" if job.direction == "upload" else "↓"
+    if job.direction == "upload":
+        return f"{arrow} {job.local_path} → {job.remote_path}"
+    return f"{arrow} {job.remote_path} → {job.local_path}"
+
+
+def state_text(job: TransferJob) -> str:
+    if job.state is JobState.DONE:
+        return "Verified" if job.verified else "Done (not verified)"
+    return _STATE_TEXT[job.state]
+
+
+class TransferTableModel(QAbstractTableModel):
+    """Jobs by id; `upsert` updates one row in place so a running bar does not reset the view."""
+
+    def __init__(self, parent: Any = None) -> None:
+        super().__init__(parent)
+        self._jobs: list[TransferJob] = []
+
+    def set_jobs(self, jobs: list[TransferJob]) -> None:
+        self.beginResetModel()
+        self._jobs = list(jobs)
+        self.endResetModel()
+
+    def upsert(self, job: TransferJob) -> None:
+        for row, old in enumerate(self._jobs):
+            if old.id == job.id:
+                self._jobs[row] = job
+                self.dataChanged.emit(self.index(row, 0), self.index(row, len(COLUMNS) - 1))
+                return
+        self.beginInsertRows(QModelIndex(), len(self._jobs), len(self._jobs))
+        self._jobs.append(job)
+        self.endInsertRows()
+
+    def job(self, row: int) -> TransferJob:
+        return self._jobs[row]
+
+    def jobs(self) -> list[TransferJob]:
+        return list(self._jobs)
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self._jobs)
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(COLUMNS)
+
+    def headerData(
+        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
+    ) -> Any:
+        if (
+            role == Qt.ItemDataRole.DisplayRole
+            and orientation == Qt.Orientation.Horizontal
+            and 0 <= section < len(COLUMNS)
+        ):
+            return COLUMNS[section]
+        return None
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid() or not 0 <= index.row() < len(self._jobs):
+            return None
+        job = self._jobs[index.row()]
+        col = index.column()
+        if role == PERCENT_ROLE:
+            return job.percent
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return job.message or describe(job)
+        if role != Qt.ItemDataRole.DisplayRole:
+            return None
+        running = job.state is JobState.RUNNING
+        values = (
+            describe(job),
+            job.host_alias,
+            state_text(job),
+            "" if job.percent is None else f"{job.percent} %",
+            f"{human_bytes(job.bytes_done)} / {human_bytes(job.bytes_total)}",
+            f"{human_bytes(job.rate_bps)}/s" if running and job.rate_bps else "",
+            human_duration(job.eta_s) if running else "",
+            (job.current_file or "") if running else "",
+            job.engine or "",
+        )
+        return values[col]
+
+
+class ProgressDelegate(QStyledItemDelegate):
+    """Draws PERCENT_ROLE as a progress bar (empty and text-only while the total is unknown)."""
+
+    def paint(self, painter: Any, option: QStyleOptionViewItem, index: Index) -> None:
+        percent = index.data(PERCENT_ROLE)
+        bar = QStyleOptionProgressBar()
+        bar.rect = option.rect.adjusted(2, 3, -2, -3)  # type: ignore[attr-defined]
+        bar.minimum, bar.maximum = 0, 100
+        bar.progress = int(percent) if percent is not None else 0
+        bar.text = index.data() or ""
+        bar.textVisible = True
+        style = option.widget.style() if option.widget else QApplication.style()  # type: ignore[attr-defined]
+        style.drawControl(QStyle.ControlElement.CE_ProgressBar, bar, painter, option.widget)  # type: ignore[attr-defined]

@@ -1,0 +1,106 @@
+"""Where rsync is missing on one side, the SFTP engine does the job: resume by offset, verified."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from gpu_companion.core.transfer_job import PARTIAL_DIR, JobState, TransferJob, TransferOptions
+from tests.integration.transfer_helpers import make_queue, make_tree, tree_hashes
+
+pytestmark = pytest.mark.sshd
+SIZE = 3_000_000
+
+
+@pytest.fixture
+def rsyncless_host(tmp_path: Path, ssh_target):  # type: ignore[no-untyped-def]
+    """The host's PATH starts with an `rsync` that says it is not there (exit 127)."""
+    fake = tmp_path / "no-rsync"
+    fake.mkdir()
+    (fake / "rsync").write_text("#!/bin/sh\necho 'bash: rsync: command not found' >&2\nexit 127\n")
+    (fake / "rsync").chmod(0o755)
+    ssh_target.server.path_prefix.insert(0, fake)
+    ssh_target.server.restart()
+    return ssh_target
+
+
+def _pause_midway(queue, job_id: int) -> None:  # type: ignore[no-untyped-def]
+    t = threading.Thread(target=queue.run_until_idle, args=(60,), daemon=True)
+    t.start()
+    deadline = time.monotonic() + 20
+    while queue.get(job_id).bytes_done < SIZE * 0.4 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    queue.pause(job_id)
+    t.join(20)
+    assert not t.is_alive()
+
+
+def test_upload_without_remote_rsync_uses_sftp_and_resumes(
+    tmp_path: Path, store, rsyncless_host
+) -> None:
+    local = make_tree(tmp_path / "local", big=SIZE)
+    remote = tmp_path / "remote dir" / "-x"
+    queue = make_queue(store, rsyncless_host)
+    job = queue.add(
+        TransferJob(
+            "gpu-test", "upload", str(local), str(remote), TransferOptions(bwlimit_kbps=2000)
+        )
+    )
+    _pause_midway(queue, job.id)
+    paused = queue.get(job.id)
+    assert paused.state is JobState.PAUSED and paused.engine == "sftp"
+    partial = remote / PARTIAL_DIR / "big.bin"
+    kept = partial.stat().st_size
+    assert SIZE * 0.3 < kept < SIZE
+
+    queue.resume(job.id)
+    queue.run_until_idle(60)
+    done = queue.get(job.id)
+    assert done.state is JobState.DONE and done.verified and done.engine == "sftp", done.message
+    assert tree_hashes(remote) == tree_hashes(local)
+    assert done.bytes_sent <= SIZE + 20_000  # nothing sent twice: the resume began at the offset
+    assert not (remote / PARTIAL_DIR).exists()
+
+
+def test_download_without_local_rsync_uses_sftp(tmp_path: Path, store, ssh_target) -> None:
+    remote = make_tree(tmp_path / "remote", big=200_000)
+    local = tmp_path / "local"
+    bare = tmp_path / "bare-bin"  # ssh only: this computer has no rsync
+    bare.mkdir()
+    os.symlink("/usr/bin/ssh", bare / "ssh")
+    queue = make_queue(store, ssh_target, env={**os.environ, "PATH": str(bare)})
+    job = queue.add(TransferJob("gpu-test", "download", str(local), str(remote)))
+    queue.run_until_idle(60)
+    done = queue.get(job.id)
+    assert done.state is JobState.DONE and done.verified and done.engine == "sftp", done.message
+    assert tree_hashes(local) == tree_hashes(remote)
+
+
+def test_sftp_verification_catches_a_flipped_byte(tmp_path: Path, store, rsyncless_host) -> None:
+    local = make_tree(tmp_path / "local")
+    remote = tmp_path / "remote"
+    queue = make_queue(store, rsyncless_host)
+    job = queue.add(TransferJob("gpu-test", "upload", str(local), str(remote)))
+    queue.run_until_idle(60)
+    assert queue.get(job.id).verified
+    f = remote / "with space.txt"
+    data = bytearray(f.read_bytes())
+    data[0] ^= 1
+    f.write_bytes(bytes(data))
+    bad = queue.engine._verify(queue.get(job.id), rsyncless_host.host, "sftp")
+    assert bad == ["with space.txt"]
+
+
+def test_delete_is_refused_on_sftp_rather_than_skipped(
+    tmp_path: Path, store, rsyncless_host
+) -> None:
+    queue = make_queue(store, rsyncless_host)
+    opts = TransferOptions(delete=True, delete_previewed=True)
+    job = queue.add(TransferJob("gpu-test", "upload", str(tmp_path), "x", opts))
+    queue.run_until_idle(30)
+    got = queue.get(job.id)
+    assert got.state is JobState.FAILED and "needs rsync on both sides" in got.message
