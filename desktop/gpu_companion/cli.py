@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from gpu_companion import __version__
 
 # Each module in gpu_companion.commands exposes register(subparsers).
-COMMAND_MODULES: list[str] = []
+COMMAND_MODULES: list[str] = ["doctor"]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -25,6 +25,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--smoke-test",
         action="store_true",
         help="start the whole app, render every page once and exit 0 (works offscreen)",
+    )
+    parser.add_argument(
+        "--background",
+        action="store_true",
+        help="start in the tray without opening the window (start at login uses it); "
+        "the window opens anyway when the desktop has no tray",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:
@@ -41,7 +47,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     if args.smoke_test and not os.environ.get("QT_QPA_PLATFORM") and not os.environ.get("DISPLAY"):
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
-    return run_gui([sys.argv[0]], smoke_test=args.smoke_test)
+    return run_gui([sys.argv[0]], smoke_test=args.smoke_test, background=args.background)
 
 
 def gui_main() -> int:
