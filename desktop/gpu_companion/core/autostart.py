@@ -8,13 +8,14 @@ The app starts with `--background`, so at login it goes to the tray instead of o
 
 from __future__ import annotations
 
+import importlib
 import os
 import plistlib
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 APP_ID = "gpu-companion"
 MAC_LABEL = "org.gpucompanion.GPUCompanion"
@@ -89,11 +90,16 @@ class RegistryRun(Protocol):
     def delete(self, name: str) -> None: ...
 
 
+def _winreg() -> Any:
+    """The standard winreg module (Windows only), typed loosely so mypy passes on every OS."""
+    return importlib.import_module("winreg")
+
+
 class WinregRun:
     """HKCU\\Software\\Microsoft\\Windows\\CurrentVersion\\Run through the standard winreg."""
 
     def get(self, name: str) -> str | None:
-        import winreg  # type: ignore[import-not-found,unused-ignore]
+        winreg = _winreg()
 
         try:
             with winreg.OpenKey(winreg.HKEY_CURRENT_USER, WINDOWS_RUN_KEY) as key:
@@ -103,13 +109,13 @@ class WinregRun:
             return None
 
     def set(self, name: str, value: str) -> None:
-        import winreg  # type: ignore[import-not-found,unused-ignore]
+        winreg = _winreg()
 
         with winreg.CreateKey(winreg.HKEY_CURRENT_USER, WINDOWS_RUN_KEY) as key:
             winreg.SetValueEx(key, name, 0, winreg.REG_SZ, value)
 
     def delete(self, name: str) -> None:
-        import winreg  # type: ignore[import-not-found,unused-ignore]
+        winreg = _winreg()
 
         try:
             with winreg.OpenKey(

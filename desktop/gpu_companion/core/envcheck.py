@@ -137,7 +137,10 @@ def _version_of(tool: str, exe: str) -> str | None:
     text = out.stdout + out.stderr
     if tool == "ssh":
         m = re.search(r"OpenSSH_(?:for_Windows_)?([\w.]+)", text)
-        return m.group(1) if m else (text.strip().splitlines() or [None])[0]
+        if m:
+            return m.group(1)
+        lines = text.strip().splitlines()
+        return lines[0] if lines else None
     if is_openrsync(text):
         return "openrsync"
     version = parse_rsync_version(text)
