@@ -12,13 +12,18 @@ if [ "${1:-}" = "--remove" ]; then
   echo "removed $entry"
   exit 0
 fi
-# Desktop Entry spec: a quoted Exec argument escapes " ` $ \ with a backslash, and the file's own
-# string escaping doubles every backslash again.
+# Desktop Entry spec: a quoted Exec argument escapes " ` $ \ with a backslash and % as %%; the
+# file's own string escaping then doubles every backslash again (TryExec gets only the latter).
 exe="$here/gpu-companion"
-quoted="$(printf '%s' "$exe" | sed -e 's/[\\"`$]/\\&/g' -e 's/\\/\\\\/g')"
+quoted="$(printf '%s' "$exe" | sed -e 's/[\\"`$]/\\&/g' -e 's/\\/\\\\/g' -e 's/%/%%/g')"
 mkdir -p "$data/applications"
-sed -e "s|^Exec=.*|Exec=\"$quoted\"|" -e "s|^TryExec=.*|TryExec=$exe|" \
-  "$here/share/applications/gpu-companion.desktop" >"$entry.tmp"
+while IFS= read -r line; do
+  case "$line" in
+    Exec=*) printf 'Exec="%s"\n' "$quoted" ;;
+    TryExec=*) printf 'TryExec=%s\n' "${exe//\\/\\\\}" ;;
+    *) printf '%s\n' "$line" ;;
+  esac
+done <"$here/share/applications/gpu-companion.desktop" >"$entry.tmp"
 mv "$entry.tmp" "$entry"
 mkdir -p "$data/icons/hicolor"
 cp -r "$here/share/icons-hicolor/." "$data/icons/hicolor/"
