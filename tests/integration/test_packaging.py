@@ -81,7 +81,8 @@ def test_linux_bundle_builds_starts_and_finds_the_keyring(keyring_session, tmp_p
     assert "smoke test: 7 pages rendered" in out.stdout
     assert "desktop-file-validate: ok" in out.stdout
     bundles = sorted((REPO / "dist").glob("gpu-companion-*-linux-*/gpu-companion"))
-    assert bundles and (bundles[-1].parent.with_suffix(".tar.gz")).exists()
+    folder = bundles[-1].parent
+    assert (folder.parent / f"{folder.name}.tar.gz").exists()
     env = {**os.environ, **keyring_session.env, "GPU_COMPANION_HOME": str(tmp_path)}
     doctor = subprocess.run(
         [str(bundles[-1]), "doctor"], env=env, capture_output=True, text=True, timeout=120,
