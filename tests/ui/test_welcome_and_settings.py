@@ -48,7 +48,9 @@ def test_check_lists_what_is_missing_and_how_to_install_it(window, ctx, qtbot, t
     assert mark.text() == "✘"
     assert "sudo apt install rsync" in text.text()
     assert "sudo apt install gnome-keyring" in dialog.rows["keyring"][2].text()
-    assert dialog.status.text().startswith("3 thing(s) to fix")
+    assert dialog.status.text() == (
+        "3 things to fix: System keyring, ssh-agent, rsync. The rest of the app works meanwhile."
+    )
     # check again reuses the rows
     dialog.recheck_button.click()
     qtbot.waitUntil(lambda: not dialog.checking, timeout=15000)

@@ -41,7 +41,7 @@ class WelcomeDialog(QDialog):
         self.check_kwargs: dict[str, Any] = dict(check_kwargs or {})
         self.setObjectName("welcomeDialog")
         self.setWindowTitle("Welcome to GPU Companion")
-        self.setMinimumWidth(620)
+        self.setMinimumWidth(680)
         lay = QVBoxLayout(self)
         intro = QLabel(
             "<h3>Welcome to GPU Companion</h3>"
@@ -63,6 +63,8 @@ class WelcomeDialog(QDialog):
         lay.addWidget(box)
         self.results: dict[str, CheckResult] = {}
         self.rows: dict[str, tuple[QLabel, QLabel, QLabel]] = {}
+        for name in _LABELS:  # rows exist from the start, so the dialog does not jump
+            self._row(name)[1].setText(f"<b>{_LABELS[name]}</b>")
 
         buttons = QDialogButtonBox()
         self.wizard_button = QPushButton("Plan a rental with the wizard")
@@ -95,18 +97,21 @@ class WelcomeDialog(QDialog):
             on_finished=self._check_done,
         )
 
-    def _show_result(self, result: CheckResult) -> None:
-        self.results[result.name] = result
-        if result.name not in self.rows:
+    def _row(self, name: str) -> tuple[QLabel, QLabel, QLabel]:
+        if name not in self.rows:
             row = len(self.rows) + 1
             labels = (QLabel(), QLabel(), QLabel())
             for col, label in enumerate(labels):
-                label.setObjectName(f"check-{result.name}-{col}")
+                label.setObjectName(f"check-{name}-{col}")
                 label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
                 self.grid.addWidget(label, row, col, Qt.AlignmentFlag.AlignTop)
             labels[2].setWordWrap(True)
-            self.rows[result.name] = labels
-        mark, name, text = self.rows[result.name]
+            self.rows[name] = labels
+        return self.rows[name]
+
+    def _show_result(self, result: CheckResult) -> None:
+        self.results[result.name] = result
+        mark, name, text = self._row(result.name)
         mark.setText("✔" if result.ok else "✘")
         mark.setStyleSheet("color: #2f855a;" if result.ok else "color: #c53030;")
         version = f" {result.version}" if result.version else ""
@@ -115,6 +120,7 @@ class WelcomeDialog(QDialog):
         if result.fix:
             detail += f"\n→ {result.fix}"
         text.setText(detail)
+        self.adjustSize()
 
     def _check_failed(self, exc: Exception) -> None:
         self.status.setText(f"The check itself failed: {exc}")
@@ -125,12 +131,12 @@ class WelcomeDialog(QDialog):
         missing = [r for r in self.results.values() if not r.ok]
         if not self.results:
             return
+        names = ", ".join(_LABELS.get(r.name, r.name) for r in missing)
         self.status.setText(
             "Everything GPU Companion needs is here."
             if not missing
-            else f"{len(missing)} thing(s) to fix; the app works meanwhile, but "
-            + ", ".join(_LABELS.get(r.name, r.name) for r in missing)
-            + " will not until then."
+            else f"{len(missing)} thing{'s' if len(missing) > 1 else ''} to fix: {names}. "
+            "The rest of the app works meanwhile."
         )
 
     @property
