@@ -83,6 +83,16 @@ def test_linux_bundle_builds_starts_and_finds_the_keyring(keyring_session, tmp_p
     bundles = sorted((REPO / "dist").glob("gpu-companion-*-linux-*/gpu-companion"))
     folder = bundles[-1].parent
     assert (folder.parent / f"{folder.name}.tar.gz").exists()
+    bundled = folder / "_internal" / "gpu_companion" / "resources"
+    for f in (REPO / "resources").rglob("*"):
+        if f.is_file() and f.suffix not in (".py", ".pyc"):
+            assert (bundled / f.relative_to(REPO / "resources")).exists(), f
+    plugins = folder / "_internal" / "PySide6" / "Qt" / "plugins"
+    assert (plugins / "platforms" / "libqxcb.so").exists()
+    assert (plugins / "iconengines" / "libqsvgicon.so").exists()
+    assert not (plugins / "platformthemes" / "libqgtk3.so").exists()
+    assert not list((folder / "_internal").rglob("libQt6Qml*"))
+    assert not (plugins / "sqldrivers").exists()
     env = {**os.environ, **keyring_session.env, "GPU_COMPANION_HOME": str(tmp_path)}
     doctor = subprocess.run(
         [str(bundles[-1]), "doctor"], env=env, capture_output=True, text=True, timeout=120,

@@ -1,1 +1,1 @@
-"""Headless subcommands: each module exposes `register(subparsers)` (listed in cli.py)."""
+"""Headless subcommands: each module exposes register(subparsers) for gpu_companion.cli."""
