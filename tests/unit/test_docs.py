@@ -30,6 +30,8 @@ def test_user_guide_pictures_exist_and_every_page_has_one():
 
 def test_readme_links_the_guide_and_docs():
     readme = (REPO / "README.md").read_text()
-    for doc in ("docs/user-guide.md", "docs/troubleshooting.md", "docs/architecture.md"):
+    for doc in (
+        "docs/user-guide.md", "docs/troubleshooting.md", "docs/architecture.md", "docs/packaging.md"
+    ):
         assert f"]({doc})" in readme
         assert (REPO / doc).exists()
