@@ -43,6 +43,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     handler = getattr(args, "handler", None)
     if handler is not None:
         return int(handler(args))
+    from gpu_companion.core._fast_imports import import_sqlite_utils_without_numpy
+
+    import_sqlite_utils_without_numpy()  # before Qt and the app: see benchmarks/startup.py
     from gpu_companion.app import run_gui
 
     if args.smoke_test and not os.environ.get("QT_QPA_PLATFORM") and not os.environ.get("DISPLAY"):

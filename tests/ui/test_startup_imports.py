@@ -15,6 +15,8 @@ HEAVY = ("pyqtgraph", "numpy", "paramiko")
 PROBE = f"""
 import sys
 HEAVY = {HEAVY!r}
+from gpu_companion.core._fast_imports import import_sqlite_utils_without_numpy
+import_sqlite_utils_without_numpy()  # as cli.main does before the GUI
 from PySide6.QtWidgets import QApplication
 app = QApplication([])
 from gpu_companion.app import AppContext, build_window
@@ -45,7 +47,9 @@ def test_first_window_does_not_import_pyqtgraph_numpy_or_paramiko(tmp_path):
 def test_numpy_stays_importable_after_the_core(tmp_path):
     out = subprocess.run(
         [sys.executable, "-c",
-         "import gpu_companion.core.store, sqlite_utils, numpy; print(numpy.zeros(2).sum())"],
+         "from gpu_companion.core._fast_imports import import_sqlite_utils_without_numpy as f; "
+         "f(); import sqlite_utils.db, numpy; assert sqlite_utils.db.np is None; "
+         "print(numpy.zeros(2).sum())"],
         capture_output=True, text=True, timeout=120, check=False,
     )
     assert out.returncode == 0 and out.stdout.strip() == "0.0", out.stderr

@@ -175,7 +175,7 @@ def check_keyring(os_info: OsInfo, backend: Any = None) -> CheckResult:
     try:
         import keyring
         from keyring.backends import fail
-        from keyring.errors import KeyringError, KeyringLocked, NoKeyringError
+        from keyring.errors import KeyringLocked, NoKeyringError
     except ImportError as exc:  # a broken install or bundle
         return CheckResult("keyring", False, None, f"The keyring library is missing: {exc}.",
                            "Reinstall GPU Companion.")
@@ -204,7 +204,7 @@ def check_keyring(os_info: OsInfo, backend: Any = None) -> CheckResult:
     except NoKeyringError as exc:
         return CheckResult("keyring", False, None, f"No usable keyring: {exc}",
                            install_hint("keyring", os_info))
-    except (KeyringError, Exception) as exc:  # D-Bus errors, "Prompt dismissed", ...
+    except Exception as exc:  # KeyringError, D-Bus errors, "Prompt dismissed", ...
         return CheckResult(
             "keyring",
             False,
