@@ -11,7 +11,7 @@ set -euo pipefail
 source "$(dirname "$0")/../scripts/bootstrap.sh"
 cd "$REPO"
 
-ensure_debs $APP_DEBS binutils desktop-file-utils || exit 1
+ensure_debs $APP_DEBS python3-venv binutils desktop-file-utils xvfb || exit 1
 
 VENV="${BUNDLE_VENV:-$REPO/build/bundle-venv}"
 if [ ! -x "$VENV/bin/python" ]; then

@@ -6,8 +6,6 @@ times from launch to the `first-paint` line, so interpreter start and imports ar
 
 from __future__ import annotations
 
-import sys
-
 from PySide6.QtCore import QEvent, QObject, QTimer
 from PySide6.QtWidgets import QApplication, QWidget
 
@@ -27,7 +25,6 @@ class _FirstPaint(QObject):
 
     def _report(self) -> None:
         print("first-paint", flush=True)
-        sys.stdout.flush()
         QApplication.quit()
 
 
