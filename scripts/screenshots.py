@@ -4,7 +4,9 @@
     python scripts/screenshots.py [--out docs/screenshots] [--pages hosts,keys,...] [--wizard]
 
 Starts Xvfb when no DISPLAY is set, runs the app with QT_QPA_PLATFORM=xcb, and captures the
-whole X screen with ImageMagick's `import -window root` once each page has painted.
+whole X screen with ImageMagick's `import -window root` once each page has painted. Without
+--pages every page of the sidebar is captured, plus `welcome` (the first-run dialog with its
+environment check); the docs/user-guide.md pictures come from this one command.
 """
 
 from __future__ import annotations
@@ -61,6 +63,14 @@ if not ctx.registry.platforms():
                                 "LoRA runs"))
     ctx.registry.save_host(Host("lambda-h100", "192.0.2.10", 22, "ubuntu", lam.id, "H100 SXM", 8,
                                 "team fine-tune"))
+    # more of a real week: a per-minute cloud and a university cluster
+    runpod = ctx.registry.save_platform(
+        Platform("RunPod", "https://www.runpod.io", "minute", "USD"))
+    uni = ctx.registry.save_platform(Platform("Uni cluster", "", "hour", "EUR"))
+    ctx.registry.save_host(Host("runpod-a100", "203.0.113.24", 22079, "root", runpod.id,
+                                "A100 80GB", 1, "eval sweeps"))
+    ctx.registry.save_host(Host("lab-l40s", "gpu07.cluster.example.edu", 22, "mlab", uni.id,
+                                "L40S", 4, "shared with the lab"))
 if "spend" in pages and not ctx.ledger.history():
     from datetime import timedelta
     now = ctx.ledger.now()
@@ -92,7 +102,6 @@ if "keys" in pages and not ctx.vault.keys():
         def set_password(self, s, u, p): self.secrets[(s, u)] = p
         def delete_password(self, s, u): self.secrets.pop((s, u), None)
     ctx.vault.backend = DemoKeyring()
-    ctx.registry.save_platform(Platform("RunPod", "https://runpod.io", "second", "USD"))
     ctx.vault.generate("vast.ai")
     ctx.vault.generate("Lambda")
     ctx.vault.rotate("Lambda")
@@ -122,6 +131,7 @@ if not ctx.transfers.jobs():
                 "message": msg, "verified": ok, "attempts": 1, "active_s": secs,
                 "created_at": now, "finished_at": now if state in ("done", "failed") else None,
             })
+ctx.store.set_setting("ui.welcome_shown", "1")
 win = build_window(ctx)
 if "release" in pages:  # a checklist half-way: evidence shown, Release still blocked
     from datetime import datetime, timezone
@@ -155,7 +165,30 @@ if "release" in pages:  # a checklist half-way: evidence shown, Release still bl
 win.resize(1180, 720)
 win.move(50, 40)
 win.show()
+if pages == ["all"]:
+    pages = [*win.pages, "welcome"]
 todo = list(pages)
+
+def capture(key, geometry):
+    subprocess.run(["import", "-window", "root", "-crop", geometry, f"{out}/{key}.png"],
+                   check=True)
+    print(f"{out}/{key}.png")
+
+def shoot_welcome():
+    from gpu_companion.ui.welcome import WelcomeDialog
+    dialog = WelcomeDialog(ctx, win)
+    dialog.show()
+    def wait():
+        if dialog.checking:
+            QTimer.singleShot(100, wait)
+            return
+        def grab():
+            g = dialog.frameGeometry()
+            capture("welcome", f"{g.width()}x{g.height()}+{g.x()}+{g.y()}")
+            dialog.close()
+            QTimer.singleShot(50, shoot)
+        QTimer.singleShot(300, grab)
+    wait()
 
 def shoot():
     if not todo:
@@ -165,10 +198,13 @@ def shoot():
     if key == "keys":
         page.view.selectRow(0)
         page.status.setText("Public key of Lambda copied: paste it into the platform's console.")
+    if key == "welcome":
+        win.navigate("hosts")
+        QTimer.singleShot(200, shoot_welcome)
+        return
+    win.navigate(key)
     def grab():
-        subprocess.run(["import", "-window", "root", "-crop", "1180x720+50+40",
-                        f"{out}/{key}.png"], check=True)
-        print(f"{out}/{key}.png")
+        capture(key, "1180x720+50+40")
         QTimer.singleShot(50, shoot)
     QTimer.singleShot(400, grab)
 
@@ -234,7 +270,7 @@ def prepare(i):
                 wiz.selfcheck_page.view.add_step(step)
         wiz.selfcheck_page.view.status.setText(wiz.selfcheck_page.view.summary())
         wiz.selfcheck_page.notice.setText("Sample results from a test host with the CPU build "
-                                          "of PyTorch (this build cannot connect yet).")
+                                          "of PyTorch.")
 
 def shoot(i=0):
     prepare(i)
@@ -256,8 +292,10 @@ app.exec()
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=REPO / "docs" / "screenshots")
-    parser.add_argument("--pages", default="hosts")
     parser.add_argument("--wizard", action="store_true", help="the first-rental wizard's pages")
+    parser.add_argument(
+        "--pages", default="all", help="comma-separated page keys, `welcome`, or all (default)"
+    )
     args = parser.parse_args()
     if not shutil.which("import"):
         sys.exit("ImageMagick's `import` is not installed (Debian: imagemagick)")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import sys
 import traceback
 from collections.abc import Callable
@@ -169,7 +170,7 @@ def _follow_color_scheme(app: QApplication) -> None:
         )
 
 
-def run_gui(argv: list[str], smoke_test: bool = False) -> int:
+def run_gui(argv: list[str], smoke_test: bool = False, background: bool = False) -> int:
     from gpu_companion.ui.single_instance import SingleInstance, server_name
 
     QApplication.setHighDpiScaleFactorRoundingPolicy(
@@ -206,7 +207,18 @@ def run_gui(argv: list[str], smoke_test: bool = False) -> int:
         instance.raise_requested.connect(window.bring_forward)
     if smoke_test:
         return smoke(ctx, window)
-    window.show()
+    if os.environ.get("GPU_COMPANION_EXIT_AFTER_FIRST_PAINT"):  # benchmarks/startup.py
+        from gpu_companion.ui.first_paint import exit_after_first_paint
+
+        exit_after_first_paint(window)
+    elif not (background and ctx.tray is not None and ctx.tray.available):
+        from PySide6.QtCore import QTimer
+
+        from gpu_companion.ui.welcome import show_welcome_once
+
+        QTimer.singleShot(0, lambda: show_welcome_once(ctx, window))
+    if not (background and ctx.tray is not None and ctx.tray.available):
+        window.show()
     from gpu_companion.ui.worker import run_in_thread
 
     run_in_thread(ctx.managed_ssh.sync_quietly)  # hosts from an earlier run, keys changed

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from gpu_companion import __version__
 
 # Each module in gpu_companion.commands exposes register(subparsers).
-COMMAND_MODULES: list[str] = ["estimate", "ledger", "ssh_config"]
+COMMAND_MODULES: list[str] = ["estimate", "ledger", "ssh_config", "doctor"]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -26,6 +26,12 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="start the whole app, render every page once and exit 0 (works offscreen)",
     )
+    parser.add_argument(
+        "--background",
+        action="store_true",
+        help="start in the tray without opening the window (start at login uses it); "
+        "the window opens anyway when the desktop has no tray",
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:
         importlib.import_module(f"gpu_companion.commands.{name}").register(sub)
@@ -37,11 +43,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     handler = getattr(args, "handler", None)
     if handler is not None:
         return int(handler(args))
+    from gpu_companion.core._fast_imports import import_sqlite_utils_without_numpy
+
+    import_sqlite_utils_without_numpy()  # before Qt and the app: see benchmarks/startup.py
     from gpu_companion.app import run_gui
 
     if args.smoke_test and not os.environ.get("QT_QPA_PLATFORM") and not os.environ.get("DISPLAY"):
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
-    return run_gui([sys.argv[0]], smoke_test=args.smoke_test)
+    return run_gui([sys.argv[0]], smoke_test=args.smoke_test, background=args.background)
 
 
 def gui_main() -> int:

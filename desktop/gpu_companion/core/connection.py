@@ -9,18 +9,31 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-
-import paramiko
+from typing import TYPE_CHECKING
 
 from gpu_companion.core.errors import UserError
 from gpu_companion.core.hosts import Host
 from gpu_companion.core.keyring_errors import KeyringUnavailable
 from gpu_companion.core.keyvault import KeyVault
+from gpu_companion.core.lazy import lazy_import
 from gpu_companion.core.sshconfig import atomic_write
 
+if TYPE_CHECKING:
+    import paramiko
+else:
+    paramiko = lazy_import("paramiko")
+
 KINDS = (
-    "refused", "timeout", "dns", "auth_failed", "host_key_unknown", "host_key_changed", "no_key",
-    "keyring", "passphrase", "ssh",
+    "refused",
+    "timeout",
+    "dns",
+    "auth_failed",
+    "host_key_unknown",
+    "host_key_changed",
+    "no_key",
+    "keyring",
+    "passphrase",
+    "ssh",
 )
 
 
@@ -29,7 +42,12 @@ class ConnectionProblem(UserError):
     server offered (and `known_fingerprint` what was trusted before)."""
 
     def __init__(
-        self, kind: str, message: str, hint: str = "", *, key: paramiko.PKey | None = None,
+        self,
+        kind: str,
+        message: str,
+        hint: str = "",
+        *,
+        key: paramiko.PKey | None = None,
         known_key: paramiko.PKey | None = None,
     ) -> None:
         super().__init__(message, hint=hint)
@@ -64,16 +82,18 @@ def _names(entry: paramiko.hostkeys.HostKeyEntry, name: str) -> bool:
     )
 
 
-class _RememberingReject(paramiko.RejectPolicy):  # type: ignore[misc]
-    """RejectPolicy that keeps the offered key so the user can be shown its fingerprint."""
+class _RememberingReject:
+    """RejectPolicy that keeps the offered key so the user can be shown its fingerprint (paramiko
+    duck-types policies; a subclass would import paramiko with this module)."""
 
     def __init__(self) -> None:
         self.offered: paramiko.PKey | None = None
 
-    def missing_host_key(self, client: paramiko.SSHClient, hostname: str,
-                         key: paramiko.PKey) -> None:
+    def missing_host_key(
+        self, client: paramiko.SSHClient, hostname: str, key: paramiko.PKey
+    ) -> None:
         self.offered = key
-        super().missing_host_key(client, hostname, key)
+        paramiko.RejectPolicy().missing_host_key(client, hostname, key)
 
 
 class SessionFactory:
@@ -83,7 +103,9 @@ class SessionFactory:
     """
 
     def __init__(
-        self, vault: KeyVault, known_hosts: Path,
+        self,
+        vault: KeyVault,
+        known_hosts: Path,
         passphrase_for: Callable[[str], str | None] | None = None,
     ) -> None:
         self.vault = vault
@@ -137,7 +159,8 @@ class SessionFactory:
         if platform is None or self.vault.key(platform) is None:
             where = f"its platform {platform!r}" if platform else "it (no platform chosen)"
             raise ConnectionProblem(
-                "no_key", f"There is no SSH key for {host.alias}: {where} has none yet.",
+                "no_key",
+                f"There is no SSH key for {host.alias}: {where} has none yet.",
                 "Generate or import the platform's key on the Keys page.",
             )
         stored = self.vault.key(platform)
@@ -147,7 +170,8 @@ class SessionFactory:
             passphrase = self.passphrase_for(platform) if self.passphrase_for else None
             if not passphrase:
                 raise ConnectionProblem(
-                    "passphrase", f"The {platform} key is protected by a passphrase.",
+                    "passphrase",
+                    f"The {platform} key is protected by a passphrase.",
                     "Enter it, or load the key into ssh-agent on the Keys page.",
                 )
         try:
@@ -155,8 +179,9 @@ class SessionFactory:
         except KeyringUnavailable as exc:
             raise ConnectionProblem("keyring", exc.message, exc.hint) from exc
         except UserError as exc:
-            raise ConnectionProblem("passphrase" if stored.encrypted else "no_key",
-                                    exc.message, exc.hint) from exc
+            raise ConnectionProblem(
+                "passphrase" if stored.encrypted else "no_key", exc.message, exc.hint
+            ) from exc
 
     def connect(self, host: Host, timeout: float = 10) -> paramiko.SSHClient:
         """A connected, authenticated client; the caller closes it."""
@@ -184,9 +209,17 @@ class SessionFactory:
             # The TCP part first, so refused / DNS / timeout come back as plain socket errors.
             sock = socket.create_connection((host.hostname, host.port), timeout=timeout)
             client.connect(
-                host.hostname, port=host.port, username=host.user, pkey=pkey, sock=sock,
-                look_for_keys=False, allow_agent=False, timeout=timeout,
-                banner_timeout=timeout, auth_timeout=timeout, channel_timeout=timeout,
+                host.hostname,
+                port=host.port,
+                username=host.user,
+                pkey=pkey,
+                sock=sock,
+                look_for_keys=False,
+                allow_agent=False,
+                timeout=timeout,
+                banner_timeout=timeout,
+                auth_timeout=timeout,
+                channel_timeout=timeout,
             )
             return client
         except Exception as exc:
@@ -194,22 +227,30 @@ class SessionFactory:
             raise self._explain(exc, host, where, policy.offered, known) from exc
 
     def _explain(
-        self, exc: Exception, host: Host, where: str, offered: paramiko.PKey | None,
+        self,
+        exc: Exception,
+        host: Host,
+        where: str,
+        offered: paramiko.PKey | None,
         known: paramiko.HostKeys,
     ) -> ConnectionProblem:
         if isinstance(exc, paramiko.BadHostKeyException) or (
             offered is not None and known.lookup(known_hosts_name(host))
         ):
             key = exc.key if isinstance(exc, paramiko.BadHostKeyException) else offered
-            before = (exc.expected_key if isinstance(exc, paramiko.BadHostKeyException)
-                      else next(iter(known.lookup(known_hosts_name(host)).values())))
+            before = (
+                exc.expected_key
+                if isinstance(exc, paramiko.BadHostKeyException)
+                else next(iter(known.lookup(known_hosts_name(host)).values()))
+            )
             return ConnectionProblem(
                 "host_key_changed",
                 f"The host key of {host.alias} ({where}) has changed: the connection was blocked.",
                 "On rented GPUs the usual cause is a new instance behind a recycled address. If "
                 "you just created or restarted this instance, choose 'This is a new instance'; "
                 "otherwise do not connect, someone may be intercepting it.",
-                key=key, known_key=before,
+                key=key,
+                known_key=before,
             )
         if offered is not None:
             return ConnectionProblem(
@@ -229,14 +270,16 @@ class SessionFactory:
             )
         if isinstance(exc, socket.gaierror):
             return ConnectionProblem(
-                "dns", f"The name {host.hostname!r} could not be found (DNS).",
+                "dns",
+                f"The name {host.hostname!r} could not be found (DNS).",
                 "Check the host name for typos, or your network connection.",
             )
         if isinstance(exc, paramiko.ssh_exception.NoValidConnectionsError) or isinstance(
             exc, ConnectionRefusedError
         ):
             return ConnectionProblem(
-                "refused", f"{where} refused the connection.",
+                "refused",
+                f"{where} refused the connection.",
                 "The instance may still be starting, stopped, or the port is wrong: check the "
                 "port in the platform's console.",
             )
@@ -245,7 +288,8 @@ class SessionFactory:
             w in text for w in ("timed out", "banner", "no existing session")
         ):
             return ConnectionProblem(
-                "timeout", f"{where} did not answer as an SSH server in time.",
+                "timeout",
+                f"{where} did not answer as an SSH server in time.",
                 "The instance may be down, still booting or behind a firewall, or the port may "
                 "belong to another service: check it in the platform's console.",
             )

@@ -13,14 +13,14 @@ import subprocess
 from dataclasses import dataclass
 from datetime import date, datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import paramiko
 from cryptography.hazmat.primitives.asymmetric import ed25519, rsa
 
 from gpu_companion.core.errors import UserError
 from gpu_companion.core.hosts import Host
 from gpu_companion.core.keyring_errors import KeyringUnavailable, classify
+from gpu_companion.core.lazy import lazy_import
 from gpu_companion.core.sshkeys import (
     KEY_KINDS,
     PrivateKey,
@@ -32,6 +32,11 @@ from gpu_companion.core.sshkeys import (
     to_paramiko,
 )
 from gpu_companion.core.store import Store
+
+if TYPE_CHECKING:
+    import paramiko
+else:
+    paramiko = lazy_import("paramiko")
 
 SERVICE = "gpu-companion"
 _SLUG_RE = re.compile(r"[^a-z0-9._-]+")
@@ -139,8 +144,9 @@ class KeyVault:
             "encrypted, has_previous FROM ssh_keys ORDER BY platform"
         ).fetchall()
         return [
-            StoredKey(r[0], r[1], r[2], r[3], r[4], r[5], self.public_dir / r[6], bool(r[7]),
-                      bool(r[8]))
+            StoredKey(
+                r[0], r[1], r[2], r[3], r[4], r[5], self.public_dir / r[6], bool(r[7]), bool(r[8])
+            )
             for r in rows
         ]
 
@@ -204,7 +210,10 @@ class KeyVault:
         return self._save(platform, key, passphrase or None)
 
     def import_private_key(
-        self, platform: str, pem_text: str, passphrase: str | None = None,
+        self,
+        platform: str,
+        pem_text: str,
+        passphrase: str | None = None,
         new_passphrase: str | None = None,
     ) -> StoredKey:
         """Import an OpenSSH or PEM private key (encrypted or not) pasted or read from a file.
@@ -309,7 +318,7 @@ class KeyVault:
         if not os.environ.get("SSH_AUTH_SOCK"):
             raise UserError(
                 "No ssh-agent is running in this session (SSH_AUTH_SOCK is not set).",
-                hint="Start one (eval \"$(ssh-agent)\") or log in to a desktop that runs it.",
+                hint='Start one (eval "$(ssh-agent)") or log in to a desktop that runs it.',
             )
         key = parse_private_key(self.private_text(platform), passphrase)
         argv = ["ssh-add"]
@@ -320,7 +329,10 @@ class KeyVault:
         argv.append("-")
         try:
             done = subprocess.run(
-                argv, input=openssh_text(key, None).encode(), capture_output=True, timeout=15,
+                argv,
+                input=openssh_text(key, None).encode(),
+                capture_output=True,
+                timeout=15,
                 check=False,
             )
         except FileNotFoundError:

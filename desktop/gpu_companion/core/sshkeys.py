@@ -8,12 +8,18 @@ from __future__ import annotations
 import base64
 import hashlib
 import io
+from typing import TYPE_CHECKING
 
-import paramiko
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
 
 from gpu_companion.core.errors import UserError
+from gpu_companion.core.lazy import lazy_import
+
+if TYPE_CHECKING:
+    import paramiko
+else:
+    paramiko = lazy_import("paramiko")
 
 KEY_KINDS = ("ed25519", "rsa")
 PrivateKey = ed25519.Ed25519PrivateKey | rsa.RSAPrivateKey | ec.EllipticCurvePrivateKey
@@ -59,11 +65,10 @@ def parse_private_key(text: str, passphrase: str | None = None) -> PrivateKey:
         raise UserError(f"The key could not be read: {exc}.") from None
     except Exception as exc:  # unsupported cipher, missing bcrypt, ...
         raise UserError(f"The key could not be read: {exc}.") from None
-    if not isinstance(key, (ed25519.Ed25519PrivateKey, rsa.RSAPrivateKey,
-                            ec.EllipticCurvePrivateKey)):
-        raise UserError(
-            f"{type(key).__name__} keys are not supported; use an ed25519 or RSA key."
-        )
+    if not isinstance(
+        key, (ed25519.Ed25519PrivateKey, rsa.RSAPrivateKey, ec.EllipticCurvePrivateKey)
+    ):
+        raise UserError(f"{type(key).__name__} keys are not supported; use an ed25519 or RSA key.")
     if isinstance(key, rsa.RSAPrivateKey) and key.key_size < 2048:
         raise UserError(f"This RSA key has only {key.key_size} bits; use at least 2048.")
     return key
@@ -90,9 +95,11 @@ def openssh_text(key: PrivateKey, passphrase: str | None) -> str:
 
 def public_blob_line(key: PrivateKey) -> str:
     """'<type> <base64>' of the public half."""
-    return key.public_key().public_bytes(
-        serialization.Encoding.OpenSSH, serialization.PublicFormat.OpenSSH
-    ).decode("ascii")
+    return (
+        key.public_key()
+        .public_bytes(serialization.Encoding.OpenSSH, serialization.PublicFormat.OpenSSH)
+        .decode("ascii")
+    )
 
 
 def public_line(key: PrivateKey, comment: str) -> str:

@@ -14,12 +14,11 @@ import subprocess
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-import paramiko
+from typing import TYPE_CHECKING, Any
 
 from gpu_companion.core.errors import UserError
 from gpu_companion.core.hosts import Host
+from gpu_companion.core.lazy import lazy_import
 from gpu_companion.core.rsync_engine import (
     RsyncCommand,
     RsyncRun,
@@ -49,11 +48,19 @@ from gpu_companion.core.transfer_job import (
     Verifying,
 )
 
+if TYPE_CHECKING:
+    import paramiko
+else:
+    paramiko = lazy_import("paramiko")
+
 log = logging.getLogger(__name__)
 
 MKPATH_SINCE: RsyncVersion = (3, 2, 3)
 ClientFactory = Callable[[Host], Any]  # returns a connected paramiko.SSHClient
-_CONNECTION_ERRORS = (OSError, EOFError, paramiko.SSHException)
+
+
+def _connection_errors() -> tuple[type[BaseException], ...]:
+    return (ConnectionError, OSError, EOFError, paramiko.SSHException)
 
 
 @dataclass(frozen=True)
@@ -159,7 +166,7 @@ class TransferEngine:
                     outcome = yield from self._rsync_once(job, host, control)
                 else:
                     outcome = yield from self._sftp_once(job, host, control)
-            except (ConnectionError, *_CONNECTION_ERRORS) as exc:
+            except _connection_errors() as exc:
                 if control.stop_requested:
                     return TransferOutcome(control.stop_requested, bytes_sent=total_sent)
                 outcome = TransferOutcome(
@@ -180,9 +187,11 @@ class TransferEngine:
         yield Verifying(engine)
         try:
             bad = self._verify(job, host, engine)
-        except (ConnectionError, *_CONNECTION_ERRORS) as exc:
+        except _connection_errors() as exc:
             return TransferOutcome(
-                "failed", message=f"Verification could not run: {exc}", bytes_sent=total_sent,
+                "failed",
+                message=f"Verification could not run: {exc}",
+                bytes_sent=total_sent,
                 retryable=True,
             )
         if bad:
@@ -229,8 +238,13 @@ class TransferEngine:
             raise UserError("rsync is not installed on this computer.")
         remote = self._remote_rsync.get(host.alias)
         return RsyncCommand.prepare(
-            job, self.target(host), self.ssh_argv, rsync=rsync, purpose=purpose,
-            base_env=self.env, mkpath=remote is not None and remote >= MKPATH_SINCE,
+            job,
+            self.target(host),
+            self.ssh_argv,
+            rsync=rsync,
+            purpose=purpose,
+            base_env=self.env,
+            mkpath=remote is not None and remote >= MKPATH_SINCE,
         )
 
     def _verify(self, job: TransferJob, host: Host, engine: EngineName) -> list[str]:
@@ -272,7 +286,10 @@ class TransferEngine:
         cmd = f"find {remote} -depth -type d -name {PARTIAL_DIR} -exec rm -rf {{}} +"
         subprocess.run(
             [*self.ssh_argv, self.target(host), cmd],
-            capture_output=True, env=self.env, timeout=120, check=False,
+            capture_output=True,
+            env=self.env,
+            timeout=120,
+            check=False,
         )
 
 

@@ -10,15 +10,19 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
-
-import paramiko
+from typing import TYPE_CHECKING, Any
 
 from gpu_companion.core.hosts import Host, HostRegistry
+from gpu_companion.core.lazy import lazy_import
 from gpu_companion.core.store import Store
 from gpu_companion.core.transfer_engine import ClientFactory, TransferEngine
 from gpu_companion.core.transfer_job import TransferJob
 from gpu_companion.core.transfer_queue import TransferQueue
+
+if TYPE_CHECKING:
+    import paramiko
+else:
+    paramiko = lazy_import("paramiko")
 
 
 def system_client_factory(host: Host) -> Any:

@@ -13,13 +13,17 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Protocol
-
-import paramiko
+from typing import TYPE_CHECKING, Protocol
 
 from gpu_companion.core.errors import UserError
 from gpu_companion.core.hosts import Host
+from gpu_companion.core.lazy import lazy_import
 from gpu_companion.core.release.config import ChecklistConfig
+
+if TYPE_CHECKING:
+    import paramiko
+else:
+    paramiko = lazy_import("paramiko")
 
 
 @dataclass(frozen=True)

@@ -10,16 +10,21 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import paramiko
+from typing import TYPE_CHECKING
 
 from gpu_companion.core.hosts import Host, HostRegistry
+from gpu_companion.core.lazy import lazy_import
 from gpu_companion.core.ledger import SpendLedger
 from gpu_companion.core.release.context import CheckpointSync, RentalLedger, SshConfigBlocks
 from gpu_companion.core.release.gate import ReleaseServices, SshConfigNotWired
 from gpu_companion.core.release.record import ChecklistSettings, StoreReleaseLedger
 from gpu_companion.core.release.rsync_sync import RsyncCheckpointSync
 from gpu_companion.core.store import Store
+
+if TYPE_CHECKING:
+    import paramiko
+else:
+    paramiko = lazy_import("paramiko")
 
 
 def connect_with_user_ssh(host: Host) -> paramiko.SSHClient:

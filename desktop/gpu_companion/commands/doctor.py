@@ -1,0 +1,31 @@
+"""`gpu-companion doctor`: the environment check of the welcome dialog, in a terminal."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from gpu_companion.core.envcheck import detect_os, run_checks
+
+
+def register(sub: Any) -> None:
+    parser = sub.add_parser(
+        "doctor",
+        help="check the keyring, ssh, ssh-agent and rsync, and say how to install what is missing",
+    )
+    parser.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    os_info = detect_os()
+    print(f"GPU Companion environment check on {os_info.pretty or os_info.family}")
+    failed = 0
+    for result in run_checks(os_info=os_info):
+        mark = "ok " if result.ok else "MISSING" if "not found" in result.detail else "PROBLEM"
+        version = f" {result.version}" if result.version else ""
+        print(f"  [{mark}] {result.name}{version}: {result.detail}")
+        if result.fix:
+            print(f"          {result.fix}")
+        failed += not result.ok
+    print("everything needed is there" if not failed else f"{failed} problem(s) found")
+    return 1 if failed else 0

@@ -1,0 +1,56 @@
+"""The lazy start-up path: the first window is built without the heavy libraries.
+
+pyqtgraph (with numpy) and paramiko cost 0.1-0.3 s each to import (benchmarks/startup.py); the
+window must paint first and load them when a page really needs them.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+HEAVY = ("pyqtgraph", "numpy", "paramiko")
+
+PROBE = f"""
+import sys
+HEAVY = {HEAVY!r}
+from gpu_companion.core._fast_imports import import_sqlite_utils_without_numpy
+import_sqlite_utils_without_numpy()  # as cli.main does before the GUI
+from PySide6.QtWidgets import QApplication
+app = QApplication([])
+from gpu_companion.app import AppContext, build_window
+from gpu_companion.core.paths import AppPaths
+ctx = AppContext(AppPaths.default())
+win = build_window(ctx)
+win.show()
+app.processEvents()
+for key in win.pages:
+    win.navigate(key)
+    app.processEvents()
+from gpu_companion.core.lazy import is_loaded
+print(" ".join(m for m in HEAVY if is_loaded(m)))
+win.close()
+ctx.close()
+"""
+
+
+def test_first_window_does_not_import_pyqtgraph_numpy_or_paramiko(tmp_path):
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "GPU_COMPANION_HOME": str(tmp_path)}
+    out = subprocess.run(
+        [sys.executable, "-c", PROBE], env=env, capture_output=True, text=True, timeout=120,
+        check=False,
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "", f"imported at start-up: {out.stdout.strip()}"
+
+
+def test_numpy_stays_importable_after_the_core(tmp_path):
+    out = subprocess.run(
+        [sys.executable, "-c",
+         "from gpu_companion.core._fast_imports import import_sqlite_utils_without_numpy as f; "
+         "f(); import sqlite_utils.db, numpy; assert sqlite_utils.db.np is None; "
+         "print(numpy.zeros(2).sum())"],
+        capture_output=True, text=True, timeout=120, check=False,
+    )
+    assert out.returncode == 0 and out.stdout.strip() == "0.0", out.stderr
