@@ -155,3 +155,38 @@ def keyring_backend(keyring_session: KeyringSession, monkeypatch: pytest.MonkeyP
         if k == "DBUS_SESSION_BUS_ADDRESS":
             monkeypatch.setenv(k, v)
     return keyring_session.backend()
+
+
+# --- SSH clients for the monitor (until the keyring-backed SessionFactory is wired in) -------
+
+
+@pytest.fixture
+def harness_client_factory(sshd: SshServer, client_identity: ClientIdentity, tmp_path: Path):  # type: ignore[no-untyped-def]
+    """A ClientFactory for the harness sshd: the test key from memory, its known_hosts line,
+    RejectPolicy. Every host connects to the harness, whatever its hostname says."""
+    import paramiko
+
+    known_hosts = tmp_path / "monitor_known_hosts"
+    known_hosts.write_text(sshd.known_hosts_line())
+    opened: list[paramiko.SSHClient] = []
+
+    def connect(host):  # type: ignore[no-untyped-def]
+        client = paramiko.SSHClient()
+        client.load_host_keys(str(known_hosts))
+        client.set_missing_host_key_policy(paramiko.RejectPolicy())
+        opened.append(client)
+        client.connect(
+            "127.0.0.1",
+            port=sshd.port,
+            username=sshd.user,
+            pkey=client_identity.private_key,
+            allow_agent=False,
+            look_for_keys=False,
+            timeout=10,
+        )
+        return client
+
+    connect.known_hosts = known_hosts  # type: ignore[attr-defined]
+    yield connect
+    for client in opened:
+        client.close()
