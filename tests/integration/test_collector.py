@@ -109,7 +109,8 @@ def test_garbage_lines_are_counted_not_fatal(sshd, standin, harness_client_facto
 
 def test_fields_the_driver_lacks_are_left_out(sshd, standin, harness_client_factory):
     known = ["timestamp", "index", "uuid", "name", "utilization.gpu", "memory.used",
-             "memory.total", "temperature.gpu", "power.draw", "clocks_throttle_reasons.active"]  # fmt: skip
+             "memory.total", "temperature.gpu", "power.draw",
+             "clocks_throttle_reasons.active"]  # fmt: skip
     standin.configure(gpu_count=1, known_fields=known)
     rec = Recorder()
     collector = _start(harness_client_factory, rec)

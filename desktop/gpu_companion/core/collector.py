@@ -17,9 +17,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from gpu_companion.core.collector_errors import (
+    Failure,
     FieldRejected,
     GpuProblem,
-    Failure,
     classify_failure,
     gpu_problem_from_output,
 )

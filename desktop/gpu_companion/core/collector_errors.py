@@ -41,7 +41,7 @@ class FieldRejected(Exception):
 
 
 def gpu_problem_from_output(exit_code: int, text: str) -> Exception | None:
-    """The GPU problem (or refused field) an nvidia-smi output reports; None when it reports none."""
+    """The GPU problem (or refused field) an nvidia-smi output reports, or None."""
     error = detect_gpu_error(text)
     if error is not None:
         return GpuProblem(error)

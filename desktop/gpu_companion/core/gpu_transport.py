@@ -10,7 +10,6 @@ import os
 import select
 import shlex
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -94,7 +93,7 @@ class _SshLineStream(LineStream):
         self._chan.settimeout(timeout)
         try:
             return bytes(self._chan.recv(65536))
-        except socket.timeout as exc:
+        except TimeoutError as exc:
             raise TimeoutError("no data") from exc
         except OSError:
             return b""

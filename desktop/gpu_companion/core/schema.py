@@ -50,6 +50,29 @@ def _v1_platforms_hosts(db: sqlite_utils.Database) -> None:
     db.table("settings").create({"key": str, "value": str}, pk="key")
 
 
+def _v2_gpu_minutes(db: sqlite_utils.Database) -> None:
+    """Per-minute GPU aggregates for the monitor's 24 h view and the idle rule."""
+    db.table("gpu_minutes").create(
+        {
+            "alias": str,
+            "gpu": int,
+            "minute": int,  # epoch seconds // 60
+            "samples": int,
+            "util": float,
+            "mem_used": float,
+            "mem_total": float,
+            "temp": float,
+            "power": float,
+            "power_limit": float,
+            "util_max": float,
+        },
+        pk=("alias", "gpu", "minute"),
+        not_null={"alias", "gpu", "minute", "samples"},
+    )
+    db.table("gpu_minutes").create_index(["minute"])
+
+
 MIGRATIONS: list[Migration] = [
     _v1_platforms_hosts,
+    _v2_gpu_minutes,
 ]
