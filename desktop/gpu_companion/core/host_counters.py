@@ -1,7 +1,8 @@
 """Host counters for diagnosis: CPU load, iowait, disk read/write rates and free disk space.
 
-The remote host prints `cat loadavg stat diskstats` in one go (one process start) and `df -Pk`;
-the three /proc files are told apart by the shape of their lines. Rates need two snapshots.
+The remote host prints `cat uptime loadavg stat diskstats` in one go (one process start) and
+`df -Pk`; the /proc files are told apart by the shape of their lines. Rates need two snapshots and
+use the host's own uptime clock between them, so network delays do not skew them.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import re
 from dataclasses import dataclass
 
 SECTOR_BYTES = 512  # /proc/diskstats counts 512-byte sectors whatever the device's block size
+_UPTIME_RE = re.compile(r"(\d+\.\d+) \d+\.\d+")
 _LOADAVG_RE = re.compile(r"(\d+\.\d+) (\d+\.\d+) (\d+\.\d+) \d+/\d+ \d+")
 _SKIP_DEVICES = ("loop", "ram", "zram", "fd", "sr", "dm-", "md", "nbd")
 _PARTITION_RE = re.compile(r"^(?P<disk>.+?)(?:p)?\d+$")
@@ -20,6 +22,7 @@ class RawCounters:
     """Cumulative counters at one moment, as read; only differences between two mean anything."""
 
     t: float
+    uptime: float | None = None  # the host's seconds since boot, read with the counters
     load1: float | None = None
     cpu_total: int | None = None  # jiffies, all states
     cpu_idle: int | None = None
@@ -58,13 +61,17 @@ def _whole_disks(names: set[str]) -> set[str]:
 
 
 def parse_proc_text(text: str, t: float) -> RawCounters:
-    """The concatenation of /proc/loadavg, /proc/stat and /proc/diskstats (any may be missing)."""
+    """/proc/uptime, loadavg, stat and diskstats concatenated (any may be missing)."""
+    uptime: float | None = None
     load1: float | None = None
     cpu: list[int] | None = None
     disks: dict[str, tuple[int, int]] = {}
     for line in text.splitlines():
         stripped = line.strip()
         if not stripped:
+            continue
+        if uptime is None and (m := _UPTIME_RE.fullmatch(stripped)):
+            uptime = float(m.group(1))
             continue
         if load1 is None and (m := _LOADAVG_RE.fullmatch(stripped)):
             load1 = float(m.group(1))
@@ -91,6 +98,7 @@ def parse_proc_text(text: str, t: float) -> RawCounters:
         write = sum(disks[d][1] for d in chosen)
     return RawCounters(
         t=t,
+        uptime=uptime,
         load1=load1,
         cpu_total=total,
         cpu_idle=idle,
@@ -128,6 +136,8 @@ def rates(before: RawCounters | None, now: RawCounters) -> HostCounters:
     busy = iowait = read = write = None
     if before is not None:
         seconds = now.t - before.t
+        if now.uptime is not None and before.uptime is not None and now.uptime > before.uptime:
+            seconds = now.uptime - before.uptime
         read = _rate(now.read_sectors, before.read_sectors, seconds, SECTOR_BYTES)
         write = _rate(now.write_sectors, before.write_sectors, seconds, SECTOR_BYTES)
         if None not in (now.cpu_total, before.cpu_total, now.cpu_idle, before.cpu_idle):

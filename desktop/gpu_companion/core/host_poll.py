@@ -41,7 +41,7 @@ def remote_poll_argv(proc_root: str = "/proc", df_path: str = "/") -> list[str]:
     """`sh -c SCRIPT`: the sections are separated by marker lines so one output holds all four."""
     apps = shlex.join(build_query_compute_apps_argv(DEFAULT_COMPUTE_APPS_FIELDS))
     files = " ".join(shlex.quote(f"{proc_root.rstrip('/')}/{n}") for n in
-                     ("loadavg", "stat", "diskstats"))  # fmt: skip
+                     ("uptime", "loadavg", "stat", "diskstats"))  # fmt: skip
     script = "; ".join(
         [
             f"echo {MARK}apps",
@@ -106,7 +106,7 @@ def _local_sections(transport: Transport, proc_root: str, df_path: str) -> dict[
     code, apps = transport.run(build_query_compute_apps_argv(DEFAULT_COMPUTE_APPS_FIELDS), 20)
     root = Path(proc_root)
     proc = []
-    for name in ("loadavg", "stat", "diskstats"):
+    for name in ("uptime", "loadavg", "stat", "diskstats"):
         try:
             proc.append((root / name).read_text())
         except OSError:
