@@ -7,6 +7,7 @@ import sys
 import traceback
 from collections.abc import Callable
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
@@ -21,15 +22,18 @@ from gpu_companion.logsetup import setup_logging
 from gpu_companion.ui.main_window import MainWindow
 from gpu_companion.ui.pages.base import Page
 from gpu_companion.ui.pages.hosts import HostsPage
+from gpu_companion.ui.pages.monitor import MonitorPage
 from gpu_companion.ui.pages.placeholders import (
     KeysPage,
-    MonitorPage,
     ReleasePage,
     SpendPage,
     TransfersPage,
 )
 from gpu_companion.ui.pages.settings import SettingsPage
 from gpu_companion.ui.tray import Tray
+
+if TYPE_CHECKING:
+    from gpu_companion.core.monitor import Monitor
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +60,18 @@ class AppContext:
         self.tray: Tray | None = None
         self.has_running_rentals: Callable[[], bool] = lambda: False
         self.quit: Callable[[], None] = lambda: None
+        self._monitor: Monitor | None = None
+
+    def monitor(self) -> Monitor:
+        """The live GPU monitor, made on first use (the Monitor page's first show)."""
+        if self._monitor is None:
+            from gpu_companion.core.monitor import Monitor
+            from gpu_companion.core.ssh_clients import basic_client_factory
+
+            self._monitor = Monitor(
+                basic_client_factory(), store=self.store, notifier=self.notifier
+            )
+        return self._monitor
 
     def navigate(self, key: str) -> None:
         if self.window is not None:
@@ -72,6 +88,8 @@ class AppContext:
         )
 
     def close(self) -> None:
+        if self._monitor is not None:
+            self._monitor.stop()
         self.store.close()
 
 

@@ -38,15 +38,6 @@ class KeysPage(_Placeholder):
     )
 
 
-class MonitorPage(_Placeholder):
-    key, title, icon_name = "monitor", "Monitor", "monitor"
-    heading = "Nothing to monitor yet"
-    text = (
-        "Live graphs of every GPU on every rented host will show here. Add a host to start; the "
-        "live monitor arrives in a later version."
-    )
-
-
 class TransfersPage(_Placeholder):
     key, title, icon_name = "transfers", "Transfers", "transfers"
     heading = "No transfers"

@@ -1,0 +1,148 @@
+"""The four live plots of one host (utilisation, memory, temperature, power), one colour per GPU.
+
+Imported lazily by the monitor page: pyqtgraph costs 0.25 s at start-up. Curves are redrawn from
+history copies by the page's throttled timer; `connect="finite"` leaves gaps where no sample came.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QGridLayout, QLabel, QVBoxLayout, QWidget
+
+from gpu_companion.core.gpu_history import METRICS, HostHistory
+
+PALETTE = ("#3182ce", "#dd6b20", "#38a169", "#d53f8c", "#805ad5", "#d69e2e", "#319795",
+           "#e53e3e")  # fmt: skip
+# (title, unit, solid metric, dashed metric or None)
+PANELS = (
+    ("Utilisation", "%", "util", None),
+    ("Memory used / total", "GiB", "mem_used", "mem_total"),
+    ("Temperature", "°C", "temp", None),
+    ("Power / limit", "W", "power", "power_limit"),
+)
+_COL = {m: i for i, m in enumerate(METRICS)}
+_SCALE = {"mem_used": 1 / 1024, "mem_total": 1 / 1024}
+
+
+def gpu_color(gpu: int) -> str:
+    return PALETTE[gpu % len(PALETTE)]
+
+
+class GpuPlots(QWidget):
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        pg.setConfigOptions(antialias=False, background="w", foreground="#4a5568")
+        grid = QGridLayout()
+        grid.setContentsMargins(0, 0, 0, 0)
+        self.plots: list[pg.PlotWidget] = []
+        self._curves: dict[tuple[int, int, bool], pg.PlotDataItem] = {}
+        self._legend_items: list[pg.LegendItem] = []
+        for i, (title, unit, _, _) in enumerate(PANELS):
+            plot = pg.PlotWidget(axisItems={"bottom": pg.DateAxisItem()})
+            plot.setTitle(title, size="9pt")
+            plot.setLabel("left", unit)
+            plot.showGrid(x=True, y=True, alpha=0.2)
+            plot.setMouseEnabled(x=False, y=False)
+            plot.setMenuEnabled(False)
+            plot.hideButtons()
+            item = plot.getPlotItem()
+            item.setClipToView(True)
+            item.setDownsampling(auto=True, mode="peak")
+            if title == "Utilisation":
+                plot.setYRange(0, 100, padding=0.02)
+                self._legend_items.append(plot.addLegend(offset=(-6, 6), labelTextSize="8pt"))
+            plot.scene().sigMouseMoved.connect(lambda pos, p=plot: self._hover(p, pos))
+            grid.addWidget(plot, i // 2, i % 2)
+            self.plots.append(plot)
+        self.readout = QLabel("Hover over a plot to read the values.")
+        self.readout.setObjectName("hoverReadout")
+        self.readout.setTextFormat(Qt.TextFormat.RichText)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.addLayout(grid, 1)
+        lay.addWidget(self.readout)
+        self.history: HostHistory | None = None
+        self.window_s = 600.0
+        self._data: dict[int, tuple[Any, Any]] = {}
+        self.last_redraw_ms = 0.0
+
+    def curve_count(self, panel: int = 0) -> int:
+        return sum(1 for (p, _, d), c in self._curves.items() if p == panel and not d and c.isVisible())
+
+    def curve_points(self, panel: int, gpu: int) -> int:
+        curve = self._curves.get((panel, gpu, False))
+        return 0 if curve is None or curve.xData is None else len(curve.xData)
+
+    def set_source(self, history: HostHistory | None, window_s: float | None = None) -> None:
+        self.history = history
+        if window_s is not None:
+            self.window_s = window_s
+        for curve in self._curves.values():
+            curve.setData([], [])
+            curve.hide()
+        for legend in self._legend_items:
+            legend.clear()
+        self._data.clear()
+        self.redraw()
+
+    def _curve(self, panel: int, gpu: int, dashed: bool) -> pg.PlotDataItem:
+        key = (panel, gpu, dashed)
+        curve = self._curves.get(key)
+        if curve is None:
+            style = Qt.PenStyle.DashLine if dashed else Qt.PenStyle.SolidLine
+            pen = pg.mkPen(gpu_color(gpu), width=1.5, style=style)
+            curve = self.plots[panel].plot([], [], pen=pen, connect="finite")
+            self._curves[key] = curve
+        return curve
+
+    def redraw(self, now: float | None = None) -> None:
+        """Re-read the history for the visible window and update every curve."""
+        started = time.perf_counter()
+        history = self.history
+        if history is None:
+            return
+        now = time.time() if now is None else now
+        since = now - self.window_s
+        legend = self._legend_items[0]
+        for gpu in history.gpus():
+            t, v = history.series(gpu, since)
+            self._data[gpu] = (t, v)
+            for panel, (_, _, solid, dashed) in enumerate(PANELS):
+                for metric, is_dashed in ((solid, False), (dashed, True)):
+                    if metric is None:
+                        continue
+                    curve = self._curve(panel, gpu, is_dashed)
+                    y = v[:, _COL[metric]] * _SCALE.get(metric, 1.0)
+                    curve.setData(t, y, connect="finite")
+                    if not curve.isVisible():
+                        curve.show()
+                    if panel == 0 and not is_dashed and legend.getLabel(curve) is None:
+                        legend.addItem(curve, f"GPU {gpu}")
+        for plot in self.plots:
+            plot.setXRange(since, now, padding=0)
+        self.last_redraw_ms = (time.perf_counter() - started) * 1000
+
+    def _hover(self, plot: pg.PlotWidget, pos: Any) -> None:
+        if not plot.sceneBoundingRect().contains(pos) or not self._data:
+            return
+        x = plot.getPlotItem().vb.mapSceneToView(pos).x()
+        panel = self.plots.index(plot)
+        title, unit, solid, dashed = PANELS[panel]
+        parts = []
+        for gpu, (t, v) in sorted(self._data.items()):
+            if not len(t):
+                continue
+            i = int(np.clip(np.searchsorted(t, x), 0, len(t) - 1))
+            value = v[i, _COL[solid]] * _SCALE.get(solid, 1.0)
+            text = "—" if np.isnan(value) else f"{value:.1f}"
+            if dashed is not None:
+                limit = v[i, _COL[dashed]] * _SCALE.get(dashed, 1.0)
+                text += "" if np.isnan(limit) else f" / {limit:.1f}"
+            parts.append(f'<span style="color:{gpu_color(gpu)}">GPU {gpu}: {text} {unit}</span>')
+        when = time.strftime("%H:%M:%S", time.localtime(x)) if x > 0 else ""
+        self.readout.setText(f"<b>{title}</b> at {when} — " + " · ".join(parts))
