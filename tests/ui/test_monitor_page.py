@@ -65,7 +65,7 @@ def test_four_curves_grow_and_survive_a_cut_connection(monitored, window, qtbot,
         assert (steps > 0).all(), "a timestamp was repeated or went back"
         gaps = steps[steps > 0.6]
         assert len(gaps) == 1, steps  # the reconnection, nothing else lost
-        assert ((steps[steps <= 0.6] > 0.1)).all(), steps
+        assert (steps[steps <= 0.6] > 0.1).all(), steps
     page.stop()
 
 

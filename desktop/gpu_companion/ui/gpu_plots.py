@@ -72,7 +72,8 @@ class GpuPlots(QWidget):
         self.last_redraw_ms = 0.0
 
     def curve_count(self, panel: int = 0) -> int:
-        return sum(1 for (p, _, d), c in self._curves.items() if p == panel and not d and c.isVisible())
+        curves = self._curves.items()
+        return sum(1 for (p, _, d), c in curves if p == panel and not d and c.isVisible())
 
     def curve_points(self, panel: int, gpu: int) -> int:
         curve = self._curves.get((panel, gpu, False))
