@@ -31,8 +31,8 @@ def _run(argv, factory, capsys):  # type: ignore[no-untyped-def]
 def test_one_line_per_gpu_with_processes_and_json(
     app_paths, sshd, standin, harness_client_factory, capsys
 ):
-    standin.configure(gpu_count=2, util=42, mem_used=1000, temperature=61,
-                      processes=[{"gpu": 1, "pid": 99, "name": "python a, b.py", "used_mib": 500}])  # fmt: skip
+    process = {"gpu": 1, "pid": 99, "name": "python a, b.py", "used_mib": 500}
+    standin.configure(gpu_count=2, util=42, mem_used=1000, temperature=61, processes=[process])
     _add_hosts(app_paths, sshd, "gpu1", "gpu2")
     code, out, _ = _run(["gpu1", "gpu2"], harness_client_factory, capsys)
     assert code == 0
