@@ -21,7 +21,6 @@ from gpu_companion.core.collector import (
     HostStatus,
     PollEvent,
     SamplesEvent,
-    StatusEvent,
 )
 from gpu_companion.core.gpu_history import MINUTE_CAPACITY, HostHistory, MinuteRow, MinuteStore
 from gpu_companion.core.hints import Hint, HintConfig, HintEngine
@@ -150,6 +149,11 @@ class Monitor:
 
     # --- the collector threads ----------------------------------------------------------
 
+    def ingest(self, event: CollectorEvent) -> None:
+        """Process an event as if a collector sent it (replays: demo data, the benchmark's
+        synthetic hosts). Call it off the GUI thread: it may write to the store."""
+        self._on_event(event)
+
     def _on_event(self, event: CollectorEvent) -> None:
         alias = event.alias
         if alias not in self._loaded:
@@ -170,8 +174,6 @@ class Monitor:
             hints = self.hints.on_poll(
                 alias, event.apps, event.counters, event.owners, event.login_user
             )
-        elif isinstance(event, StatusEvent) and event.status.state != HostState.LIVE:
-            pass
         self._publish(event)
         for hint in hints:
             self._publish(HintEvent(alias, hint))
