@@ -204,8 +204,23 @@ def fleet_run(h: Harness, hosts: int, real: int, gpus: int, seconds: float) -> d
     def beat() -> None:
         now = clock.elapsed()
         gaps.append(now - last[0] - 20)
+        if gaps[-1] > 100:
+            print(f"stall {gaps[-1]:.0f} ms ending at {now / 1000:.1f} s", file=sys.stderr)
         last[0] = now
 
+    main_id = threading.get_ident()
+    stacks: list[str] = []
+
+    def watchdog() -> None:  # where the GUI thread is while a beat is 200 ms late
+        import traceback
+
+        while not stop.wait(0.03):
+            if clock.elapsed() - last[0] > 80:
+                frame = sys._current_frames().get(main_id)
+                if frame is not None:
+                    stacks.append("".join(traceback.format_stack(frame, limit=6)))
+
+    threading.Thread(target=watchdog, daemon=True).start()
     timer = QTimer()
     timer.setInterval(20)
     timer.timeout.connect(beat)
@@ -223,6 +238,11 @@ def fleet_run(h: Harness, hosts: int, real: int, gpus: int, seconds: float) -> d
     stop.set()
     feeder.join(3)
     rss, peak = rss_mb()
+    if stacks and os.environ.get("BENCH_STACKS"):
+        from collections import Counter
+
+        for stack, n in Counter(stacks).most_common(3):
+            print(f"--- GUI thread seen {n} times in a stall at:\n{stack}", file=sys.stderr)
     page.stop()
     monitor.stop()
     window.close()

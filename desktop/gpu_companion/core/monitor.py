@@ -21,6 +21,7 @@ from gpu_companion.core.collector import (
     HostStatus,
     PollEvent,
     SamplesEvent,
+    StatusEvent,
 )
 from gpu_companion.core.gpu_history import MINUTE_CAPACITY, HostHistory, MinuteRow, MinuteStore
 from gpu_companion.core.hints import Hint, HintConfig, HintEngine
@@ -71,6 +72,7 @@ class Monitor:
         self._collectors: dict[str, HostCollector] = {}
         self._history: dict[str, HostHistory] = {}
         self._polls: dict[str, PollEvent] = {}
+        self._status: dict[str, HostStatus] = {}
         self._loaded: set[str] = set()
         self._listeners: list[MonitorListener] = []
         self._last_prune = 0.0
@@ -97,6 +99,7 @@ class Monitor:
                 billed if billed is not None else (host.state == "active" and not host.is_local)
             )
             kwargs = {} if self._raw_capacity is None else {"raw_capacity": self._raw_capacity}
+            self._status[host.alias] = HostStatus(HostState.CONNECTING)
             self._history.setdefault(host.alias, HostHistory(host.alias, **kwargs))
             collector = HostCollector(
                 host, self.connect, self._on_event, self.config, self._local_nvidia_smi
@@ -140,8 +143,7 @@ class Monitor:
 
     def status(self, alias: str) -> HostStatus:
         with self._lock:
-            collector = self._collectors.get(alias)
-        return collector.status if collector else HostStatus(HostState.STOPPED)
+            return self._status.get(alias, HostStatus(HostState.STOPPED))
 
     def last_poll(self, alias: str) -> PollEvent | None:
         with self._lock:
@@ -168,6 +170,9 @@ class Monitor:
                     done.append(row)
             self._save(done)
             hints = self.hints.on_samples(alias, [s.sample for s in event.samples])
+        elif isinstance(event, StatusEvent):
+            with self._lock:
+                self._status[alias] = event.status
         elif isinstance(event, PollEvent):
             with self._lock:
                 self._polls[alias] = event

@@ -35,6 +35,7 @@ class FleetRow:
     gpus: dict[int, GpuSample] = field(default_factory=dict)
     spark: deque[float] = field(default_factory=lambda: deque(maxlen=SPARK_POINTS))
     cost_per_hour: str = ""  # filled by the ledger once it knows the rental's price
+    cached: list[str] | None = None  # the display cells, rebuilt after a change
 
     def utils(self) -> list[int]:
         return [g.utilization_gpu for g in self.gpus.values() if g.utilization_gpu is not None]
@@ -44,6 +45,11 @@ class FleetRow:
         return sum(values) if values else None
 
     def cells(self) -> list[str]:
+        if self.cached is None:
+            self.cached = self._cells()
+        return self.cached
+
+    def _cells(self) -> list[str]:
         utils = self.utils()
         temps = [g.temperature_c for g in self.gpus.values() if g.temperature_c is not None]
         used, total = self._sum("memory_used_mib"), self._sum("memory_total_mib")
@@ -73,6 +79,7 @@ class FleetModel(QAbstractTableModel):
         super().__init__(parent)
         self._rows: list[FleetRow] = []
         self._by_alias: dict[str, int] = {}
+        self._dirty: set[int] = set()
 
     def aliases(self) -> list[str]:
         return [r.alias for r in self._rows]
@@ -88,11 +95,21 @@ class FleetModel(QAbstractTableModel):
         self.beginResetModel()
         self._rows = [old.get(a) or FleetRow(a) for a in aliases]
         self._by_alias = {r.alias: i for i, r in enumerate(self._rows)}
+        self._dirty.clear()
         self.endResetModel()
 
     def _changed(self, alias: str) -> None:
         i = self._by_alias[alias]
-        self.dataChanged.emit(self.index(i, 0), self.index(i, len(self.HEADERS) - 1))
+        self._rows[i].cached = None
+        self._dirty.add(i)
+
+    def flush(self) -> None:
+        """One dataChanged for every row changed since the last flush (called by a timer:
+        per-sample signals made the view re-read the table 50 times a second)."""
+        if self._dirty:
+            first, last = min(self._dirty), max(self._dirty)
+            self._dirty.clear()
+            self.dataChanged.emit(self.index(first, 0), self.index(last, len(self.HEADERS) - 1))
 
     def add_samples(self, alias: str, samples: tuple[TimedSample, ...]) -> None:
         row = self.row_for(alias)

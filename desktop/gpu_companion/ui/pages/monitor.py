@@ -33,6 +33,7 @@ from gpu_companion.core.hosts import LOCAL_ALIAS, LOCAL_HOST
 from gpu_companion.ui.models import RowTableModel
 from gpu_companion.ui.monitor_models import (
     FleetModel,
+    FleetRow,
     SparklineDelegate,
     gpu_value_columns,
     process_columns,
@@ -71,6 +72,7 @@ class MonitorPage(Page):
         self.plots: GpuPlots | None = None
         self._drawn_version = -1
         self._values_dirty = False
+        self._fleet_sized = False
 
         self.host_combo = QComboBox()
         self.host_combo.setObjectName("monitorHost")
@@ -97,9 +99,10 @@ class MonitorPage(Page):
         self.fleet_view = _table(self.fleet_model)
         self.fleet_view.setObjectName("fleetTable")
         self.fleet_view.setItemDelegateForColumn(FleetModel.SPARK_COLUMN, SparklineDelegate(self))
-        self.fleet_view.horizontalHeader().setSectionResizeMode(
-            FleetModel.SPARK_COLUMN, QHeaderView.ResizeMode.Stretch
-        )
+        header = self.fleet_view.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)  # measured once, below
+        header.setSectionResizeMode(FleetModel.SPARK_COLUMN, QHeaderView.ResizeMode.Stretch)
+        header.setMinimumSectionSize(70)
         self.fleet_view.doubleClicked.connect(self._open_row)
         fleet = QWidget()
         flay = QVBoxLayout(fleet)
@@ -235,7 +238,7 @@ class MonitorPage(Page):
 
     def _window_changed(self) -> None:
         if self.plots is not None:
-            self.plots.window_s = float(self.window_combo.currentData())
+            self.plots.set_source(self.plots.history, float(self.window_combo.currentData()))
             self._drawn_version = -1
             self._tick()
 
@@ -243,10 +246,13 @@ class MonitorPage(Page):
         if self.monitor is not None and self.selected() != FLEET:
             self.monitor.reconnect(self.selected())
 
+    def _fleet_rows(self) -> list[FleetRow]:
+        return [r for a in self.fleet_model.aliases() if (r := self.fleet_model.row_for(a))]
+
     def _fleet_summary(self) -> str:
-        rows = [self.fleet_model.row_for(a) for a in self.fleet_model.aliases()]
-        live = sum(1 for r in rows if r and r.status.state == HostState.LIVE)
-        gpus = sum(len(r.gpus) for r in rows if r)
+        rows = self._fleet_rows()
+        live = sum(1 for r in rows if r.status.state == HostState.LIVE)
+        gpus = sum(len(r.gpus) for r in rows)
         return f"{live} of {len(rows)} hosts live, {gpus} GPUs"
 
     def _tick(self) -> None:
@@ -254,11 +260,15 @@ class MonitorPage(Page):
         alias = self.selected()
         if self.monitor is None or self.plots is None or not self.isVisible():
             return
+        self.fleet_model.flush()
         if alias == FLEET:
             self.status_label.setText(self._fleet_summary())
+            if not self._fleet_sized and any(r for r in self._fleet_rows() if r.gpus):
+                self._fleet_sized = True
+                self.fleet_view.resizeColumnsToContents()
             return
         history = self.monitor.history(alias)
-        if history.version != self._drawn_version or self.plots.window_s <= 600:
+        if history.version != self._drawn_version:
             self._drawn_version = history.version
             self.plots.redraw()
         if self._values_dirty:
