@@ -61,7 +61,6 @@ class GpuPlots(QWidget):
         grid.setContentsMargins(0, 0, 0, 0)
         self.plots: list[pg.PlotWidget] = []
         self._curves: dict[tuple[int, int, bool], pg.PlotDataItem] = {}
-        self._legend_items: list[pg.LegendItem] = []
         for i, (title, unit, _, _) in enumerate(PANELS):
             plot = pg.PlotWidget(axisItems={"bottom": pg.DateAxisItem()})
             plot.setTitle(title, size="9pt")
@@ -72,15 +71,18 @@ class GpuPlots(QWidget):
             plot.hideButtons()
             if title == "Utilisation":
                 plot.setYRange(0, 100, padding=0.02)
-                self._legend_items.append(plot.addLegend(offset=(-6, 6), labelTextSize="8pt"))
             plot.scene().sigMouseMoved.connect(lambda pos, p=plot: self._hover(p, pos))
             grid.addWidget(plot, i // 2, i % 2)
             self.plots.append(plot)
+        self.legend = QLabel()  # above the plots, so it never hides a curve
+        self.legend.setObjectName("gpuLegend")
+        self.legend.setTextFormat(Qt.TextFormat.RichText)
         self.readout = QLabel("Hover over a plot to read the values.")
         self.readout.setObjectName("hoverReadout")
         self.readout.setTextFormat(Qt.TextFormat.RichText)
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
+        lay.addWidget(self.legend)
         lay.addLayout(grid, 1)
         lay.addWidget(self.readout)
         self.history: HostHistory | None = None
@@ -110,8 +112,7 @@ class GpuPlots(QWidget):
         for curve in self._curves.values():
             curve.setData([], [])
             curve.hide()
-        for legend in self._legend_items:
-            legend.clear()
+        self.legend.setText("")
         self._data.clear()
         self._x_end = 0.0
         self.redraw()
@@ -137,8 +138,14 @@ class GpuPlots(QWidget):
             return
         now = time.time() if now is None else now
         since = now - self.window_s
-        legend = self._legend_items[0]
-        for gpu in history.gpus():
+        gpus = history.gpus()
+        legend = "  ".join(
+            f'<span style="color:{gpu_color(g)}">&#9632; GPU {g}</span>' for g in gpus
+        )
+        legend += "  <span style='color:#718096'>(faint line: memory total, power limit)</span>"
+        if legend != self.legend.text():
+            self.legend.setText(legend)
+        for gpu in gpus:
             t, v = history.series(gpu, since)
             t, v = bin_means(t, v, since, now, self.max_points)
             self._data[gpu] = (t, v)
@@ -151,8 +158,6 @@ class GpuPlots(QWidget):
                     curve.setData(t, y, connect="finite")
                     if not curve.isVisible():
                         curve.show()
-                    if panel == 0 and not is_dashed and legend.getLabel(curve) is None:
-                        legend.addItem(curve, f"GPU {gpu}")
         # The x range moves in steps of 1/120 of the window: between steps the axes keep their
         # painted ticks (re-laying out tick text on every redraw was most of its cost).
         step = self.window_s / 120

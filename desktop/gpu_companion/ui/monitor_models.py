@@ -122,6 +122,14 @@ class FleetModel(QAbstractTableModel):
             row.spark.append(sum(utils) / len(utils))
         self._changed(alias)
 
+    def seed(self, alias: str, latest: dict[int, GpuSample], spark: list[float]) -> None:
+        """What the monitor already knows when the row appears (the page opened later)."""
+        row = self.row_for(alias)
+        if row is not None and not row.gpus:
+            row.gpus.update(latest)
+            row.spark.extend(spark[-SPARK_POINTS:])
+            self._changed(alias)
+
     def set_status(self, alias: str, status: HostStatus) -> None:
         row = self.row_for(alias)
         if row is not None:

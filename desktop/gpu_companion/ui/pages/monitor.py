@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 from PySide6.QtCore import QModelIndex, Qt, QTimer
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -42,6 +43,7 @@ from gpu_companion.ui.pages.base import Page
 
 if TYPE_CHECKING:
     from gpu_companion.app import AppContext
+    from gpu_companion.core.gpu_history import HostHistory
     from gpu_companion.core.monitor import Monitor
     from gpu_companion.ui.gpu_plots import GpuPlots
     from gpu_companion.ui.monitor_bridge import MonitorBridge
@@ -60,6 +62,18 @@ def _table(model: Any) -> QTableView:
     view.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
     view.horizontalHeader().setStretchLastSection(True)
     return view
+
+
+def _recent_mean_util(history: HostHistory, now: float) -> list[float]:
+    """The fleet sparkline's last two minutes from the history: mean over GPUs, NaN skipped."""
+    utils = [history.series(g, now - 120)[1][:, 0] for g in history.gpus()]
+    n = min((len(u) for u in utils), default=0)
+    if not n:
+        return []
+    rows = np.array([u[-n:] for u in utils])
+    counts = (~np.isnan(rows)).sum(axis=0)
+    sums = np.nansum(rows, axis=0)
+    return [float(x) for x in sums[counts > 0] / counts[counts > 0]]
 
 
 class MonitorPage(Page):
@@ -176,8 +190,12 @@ class MonitorPage(Page):
             self.host_combo.addItem(label, host.alias)
         self.host_combo.setCurrentIndex(max(0, self.host_combo.findData(current)))
         self.host_combo.blockSignals(False)
+        now = time.time()
         for alias in aliases:
             self.fleet_model.set_status(alias, self.monitor.status(alias))
+            history = self.monitor.history(alias)
+            self.fleet_model.seed(alias, dict(history.latest), _recent_mean_util(history, now))
+        self.fleet_model.flush()
         self._host_changed()
         self.timer.start()
 
@@ -233,6 +251,7 @@ class MonitorPage(Page):
         self.hints_list.clear()
         for hint in self.monitor.hints.active(alias):
             self.hints_list.addItem(hint.text)
+        self.details.setTabText(2, f"Hints ({self.hints_list.count()})")
         self._values_dirty = True
         self._tick()
 
@@ -294,6 +313,7 @@ class MonitorPage(Page):
     def _on_hint(self, alias: str, hint: Hint) -> None:
         if alias == self.selected():
             self.hints_list.insertItem(0, hint.text)
+            self.details.setTabText(2, f"Hints ({self.hints_list.count()})")
 
     def _show_status(self, alias: str, status: HostStatus) -> None:
         text = f"<b>{status.state.value}</b>"
