@@ -10,7 +10,6 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 from PySide6.QtCore import QModelIndex, Qt, QTimer
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -66,6 +65,8 @@ def _table(model: Any) -> QTableView:
 
 def _recent_mean_util(history: HostHistory, now: float) -> list[float]:
     """The fleet sparkline's last two minutes from the history: mean over GPUs, NaN skipped."""
+    import numpy as np  # with pyqtgraph, on the page's first show
+
     utils = [history.series(g, now - 120)[1][:, 0] for g in history.gpus()]
     n = min((len(u) for u in utils), default=0)
     if not n:
