@@ -60,17 +60,6 @@ class Ring:
         i = self.n % self.capacity
         return np.concatenate((self.t[i:], self.t[:i])), np.concatenate((self.v[i:], self.v[:i]))
 
-    def oldest(self) -> float | None:
-        if self.n == 0:
-            return None
-        return float(self.t[0 if self.n <= self.capacity else self.n % self.capacity])
-
-    def last(self) -> tuple[float, Array] | None:
-        if self.n == 0:
-            return None
-        i = (self.n - 1) % self.capacity
-        return float(self.t[i]), self.v[i].copy()
-
 
 @dataclass(frozen=True)
 class MinuteRow:
@@ -176,15 +165,6 @@ class HostHistory:
             np.concatenate((mt[keep], rt[rkeep])),
             np.concatenate((mv[keep][:, : len(METRICS)], rv[rkeep])),
         )
-
-    def recent_minutes(self, gpu: int, count: int) -> list[tuple[int, float]]:
-        """(minute, highest utilisation) of the last `count` finished minutes."""
-        with self._lock:
-            mins = self._minutes.get(gpu)
-            if mins is None:
-                return []
-            t, v = mins.ordered()
-        return [(int(a // 60), float(b)) for a, b in zip(t[-count:], v[-count:, -1], strict=True)]
 
     def flush_open(self) -> list[MinuteRow]:
         """The minutes still being built (at shutdown, so a restart keeps them)."""

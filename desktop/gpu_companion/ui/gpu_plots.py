@@ -88,7 +88,6 @@ class GpuPlots(QWidget):
         self.history: HostHistory | None = None
         self.window_s = 600.0
         self._data: dict[int, tuple[Any, Any]] = {}
-        self.last_redraw_ms = 0.0
         self.max_points = 300  # per curve: about one point per two pixels of a panel
         self._x_end = 0.0
         for gpu in range(PRECREATED_GPUS):  # made now (page start), not when a host opens
@@ -132,7 +131,6 @@ class GpuPlots(QWidget):
 
     def redraw(self, now: float | None = None) -> None:
         """Re-read the history for the visible window and update every curve."""
-        started = time.perf_counter()
         history = self.history
         if history is None:
             return
@@ -166,7 +164,6 @@ class GpuPlots(QWidget):
             self._x_end = end
             for plot in self.plots:
                 plot.setXRange(end - self.window_s, end, padding=0)
-        self.last_redraw_ms = (time.perf_counter() - started) * 1000
 
     def _hover(self, plot: pg.PlotWidget, pos: Any) -> None:
         if not plot.sceneBoundingRect().contains(pos) or not self._data:
