@@ -151,8 +151,9 @@ class FleetModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.DisplayRole:
             return row.cells()[index.column()]
         if role == Qt.ItemDataRole.ToolTipRole:
-            status = row.status
-            return "\n".join(p for p in (status.state.value, status.message, status.hint) if p)
+            st = row.status
+            bad = f"{st.bad_lines} unreadable line(s) skipped" if st.bad_lines else ""
+            return "\n".join(p for p in (st.state.value, st.message, st.hint, bad) if p)
         if role == Qt.ItemDataRole.ForegroundRole and index.column() == 1:
             return QColor(STATE_COLORS.get(row.status.state, "#c53030"))
         if role == SparkRole and index.column() == self.SPARK_COLUMN:
