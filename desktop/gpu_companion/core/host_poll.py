@@ -1,7 +1,8 @@
 """The slow poll beside the sample stream: compute processes, host counters and process owners.
 
 Remotely it is one exec channel running one `sh -c` with four commands (nvidia-smi, cat, df, ps:
-four process starts per poll, none per GPU sample); locally the same texts are read directly.
+five process starts per poll, every 10 s by default, none per GPU sample); locally the same texts
+are read directly.
 """
 
 from __future__ import annotations
