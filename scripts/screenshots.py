@@ -132,6 +132,46 @@ if not ctx.transfers.jobs():
                 "created_at": now, "finished_at": now if state in ("done", "failed") else None,
             })
 ctx.store.set_setting("ui.welcome_shown", "1")
+if any(p.startswith("monitor") for p in pages):
+    import math, time
+    from gpu_companion.core.collector import (HostState, HostStatus, PollEvent, SamplesEvent,
+                                              StatusEvent, TimedSample)
+    from gpu_companion.core.host_counters import HostCounters
+    from gpu_companion.core.monitor import Monitor
+    from gpu_companion.core.nvsmi import ComputeApp, GpuSample
+
+    class DemoMonitor(Monitor):  # replays ten minutes of two rentals; connects nowhere
+        def watch(self, host, billed=None):
+            pass
+
+    mon = ctx._monitor = DemoMonitor(None, notifier=ctx.notifier)
+    now = time.time()
+    demo = (("lambda-h100", 8, "NVIDIA H100 80GB HBM3", 81559, 700.0, "ubuntu"),
+            ("vast-4090", 2, "NVIDIA GeForce RTX 4090", 24564, 450.0, "root"))
+    for alias, n, name, total, limit, user in demo:
+        mon.ingest(StatusEvent(alias, HostStatus(HostState.LIVE)))
+        for i in range(600):
+            def util(g):
+                if alias == "vast-4090":
+                    return int(28 + 12 * math.sin(i / 9 + g))
+                return max(0, min(100, int(88 + 9 * math.sin(i / 25 + g) - (30 if g == 7 else 0))))
+            samples = tuple(TimedSample(now - 600 + i, GpuSample(
+                index=g, name=name, uuid=f"GPU-{alias}-{g}", utilization_gpu=util(g),
+                utilization_memory=util(g) // 2, memory_used_mib=int(total * (0.55 + 0.04 * g)),
+                memory_total_mib=total, temperature_c=55 + util(g) // 6 + g,
+                power_draw_w=limit * util(g) / 110 + 60, power_limit_w=limit, clocks_sm_mhz=1980,
+                pstate="P0")) for g in range(n))
+            mon.ingest(SamplesEvent(alias, samples))
+        apps = tuple(ComputeApp(gpu_uuid=f"GPU-{alias}-{g}", pid=4100 + g,
+                                process_name="python train.py --config lora.yaml",
+                                used_memory_mib=int(total * 0.5)) for g in range(n))
+        reads = 420e6 if alias == "vast-4090" else 35e6
+        mon.ingest(PollEvent(alias, apps, HostCounters(now, 3.2, 41.0, 4.0, reads, 12e6,
+                                                       310 * 2**30, 500 * 2**30),
+                             {4100 + g: user for g in range(n)}, user))
+    mon.ingest(StatusEvent("local", HostStatus(HostState.NO_DRIVER,
+               "nvidia-smi is not installed on this computer.",
+               "The image has no NVIDIA driver tools: choose a GPU image, or install the driver.")))
 win = build_window(ctx)
 if "release" in pages:  # a checklist half-way: evidence shown, Release still blocked
     from datetime import datetime, timezone
@@ -203,6 +243,10 @@ def shoot():
         QTimer.singleShot(200, shoot_welcome)
         return
     win.navigate(key)
+    if key.startswith("monitor-"):  # monitor-ALIAS: the monitor page showing one host
+        win.navigate("monitor").open_host(key.split("-", 1)[1])
+    else:
+        win.navigate(key)
     def grab():
         capture(key, "1180x720+50+40")
         QTimer.singleShot(50, shoot)

@@ -353,3 +353,36 @@ def ssh_target(tmp_path: Path, sshd: SshServer) -> SshTarget:
     pkey = paramiko.Ed25519Key.from_private_key_file(str(key))
     host = Host(alias="gpu-test", hostname="127.0.0.1", port=sshd.port, user=sshd.user, id=1)
     return SshTarget(host, ["ssh", "-F", str(config)], config, key, sshd, pkey)
+# --- SSH clients for the monitor (until the keyring-backed SessionFactory is wired in) -------
+
+
+@pytest.fixture
+def harness_client_factory(sshd: SshServer, client_identity: ClientIdentity, tmp_path: Path):  # type: ignore[no-untyped-def]
+    """A ClientFactory for the harness sshd: the test key from memory, its known_hosts line,
+    RejectPolicy. Every host connects to the harness, whatever its hostname says."""
+    import paramiko
+
+    known_hosts = tmp_path / "monitor_known_hosts"
+    known_hosts.write_text(sshd.known_hosts_line())
+    opened: list[paramiko.SSHClient] = []
+
+    def connect(host):  # type: ignore[no-untyped-def]
+        client = paramiko.SSHClient()
+        client.load_host_keys(str(known_hosts))
+        client.set_missing_host_key_policy(paramiko.RejectPolicy())
+        opened.append(client)
+        client.connect(
+            "127.0.0.1",
+            port=sshd.port,
+            username=sshd.user,
+            pkey=client_identity.private_key,
+            allow_agent=False,
+            look_for_keys=False,
+            timeout=10,
+        )
+        return client
+
+    connect.known_hosts = known_hosts  # type: ignore[attr-defined]
+    yield connect
+    for client in opened:
+        client.close()

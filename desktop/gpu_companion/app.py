@@ -7,9 +7,10 @@ import os
 import sys
 import traceback
 from collections.abc import Callable
-from datetime import datetime
+from datetime import datetime, timezone
 from pathlib import Path
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
@@ -22,9 +23,9 @@ from gpu_companion.core.connection import SessionFactory
 from gpu_companion.core.hosts import HostRegistry
 from gpu_companion.core.keyvault import KeyVault
 from gpu_companion.core.ledger import SpendLedger
+from gpu_companion.core.money import format_money, to_minor
 from gpu_companion.core.notifier import Level, Message, Notifier
 from gpu_companion.core.paths import AppPaths
-from gpu_companion.core.release.rsync_sync import RsyncCheckpointSync
 from gpu_companion.core.release.wiring import ReleaseWiring
 from gpu_companion.core.ssh_entries import ManagedConfig
 from gpu_companion.core.sshconfig import SshConfigWriter
@@ -35,14 +36,15 @@ from gpu_companion.ui.main_window import MainWindow
 from gpu_companion.ui.pages.base import Page
 from gpu_companion.ui.pages.hosts import HostsPage
 from gpu_companion.ui.pages.keys import KeysPage
-from gpu_companion.ui.pages.placeholders import (
-    MonitorPage,
-)
+from gpu_companion.ui.pages.monitor import MonitorPage
 from gpu_companion.ui.pages.release import ReleasePage
 from gpu_companion.ui.pages.settings import SettingsPage
 from gpu_companion.ui.pages.spend import SpendPage
 from gpu_companion.ui.pages.transfers import TransfersPage
 from gpu_companion.ui.tray import Tray, TrayModel
+
+if TYPE_CHECKING:
+    from gpu_companion.core.monitor import Monitor
 
 log = logging.getLogger(__name__)
 
@@ -87,18 +89,56 @@ class AppContext:
         self.alerts = SpendAlerts(self.ledger, self.notifier, self.budgets)
         self.alerts.last_sync = self._last_checkpoint_sync  # spot rentals: last verified backup
         self.has_running_rentals: Callable[[], bool] = self.ledger.has_running
-        self.release = ReleaseWiring.from_store(
-            self.store, self.registry, self.ledger, paths.data_dir / "backups"
+        self.release = ReleaseWiring.build(
+            self.store,
+            self.registry,
+            self.ledger,
+            paths.data_dir / "backups",
+            connect=self.sessions.connect,
+            ssh_argv=self.managed_ssh.ssh_argv,
+            ssh_config=self.managed_ssh,
         )
-        self.release.connect = self.sessions.connect
-        self.release.ssh_config = self.managed_ssh
-        self.release.sync = RsyncCheckpointSync(self.managed_ssh.ssh_argv, self.release.backup_root)
         self.quit: Callable[[], None] = lambda: None
         self.wizard: QWidget | None = None  # the open first-rental wizard, if any
+        self._monitor: Monitor | None = None
+
+    def _billed(self, alias: str) -> bool:
+        rental = self.ledger.running_for_alias(alias)
+        return rental is not None and rental.billed
+
+    def cost_per_hour(self, alias: str) -> str:
+        """The running rental's hourly rate as text, "" when nothing is metered for `alias`."""
+        rental = self.ledger.running_for_alias(alias)
+        if rental is None:
+            return ""
+        return f"{format_money(to_minor(rental.hourly_rate(), rental.currency), rental.currency)}/h"
+
+    def _on_monitor_event(self, event: object) -> None:
+        """Idle GPUs on a billed rental: the ledger says what the idle stretch cost so far."""
+        from gpu_companion.core.monitor import HintEvent
+
+        if isinstance(event, HintEvent) and event.hint.kind == "idle":
+            since = datetime.fromtimestamp(event.hint.since, timezone.utc)
+            self.alerts.on_idle(event.hint.alias, since)
 
     def _last_checkpoint_sync(self, host_id: int) -> datetime | None:
         host = next((h for h in self.registry.hosts() if h.id == host_id), None)
         return self.transfers.last_verified_download(host.alias) if host else None
+
+    def monitor(self) -> Monitor:
+        """The live GPU monitor, made on first use (the Monitor page's first show): it connects
+        like every other feature, bills by the spend ledger and turns idle hints into cost."""
+        if self._monitor is None:
+            from gpu_companion.core.monitor import Monitor
+
+            self._monitor = Monitor(
+                self.sessions.connect,
+                store=self.store,
+                notifier=self.notifier,
+                is_billed=self._billed,
+            )
+            self._monitor.subscribe(self._on_monitor_event)
+        return self._monitor
 
     def navigate(self, key: str) -> None:
         if self.window is not None:
@@ -124,6 +164,8 @@ class AppContext:
 
     def close(self) -> None:
         self.transfers.shutdown()  # running transfers pause and keep their partial data
+        if self._monitor is not None:
+            self._monitor.stop()
         self.store.close()
 
 
@@ -144,12 +186,17 @@ def build_window(ctx: AppContext) -> MainWindow:
     return window
 
 
-def _install_excepthook(ctx: AppContext) -> None:
-    """An unexpected exception is logged with its traceback and shown with the log path."""
+def _install_excepthook(ctx: AppContext, interactive: bool = True) -> list[BaseException]:
+    """An unexpected exception is logged with its traceback and shown with the log path (or,
+    headless, printed and collected: a smoke test must fail, not wait on a dialog)."""
+    seen: list[BaseException] = []
 
     def hook(kind: type[BaseException], value: BaseException, tb: TracebackType | None) -> None:
         log.error("unexpected error\n%s", "".join(traceback.format_exception(kind, value, tb)))
-        if QApplication.instance() is not None and ctx.window is not None:
+        seen.append(value)
+        if not interactive:
+            print(f"unexpected error: {kind.__name__}: {value}", file=sys.stderr)
+        elif QApplication.instance() is not None and ctx.window is not None:
             QMessageBox.critical(
                 ctx.window,
                 "GPU Companion — unexpected error",
@@ -158,6 +205,7 @@ def _install_excepthook(ctx: AppContext) -> None:
             )
 
     sys.excepthook = hook
+    return seen
 
 
 def _follow_color_scheme(app: QApplication) -> None:
@@ -201,12 +249,12 @@ def run_gui(argv: list[str], smoke_test: bool = False, background: bool = False)
             QMessageBox.critical(None, "GPU Companion", f"{exc}\n\nLog: {paths.log_file}")
         return 1
     ctx.quit = app.quit
-    _install_excepthook(ctx)
+    errors = _install_excepthook(ctx, interactive=not smoke_test)
     window = build_window(ctx)
     if instance is not None:
         instance.raise_requested.connect(window.bring_forward)
     if smoke_test:
-        return smoke(ctx, window)
+        return smoke(ctx, window, errors)
     if os.environ.get("GPU_COMPANION_EXIT_AFTER_FIRST_PAINT"):  # benchmarks/startup.py
         from gpu_companion.ui.first_paint import exit_after_first_paint
 
@@ -232,7 +280,7 @@ def run_gui(argv: list[str], smoke_test: bool = False, background: bool = False)
     return code
 
 
-def smoke(ctx: AppContext, window: MainWindow) -> int:
+def smoke(ctx: AppContext, window: MainWindow, errors: list[BaseException]) -> int:
     """Render every page once and exit: a start-up check for CI and packaging."""
     problems: list[str] = []
     window.show()
@@ -250,6 +298,7 @@ def smoke(ctx: AppContext, window: MainWindow) -> int:
     window.close()
     QApplication.processEvents()
     ctx.close()
+    problems += [f"unexpected error: {exc!r}" for exc in errors]
     for p in problems:
         print(f"smoke test: {p}", file=sys.stderr)
     tray_state = "system tray" if tray.available else "in-app banners (no system tray)"

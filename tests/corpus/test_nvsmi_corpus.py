@@ -11,6 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from gpu_companion.core.collector import CollectorConfig, HostCollector, HostState
+from gpu_companion.core.collector_errors import classify_failure, gpu_problem_from_output
+from gpu_companion.core.hosts import LOCAL_HOST
 from gpu_companion.core.nvsmi import (
     ComputeApp,
     GpuSample,
@@ -19,6 +22,7 @@ from gpu_companion.core.nvsmi import (
     parse_compute_apps_csv,
     parse_query_gpu_csv,
 )
+from tests.integration.recorder import Recorder
 
 MEGAMINER_FIELDS = (
     "gpu_name,utilization.gpu,utilization.memory,temperature.gpu,power.draw,power.limit,"
@@ -121,6 +125,30 @@ def test_every_error_file_is_a_lost_or_unreachable_gpu(shared_fixtures: Path) ->
             assert words in error.message.lower(), path.name
         # The same text arriving where a CSV was expected is reported, not raised.
         assert parse_query_gpu_csv(_read(path)).error == error
+        # ... and the monitor shows the host as "GPU lost", with the message and what to do.
+        failure = classify_failure(gpu_problem_from_output(15, _read(path)))  # type: ignore[arg-type]
+        assert (failure.state, failure.message) == (HostState.GPU_LOST, error.message)
+        assert failure.retry and "reboot" in failure.hint.lower()
+
+
+def test_a_captured_dead_gpu_output_puts_the_collector_in_gpu_lost(
+    shared_fixtures: Path, standin, monkeypatch
+):  # type: ignore[no-untyped-def]
+    """The stand-in replays a real error output as this computer's nvidia-smi."""
+    for key, value in standin.env.items():
+        monkeypatch.setenv(key, value)
+    name = "issue-darknet86-windows-gpu-is-lost-wrapped.txt"
+    path = shared_fixtures / "nvidia-smi" / "errors" / name
+    standin.configure(mode="error_file", error_file=str(path))
+    rec = Recorder()
+    collector = HostCollector(LOCAL_HOST, None, rec, CollectorConfig(interval_ms=200),
+                              local_nvidia_smi=str(standin.bin_dir / "nvidia-smi"))  # fmt: skip
+    collector.start()
+    try:
+        rec.wait(lambda: collector.status.state == HostState.GPU_LOST)
+        assert "0000:03:00.0 is lost" in collector.status.message
+    finally:
+        collector.stop()
 
 
 # --- values read in the files -----------------------------------------------------------------

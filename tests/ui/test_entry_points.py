@@ -40,3 +40,18 @@ def test_smoke_test_fails_clearly_on_a_broken_database(tmp_path):
     )
     assert out.returncode == 1
     assert (tmp_path / "data" / "companion.sqlite3").read_bytes() == b"garbage" * 200
+
+
+def test_smoke_test_fails_instead_of_waiting_on_an_error_dialog(tmp_path):
+    code = (
+        "from gpu_companion.ui.pages.settings import SettingsPage\n"
+        "def broken(self):\n"
+        "    raise RuntimeError('page bug')\n"
+        "SettingsPage.refresh = broken\n"
+        "from gpu_companion.cli import main\n"
+        "raise SystemExit(main(['--smoke-test']))\n"
+    )
+    out = _run([sys.executable, "-c", code], {"GPU_COMPANION_HOME": str(tmp_path)})
+    assert out.returncode == 1
+    assert "unexpected error: RuntimeError('page bug')" in out.stderr
+    assert "RuntimeError: page bug" in (tmp_path / "logs" / "gpu-companion.log").read_text()

@@ -219,6 +219,26 @@ def _v5_transfer_jobs(db: sqlite_utils.Database) -> None:
         },
     )
     db.table("transfer_jobs").create_index(["host_alias", "state"])
+def _v2_gpu_minutes(db: sqlite_utils.Database) -> None:
+    """Per-minute GPU aggregates for the monitor's 24 h view and the idle rule."""
+    db.table("gpu_minutes").create(
+        {
+            "alias": str,
+            "gpu": int,
+            "minute": int,  # epoch seconds // 60
+            "samples": int,
+            "util": float,
+            "mem_used": float,
+            "mem_total": float,
+            "temp": float,
+            "power": float,
+            "power_limit": float,
+            "util_max": float,
+        },
+        pk=("alias", "gpu", "minute"),
+        not_null={"alias", "gpu", "minute", "samples"},
+    )
+    db.table("gpu_minutes").create_index(["minute"])
 
 
 MIGRATIONS: list[Migration] = [
@@ -227,4 +247,5 @@ MIGRATIONS: list[Migration] = [
     _v3_release_records,
     _v4_ssh_keys,
     _v5_transfer_jobs,
+    _v2_gpu_minutes,
 ]

@@ -137,4 +137,5 @@ class BannerArea(QWidget):
         for old in self._banners[self.limit :]:
             old.hide()
             old.deleteLater()
+        del self._banners[self.limit :]  # a deleted banner must not be touched again
         return banner

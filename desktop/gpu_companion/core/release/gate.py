@@ -94,13 +94,6 @@ def run_local(argv: Sequence[str], timeout: float = 300) -> CommandResult:
     return CommandResult(done.returncode, (done.stdout + done.stderr)[-4000:])
 
 
-class SshConfigNotWired:
-    """Stands in for the ssh config writer until it exists: says so in the log, removes nothing."""
-
-    def remove_host(self, alias: str) -> None:
-        log.warning("ssh config block of %s not removed: the ssh config writer is not wired", alias)
-
-
 @dataclass
 class ReleaseServices:
     ledger: RentalLedger

@@ -1,39 +1,25 @@
-"""What the release page needs from the rest of the app, in one place the lead re-wires.
-
-Stand-ins until the real parts land: `connect_with_user_ssh` (issue 3's SessionFactory.connect
-replaces it), `RsyncCheckpointSync` over plain `ssh` (issue 5's "sync checkpoints" preset),
-`SshConfigNotWired` (issue 3's writer). `StoreReleaseLedger` ends the spend ledger's meter.
+"""What the release page needs from the rest of the app, in one place: the app's verified
+connections, the checkpoint sync over the managed ssh config, the spend ledger's meter, and the
+managed ssh config that drops a released host's block.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gpu_companion.core.hosts import Host, HostRegistry
-from gpu_companion.core.lazy import lazy_import
 from gpu_companion.core.ledger import SpendLedger
 from gpu_companion.core.release.context import CheckpointSync, RentalLedger, SshConfigBlocks
-from gpu_companion.core.release.gate import ReleaseServices, SshConfigNotWired
+from gpu_companion.core.release.gate import ReleaseServices
 from gpu_companion.core.release.record import ChecklistSettings, StoreReleaseLedger
 from gpu_companion.core.release.rsync_sync import RsyncCheckpointSync
 from gpu_companion.core.store import Store
 
 if TYPE_CHECKING:
     import paramiko
-else:
-    paramiko = lazy_import("paramiko")
-
-
-def connect_with_user_ssh(host: Host) -> paramiko.SSHClient:
-    """The user's own known_hosts (RejectPolicy: unknown keys are refused) and agent/keys."""
-    client = paramiko.SSHClient()
-    client.load_system_host_keys()
-    client.set_missing_host_key_policy(paramiko.RejectPolicy())
-    client.connect(host.hostname, port=host.port, username=host.user, timeout=15)
-    return client
 
 
 @dataclass
@@ -42,18 +28,31 @@ class ReleaseWiring:
     settings: ChecklistSettings
     ledger: RentalLedger
     backup_root: Path
-    connect: Callable[[Host], paramiko.SSHClient] = connect_with_user_ssh
-    sync: CheckpointSync | None = None
-    ssh_config: SshConfigBlocks = field(default_factory=SshConfigNotWired)
+    connect: Callable[[Host], paramiko.SSHClient]
+    sync: CheckpointSync
+    ssh_config: SshConfigBlocks
 
     @classmethod
-    def from_store(
-        cls, store: Store, registry: HostRegistry, spend: SpendLedger, backup_root: Path
+    def build(
+        cls,
+        store: Store,
+        registry: HostRegistry,
+        spend: SpendLedger,
+        backup_root: Path,
+        *,
+        connect: Callable[[Host], paramiko.SSHClient],
+        ssh_argv: Sequence[str],
+        ssh_config: SshConfigBlocks,
     ) -> ReleaseWiring:
-        ledger = StoreReleaseLedger(store, spend)
-        wiring = cls(registry, ChecklistSettings(store), ledger, backup_root)
-        wiring.sync = RsyncCheckpointSync(["ssh"], backup_root)
-        return wiring
+        return cls(
+            registry,
+            ChecklistSettings(store),
+            StoreReleaseLedger(store, spend),
+            backup_root,
+            connect,
+            RsyncCheckpointSync(list(ssh_argv), backup_root),
+            ssh_config,
+        )
 
     def services(self) -> ReleaseServices:
         return ReleaseServices(self.ledger, self.registry, self.ssh_config)

@@ -18,7 +18,7 @@ from gpu_companion.core.release import (
     ReleaseServices,
     release_host,
 )
-from gpu_companion.core.release.gate import SshConfigNotWired, release_argv
+from gpu_companion.core.release.gate import release_argv
 from gpu_companion.core.release.items import ManualConfirmation
 from gpu_companion.core.release.record import ChecklistSettings, StoreReleaseLedger
 
@@ -157,6 +157,22 @@ def test_release_command_templates_are_validated(store):
     assert release_argv("echo {alias}", Host("a;rm", "h")) == ["echo", "a;rm"]
 
 
-def test_the_stand_in_ssh_config_writer_removes_nothing_and_says_so(caplog):
-    SshConfigNotWired().remove_host("gpu1")
-    assert "not wired" in caplog.text
+def test_a_released_host_leaves_the_managed_ssh_config(store, tmp_path):
+    from dataclasses import replace
+
+    from gpu_companion.core.keyvault import KeyVault
+    from gpu_companion.core.ssh_entries import ManagedConfig
+    from gpu_companion.core.sshconfig import SshConfigWriter
+
+    registry = HostRegistry(store)
+    host = registry.save_host(Host("gpu1", "203.0.113.5", 41022, "root"))
+    registry.save_host(Host("gpu2", "203.0.113.6", 22, "root"))
+    writer = SshConfigWriter(tmp_path / "home")
+    managed = ManagedConfig(writer, registry, KeyVault(store, tmp_path / "keys"))
+    managed.sync()
+    assert "Host gpu1\n" in writer.config_path.read_text()
+    registry.save_host(replace(host, state="released"))
+    managed.remove_host("gpu1")
+    text = writer.config_path.read_text()
+    assert "Host gpu1\n" not in text and "Host gpu2\n" in text
+    assert not writer.user_config.exists()  # ~/.ssh/config only once the user sets it up

@@ -1,0 +1,130 @@
+"""`gpu-companion inspect [ALIAS ...|local] [--json]`: one reading of each host's GPUs."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from gpu_companion.core.collector import ClientFactory
+from gpu_companion.core.hosts import LOCAL_ALIAS, LOCAL_HOST, Host, HostRegistry
+from gpu_companion.core.nvsmi import GpuSample
+from gpu_companion.core.paths import AppPaths
+from gpu_companion.core.snapshot import Snapshot, take_snapshots
+from gpu_companion.core.store import Store
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "inspect",
+        help="read every GPU of the named hosts once (in parallel)",
+        description="Read every GPU of the named hosts once, in parallel, through the same "
+        "collector as the live monitor. Without aliases: every active host and this computer.",
+    )
+    p.add_argument("aliases", nargs="*", metavar="ALIAS", help="host aliases; 'local' is this "
+                   "computer")  # fmt: skip
+    p.add_argument("--json", action="store_true", help="print JSON for scripts")
+    p.add_argument("--timeout", type=float, default=30.0, help="seconds to wait (default 30)")
+    p.set_defaults(handler=run)
+
+
+def _resolve(aliases: list[str]) -> tuple[list[Host], list[str]]:
+    paths = AppPaths.default().ensure()
+    store = Store(paths.database)
+    try:
+        registry = HostRegistry(store)
+        if not aliases:
+            return [LOCAL_HOST, *registry.hosts(include_released=False)], []
+        hosts, unknown = [], []
+        for alias in dict.fromkeys(aliases):
+            host = LOCAL_HOST if alias == LOCAL_ALIAS else registry.host(alias)
+            if host is None:
+                unknown.append(alias)
+            else:
+                hosts.append(host)
+        return hosts, unknown
+    finally:
+        store.close()
+
+
+def _n(value: float | None, unit: str = "") -> str:
+    return "-" if value is None else f"{value:.0f}{unit}"
+
+
+def _line(snap: Snapshot, gpu: GpuSample) -> str:
+    procs = ", ".join(f"{a.process_name or 'hidden'}({a.pid if a.pid is not None else '?'})"
+                      for a in snap.apps_on(gpu)) or "-"  # fmt: skip
+    return (
+        f"{snap.alias}\t{_n(gpu.index)}\t{gpu.name or '-'}\tutil {_n(gpu.utilization_gpu, '%')}\t"
+        f"mem {_n(gpu.memory_used_mib)}/{_n(gpu.memory_total_mib)} MiB\t"
+        f"{_n(gpu.temperature_c, ' C')}\t{_n(gpu.power_draw_w, ' W')}\tprocs {procs}"
+    )
+
+
+def _as_dict(snap: Snapshot) -> dict[str, Any]:
+    return {
+        "host": snap.alias,
+        "ok": snap.ok,
+        "state": snap.status.state.value,
+        "message": None if snap.ok else snap.status.message,
+        "hint": None if snap.ok else snap.status.hint,
+        "gpus": [
+            {
+                "index": g.index,
+                "name": g.name,
+                "uuid": g.uuid,
+                "utilization_gpu": g.utilization_gpu,
+                "memory_used_mib": g.memory_used_mib,
+                "memory_total_mib": g.memory_total_mib,
+                "temperature_c": g.temperature_c,
+                "power_draw_w": g.power_draw_w,
+                "power_limit_w": g.power_limit_w,
+                "processes": [
+                    {"pid": a.pid, "name": a.process_name, "used_memory_mib": a.used_memory_mib}
+                    for a in snap.apps_on(g)
+                ],
+            }
+            for g in snap.gpus
+        ],
+    }
+
+
+def run(args: argparse.Namespace, factory: ClientFactory | None = None) -> int:
+    """Exit 0 when every host answered, 1 when one failed, 2 for an unknown alias."""
+    hosts, unknown = _resolve(list(args.aliases))
+    for alias in unknown:
+        print(f"{alias}: no such host. Add it on the Hosts page, or use 'local' for this "
+              "computer.", file=sys.stderr)  # fmt: skip
+    if unknown:
+        return 2
+    store = None
+    if factory is None:  # the app's own connections: keys from the keyring, its known_hosts
+        from gpu_companion.core.connection import SessionFactory
+        from gpu_companion.core.keyvault import KeyVault
+        from gpu_companion.core.paths import AppPaths
+        from gpu_companion.core.sshconfig import SshConfigWriter
+        from gpu_companion.core.store import Store
+
+        paths = AppPaths.default().ensure()
+        store = Store(paths.database)
+        vault = KeyVault(store, paths.data_dir / "keys")
+        factory = SessionFactory(vault, SshConfigWriter(Path.home()).known_hosts).connect
+    try:
+        snaps = take_snapshots(hosts, factory, timeout=args.timeout)
+    finally:
+        if store is not None:
+            store.close()
+    if args.json:
+        print(json.dumps([_as_dict(s) for s in snaps], indent=2))
+    else:
+        for snap in snaps:
+            if snap.ok:
+                for gpu in snap.gpus:
+                    print(_line(snap, gpu))
+            else:
+                st = snap.status
+                print(f"{snap.alias}\t{st.state.value}: {st.message} {st.hint}".rstrip())
+    return 0 if all(s.ok for s in snaps) else 1
+

@@ -1,0 +1,186 @@
+"""The four live plots of one host (utilisation, memory, temperature, power), one colour per GPU.
+
+Imported lazily by the monitor page: pyqtgraph costs 0.25 s at start-up. Curves are redrawn from
+history copies by the page's throttled timer; `connect="finite"` leaves gaps where no sample came.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QGridLayout, QLabel, QVBoxLayout, QWidget
+
+from gpu_companion.core.gpu_history import METRICS, HostHistory
+
+PALETTE = ("#3182ce", "#dd6b20", "#38a169", "#d53f8c", "#805ad5", "#d69e2e", "#319795",
+           "#e53e3e")  # fmt: skip
+# (title, unit, solid metric, dashed metric or None)
+PANELS = (
+    ("Utilisation", "%", "util", None),
+    ("Memory used / total", "GiB", "mem_used", "mem_total"),
+    ("Temperature", "°C", "temp", None),
+    ("Power / limit", "W", "power", "power_limit"),
+)
+_COL = {m: i for i, m in enumerate(METRICS)}
+PRECREATED_GPUS = 8
+_SCALE = {"mem_used": 1 / 1024, "mem_total": 1 / 1024}
+
+
+def gpu_color(gpu: int) -> str:
+    return PALETTE[gpu % len(PALETTE)]
+
+
+def bin_means(t: Any, v: Any, since: float, until: float, bins: int) -> tuple[Any, Any]:
+    """At most `bins` points: the mean of each time bin (NaN-aware), empty bins left out.
+    A plot cannot show more points than it has pixels; fewer points keep a redraw cheap."""
+    if len(t) <= bins:
+        return t, v
+    idx = np.clip(((t - since) / max(until - since, 1e-9) * bins).astype(int), 0, bins - 1)
+    counts_t = np.bincount(idx, minlength=bins)
+    keep = counts_t > 0
+    ok = ~np.isnan(v)
+    out = np.empty((bins, v.shape[1]))
+    for col in range(v.shape[1]):
+        sums = np.bincount(idx, weights=np.where(ok[:, col], v[:, col], 0.0), minlength=bins)
+        n = np.bincount(idx, weights=ok[:, col].astype(float), minlength=bins)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out[:, col] = sums / n
+    centers = np.bincount(idx, weights=t, minlength=bins)[keep] / counts_t[keep]
+    return centers, out[keep]
+
+
+class GpuPlots(QWidget):
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        pg.setConfigOptions(antialias=False, background="w", foreground="#4a5568")
+        grid = QGridLayout()
+        grid.setContentsMargins(0, 0, 0, 0)
+        self.plots: list[pg.PlotWidget] = []
+        self._curves: dict[tuple[int, int, bool], pg.PlotDataItem] = {}
+        for i, (title, unit, _, _) in enumerate(PANELS):
+            plot = pg.PlotWidget(axisItems={"bottom": pg.DateAxisItem()})
+            plot.setTitle(title, size="9pt")
+            plot.setLabel("left", unit)
+            plot.showGrid(x=False, y=True, alpha=0.15)
+            plot.setMouseEnabled(x=False, y=False)
+            plot.setMenuEnabled(False)
+            plot.hideButtons()
+            if title == "Utilisation":
+                plot.setYRange(0, 100, padding=0.02)
+            plot.scene().sigMouseMoved.connect(lambda pos, p=plot: self._hover(p, pos))
+            grid.addWidget(plot, i // 2, i % 2)
+            self.plots.append(plot)
+        self.legend = QLabel()  # above the plots, so it never hides a curve
+        self.legend.setObjectName("gpuLegend")
+        self.legend.setTextFormat(Qt.TextFormat.RichText)
+        self.readout = QLabel("Hover over a plot to read the values.")
+        self.readout.setObjectName("hoverReadout")
+        self.readout.setTextFormat(Qt.TextFormat.RichText)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.addWidget(self.legend)
+        lay.addLayout(grid, 1)
+        lay.addWidget(self.readout)
+        self.history: HostHistory | None = None
+        self.window_s = 600.0
+        self._data: dict[int, tuple[Any, Any]] = {}
+        self.max_points = 300  # per curve: about one point per two pixels of a panel
+        self._x_end = 0.0
+        for gpu in range(PRECREATED_GPUS):  # made now (page start), not when a host opens
+            for panel, (_, _, _, dashed) in enumerate(PANELS):
+                self._curve(panel, gpu, False).hide()
+                if dashed is not None:
+                    self._curve(panel, gpu, True).hide()
+
+    def curve_count(self, panel: int = 0) -> int:
+        curves = self._curves.items()
+        return sum(1 for (p, _, d), c in curves if p == panel and not d and c.isVisible())
+
+    def curve_points(self, panel: int, gpu: int) -> int:
+        curve = self._curves.get((panel, gpu, False))
+        return 0 if curve is None or curve.xData is None else len(curve.xData)
+
+    def set_source(self, history: HostHistory | None, window_s: float | None = None) -> None:
+        self.history = history
+        if window_s is not None:
+            self.window_s = window_s
+        for curve in self._curves.values():
+            curve.setData([], [])
+            curve.hide()
+        self.legend.setText("")
+        self._data.clear()
+        self._x_end = 0.0
+        self.redraw()
+
+    def _curve(self, panel: int, gpu: int, dashed: bool) -> pg.PlotDataItem:
+        key = (panel, gpu, dashed)
+        curve = self._curves.get(key)
+        if curve is None:
+            # The limit as a faint solid line: dashed pens cost 10x more to paint in software.
+            color = pg.mkColor(gpu_color(gpu))
+            if dashed:
+                color.setAlpha(110)
+            pen = pg.mkPen(color, width=1)
+            curve = self.plots[panel].plot([], [], pen=pen, connect="finite")
+            self._curves[key] = curve
+        return curve
+
+    def redraw(self, now: float | None = None) -> None:
+        """Re-read the history for the visible window and update every curve."""
+        history = self.history
+        if history is None:
+            return
+        now = time.time() if now is None else now
+        since = now - self.window_s
+        gpus = history.gpus()
+        legend = "  ".join(
+            f'<span style="color:{gpu_color(g)}">&#9632; GPU {g}</span>' for g in gpus
+        )
+        legend += "  <span style='color:#718096'>(faint line: memory total, power limit)</span>"
+        if legend != self.legend.text():
+            self.legend.setText(legend)
+        for gpu in gpus:
+            t, v = history.series(gpu, since)
+            t, v = bin_means(t, v, since, now, self.max_points)
+            self._data[gpu] = (t, v)
+            for panel, (_, _, solid, dashed) in enumerate(PANELS):
+                for metric, is_dashed in ((solid, False), (dashed, True)):
+                    if metric is None:
+                        continue
+                    curve = self._curve(panel, gpu, is_dashed)
+                    y = v[:, _COL[metric]] * _SCALE.get(metric, 1.0)
+                    curve.setData(t, y, connect="finite")
+                    if not curve.isVisible():
+                        curve.show()
+        # The x range moves in steps of 1/120 of the window: between steps the axes keep their
+        # painted ticks (re-laying out tick text on every redraw was most of its cost).
+        step = self.window_s / 120
+        end = (now // step + 1) * step
+        if end != self._x_end:
+            self._x_end = end
+            for plot in self.plots:
+                plot.setXRange(end - self.window_s, end, padding=0)
+
+    def _hover(self, plot: pg.PlotWidget, pos: Any) -> None:
+        if not plot.sceneBoundingRect().contains(pos) or not self._data:
+            return
+        x = plot.getPlotItem().vb.mapSceneToView(pos).x()
+        panel = self.plots.index(plot)
+        title, unit, solid, dashed = PANELS[panel]
+        parts = []
+        for gpu, (t, v) in sorted(self._data.items()):
+            if not len(t):
+                continue
+            i = int(np.clip(np.searchsorted(t, x), 0, len(t) - 1))
+            value = v[i, _COL[solid]] * _SCALE.get(solid, 1.0)
+            text = "—" if np.isnan(value) else f"{value:.1f}"
+            if dashed is not None:
+                limit = v[i, _COL[dashed]] * _SCALE.get(dashed, 1.0)
+                text += "" if np.isnan(limit) else f" / {limit:.1f}"
+            parts.append(f'<span style="color:{gpu_color(gpu)}">GPU {gpu}: {text} {unit}</span>')
+        when = time.strftime("%H:%M:%S", time.localtime(x)) if x > 0 else ""
+        self.readout.setText(f"<b>{title}</b> at {when} — " + " · ".join(parts))

@@ -1,0 +1,226 @@
+"""Item models of the monitor: the fleet (one row per host, with a sparkline) and per-GPU values."""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, QPointF, Qt
+from PySide6.QtGui import QColor, QPainter, QPen, QPolygonF
+from PySide6.QtWidgets import QStyledItemDelegate, QStyleOptionViewItem
+
+from gpu_companion.core.collector import HostState, HostStatus, TimedSample
+from gpu_companion.core.nvsmi import ComputeApp, GpuSample
+
+Index = QModelIndex | QPersistentModelIndex
+SPARK_POINTS = 120
+SparkRole = Qt.ItemDataRole.UserRole + 1
+STATE_COLORS = {
+    HostState.LIVE: "#2f855a",
+    HostState.CONNECTING: "#718096",
+    HostState.RECONNECTING: "#b7791f",
+    HostState.STOPPED: "#718096",
+}
+
+
+def _fmt(value: float | None, unit: str = "", digits: int = 0) -> str:
+    return "—" if value is None else f"{value:.{digits}f}{unit}"
+
+
+@dataclass
+class FleetRow:
+    alias: str
+    status: HostStatus = field(default_factory=lambda: HostStatus(HostState.CONNECTING))
+    gpus: dict[int, GpuSample] = field(default_factory=dict)
+    spark: deque[float] = field(default_factory=lambda: deque(maxlen=SPARK_POINTS))
+    cost_per_hour: str = ""  # the running rental's rate, from the spend ledger
+    cached: list[str] | None = None  # the display cells, rebuilt after a change
+
+    def utils(self) -> list[int]:
+        return [g.utilization_gpu for g in self.gpus.values() if g.utilization_gpu is not None]
+
+    def _sum(self, attr: str) -> float | None:
+        values = [getattr(g, attr) for g in self.gpus.values() if getattr(g, attr) is not None]
+        return sum(values) if values else None
+
+    def cells(self) -> list[str]:
+        if self.cached is None:
+            self.cached = self._cells()
+        return self.cached
+
+    def _cells(self) -> list[str]:
+        utils = self.utils()
+        temps = [g.temperature_c for g in self.gpus.values() if g.temperature_c is not None]
+        used, total = self._sum("memory_used_mib"), self._sum("memory_total_mib")
+        memory = "—"
+        if used is not None:
+            memory = f"{used / 1024:.1f} / {(total or 0) / 1024:.1f} GiB"
+        return [
+            self.alias,
+            self.status.state.value,
+            str(len(self.gpus)) if self.gpus else "—",
+            _fmt(sum(utils) / len(utils) if utils else None, " %"),
+            _fmt(max(utils) if utils else None, " %"),
+            memory,
+            _fmt(max(temps) if temps else None, " °C"),
+            _fmt(self._sum("power_draw_w"), " W"),
+            self.cost_per_hour or "—",
+            "",
+        ]
+
+
+class FleetModel(QAbstractTableModel):
+    HEADERS = ("Host", "Status", "GPUs", "Mean util.", "Max util.", "Memory", "Max temp.",
+               "Power", "Cost / h", "Utilisation (last 2 min)")  # fmt: skip
+    SPARK_COLUMN = 9
+
+    def __init__(self, parent: Any = None) -> None:
+        super().__init__(parent)
+        self._rows: list[FleetRow] = []
+        self._by_alias: dict[str, int] = {}
+        self._dirty: set[int] = set()
+
+    def aliases(self) -> list[str]:
+        return [r.alias for r in self._rows]
+
+    def row_for(self, alias: str) -> FleetRow | None:
+        i = self._by_alias.get(alias)
+        return None if i is None else self._rows[i]
+
+    def set_aliases(self, aliases: list[str]) -> None:
+        if aliases == self.aliases():
+            return
+        old = {r.alias: r for r in self._rows}
+        self.beginResetModel()
+        self._rows = [old.get(a) or FleetRow(a) for a in aliases]
+        self._by_alias = {r.alias: i for i, r in enumerate(self._rows)}
+        self._dirty.clear()
+        self.endResetModel()
+
+    def _changed(self, alias: str) -> None:
+        i = self._by_alias[alias]
+        self._rows[i].cached = None
+        self._dirty.add(i)
+
+    def flush(self) -> None:
+        """One dataChanged for every row changed since the last flush (called by a timer:
+        per-sample signals made the view re-read the table 50 times a second)."""
+        if self._dirty:
+            first, last = min(self._dirty), max(self._dirty)
+            self._dirty.clear()
+            self.dataChanged.emit(self.index(first, 0), self.index(last, len(self.HEADERS) - 1))
+
+    def add_samples(self, alias: str, samples: tuple[TimedSample, ...]) -> None:
+        row = self.row_for(alias)
+        if row is None:
+            return
+        for s in samples:
+            row.gpus[s.sample.index if s.sample.index is not None else 0] = s.sample
+        utils = [s.sample.utilization_gpu for s in samples if s.sample.utilization_gpu is not None]
+        if utils:
+            row.spark.append(sum(utils) / len(utils))
+        self._changed(alias)
+
+    def seed(self, alias: str, latest: dict[int, GpuSample], spark: list[float]) -> None:
+        """What the monitor already knows when the row appears (the page opened later)."""
+        row = self.row_for(alias)
+        if row is not None and not row.gpus:
+            row.gpus.update(latest)
+            row.spark.extend(spark[-SPARK_POINTS:])
+            self._changed(alias)
+
+    def set_cost(self, alias: str, cost_per_hour: str) -> None:
+        row = self.row_for(alias)
+        if row is not None and row.cost_per_hour != cost_per_hour:
+            row.cost_per_hour = cost_per_hour
+            self._changed(alias)
+
+    def set_status(self, alias: str, status: HostStatus) -> None:
+        row = self.row_for(alias)
+        if row is not None:
+            row.status = status
+            self._changed(alias)
+
+    # --- Qt -----------------------------------------------------------------------------
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self._rows)
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self.HEADERS)
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid() or not 0 <= index.row() < len(self._rows):
+            return None
+        row = self._rows[index.row()]
+        if role == Qt.ItemDataRole.DisplayRole:
+            return row.cells()[index.column()]
+        if role == Qt.ItemDataRole.ToolTipRole:
+            st = row.status
+            bad = f"{st.bad_lines} unreadable line(s) skipped" if st.bad_lines else ""
+            return "\n".join(p for p in (st.state.value, st.message, st.hint, bad) if p)
+        if role == Qt.ItemDataRole.ForegroundRole and index.column() == 1:
+            return QColor(STATE_COLORS.get(row.status.state, "#c53030"))
+        if role == SparkRole and index.column() == self.SPARK_COLUMN:
+            return list(row.spark)
+        return None
+
+    def headerData(
+        self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
+    ) -> Any:
+        if role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal:
+            if 0 <= section < len(self.HEADERS):
+                return self.HEADERS[section]
+        return None
+
+
+class SparklineDelegate(QStyledItemDelegate):
+    """A small utilisation line (0-100 %) drawn in the cell: no widget per row."""
+
+    def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: Index) -> None:
+        super().paint(painter, option, index)
+        values = index.data(SparkRole)
+        if not values or len(values) < 2:
+            return
+        rect = option.rect.adjusted(4, 4, -4, -4)  # type: ignore[attr-defined]
+        step = rect.width() / (SPARK_POINTS - 1)
+        x0 = rect.right() - step * (len(values) - 1)
+        points = [
+            QPointF(x0 + i * step, rect.bottom() - rect.height() * min(max(v, 0), 100) / 100)
+            for i, v in enumerate(values)
+        ]
+        painter.save()
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        painter.setPen(QPen(QColor("#3182ce"), 1.5))
+        painter.drawPolyline(QPolygonF(points))
+        painter.restore()
+
+
+def gpu_value_columns() -> list[tuple[str, Any]]:
+    def pct(v: int | None) -> str:
+        return _fmt(v, " %")
+
+    return [
+        ("GPU", lambda g: g.index),
+        ("Name", lambda g: g.name),
+        ("Util.", lambda g: pct(g.utilization_gpu)),
+        ("Memory (MiB)", lambda g: f"{_fmt(g.memory_used_mib)} / {_fmt(g.memory_total_mib)}"),
+        ("Temp.", lambda g: _fmt(g.temperature_c, " °C")),
+        ("Power (W)", lambda g: f"{_fmt(g.power_draw_w)} / {_fmt(g.power_limit_w)}"),
+        ("SM clock", lambda g: _fmt(g.clocks_sm_mhz, " MHz")),
+        ("P-state", lambda g: g.pstate or "—"),
+        ("Fan", lambda g: pct(g.fan_speed_pct)),
+    ]
+
+
+def process_columns() -> list[tuple[str, Any]]:
+    def mem(a: ComputeApp) -> str:
+        return _fmt(a.used_memory_mib, " MiB")
+
+    return [  # rows are (GPU index or uuid, app)
+        ("GPU", lambda r: r[0]),
+        ("PID", lambda r: r[1].pid if r[1].pid is not None else "hidden"),
+        ("Process", lambda r: r[1].process_name or "—"),
+        ("Memory", lambda r: mem(r[1])),
+    ]
