@@ -24,8 +24,14 @@ from gpu_companion.core.sshconfig import HostEntry, SshConfigWriter, atomic_writ
 
 def entries(n: int, keys: Path) -> list[HostEntry]:
     return [
-        HostEntry(f"gpu{i}", f"203.0.113.{i % 250 + 1}", 20000 + i, "root", keys / "vast.pub",
-                  forwards=(8888,) if i % 3 == 0 else ())
+        HostEntry(
+            f"gpu{i}",
+            f"203.0.113.{i % 250 + 1}",
+            20000 + i,
+            "root",
+            keys / "vast.pub",
+            forwards=(8888,) if i % 3 == 0 else (),
+        )
         for i in range(n)
     ]
 

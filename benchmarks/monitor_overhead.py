@@ -173,7 +173,8 @@ def fleet_run(h: Harness, hosts: int, real: int, gpus: int, seconds: float) -> d
     real_set = set(real_aliases)
     original_watch = monitor.watch
     monitor.watch = lambda host, billed=None: (  # type: ignore[method-assign]
-        original_watch(host, billed) if host.alias in real_set or host.is_local else None)
+        original_watch(host, billed) if host.alias in real_set or host.is_local else None
+    )
     window = build_window(ctx)
     window.resize(1280, 800)
     window.show()
@@ -232,6 +233,7 @@ def fleet_run(h: Harness, hosts: int, real: int, gpus: int, seconds: float) -> d
     cpu0, t0 = resource.getrusage(resource.RUSAGE_SELF), time.monotonic()
     ticks0 = sum(monitor.history(a).version for a in real_aliases + fake_aliases)
     half = seconds / 2
+
     def open_host() -> None:
         switch_at.append(clock.elapsed())
         page.open_host(real_aliases[0])

@@ -58,8 +58,9 @@ def time_to_first_paint(argv: list[str], home: str) -> tuple[float, float]:
         "GPU_COMPANION_HOME": home,
     }
     start = time.perf_counter()
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env,
-                            text=True)
+    proc = subprocess.Popen(
+        argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, text=True
+    )
     assert proc.stdout is not None
     elapsed = None
     for line in proc.stdout:
@@ -108,14 +109,18 @@ def main() -> int:
 
     ref = statistics.median(times["source, as shipped (lazy)"])
     load = os.getloadavg()[0]
-    print(f"launch to first paint, offscreen, {args.runs} runs each, python "
-          f"{sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {load:.1f}")
+    print(
+        f"launch to first paint, offscreen, {args.runs} runs each, python "
+        f"{sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {load:.1f}"
+    )
     header = ("variant", "median s", "min s", "max s", "CPU s", "vs shipped")
     print("{:34} {:>9} {:>7} {:>7} {:>6} {:>11}".format(*header))
     for name, values in times.items():
         med = statistics.median(values)
-        print(f"{name:34} {med:9.3f} {min(values):7.3f} {max(values):7.3f} "
-              f"{statistics.median(cpu[name]):6.3f} {med / ref:10.2f}x")
+        print(
+            f"{name:34} {med:9.3f} {min(values):7.3f} {max(values):7.3f} "
+            f"{statistics.median(cpu[name]):6.3f} {med / ref:10.2f}x"
+        )
     print("(median/min/max: wall time to first paint; CPU s: median user+sys of the process)")
     if bundle and Path(bundle).exists():
         folder = Path(bundle).parent

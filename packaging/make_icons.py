@@ -21,9 +21,15 @@ MASTER = REPO / "resources" / "icons" / "app.svg"
 NAME = "gpu-companion"
 SIZES = (16, 22, 24, 32, 48, 64, 128, 256, 512)
 ICONSET = {  # macOS iconset file name -> pixel size
-    "icon_16x16.png": 16, "icon_16x16@2x.png": 32, "icon_32x32.png": 32,
-    "icon_32x32@2x.png": 64, "icon_128x128.png": 128, "icon_128x128@2x.png": 256,
-    "icon_256x256.png": 256, "icon_256x256@2x.png": 512, "icon_512x512.png": 512,
+    "icon_16x16.png": 16,
+    "icon_16x16@2x.png": 32,
+    "icon_32x32.png": 32,
+    "icon_32x32@2x.png": 64,
+    "icon_128x128.png": 128,
+    "icon_128x128@2x.png": 256,
+    "icon_256x256.png": 256,
+    "icon_256x256@2x.png": 512,
+    "icon_512x512.png": 512,
     "icon_512x512@2x.png": 1024,
 }
 

@@ -43,8 +43,10 @@ def rsync_codes() -> list[str]:
         if code == 0:
             continue
         info = rsync_errors.explain_exit_code(code)
-        rows.append(f"| {code} | {info.category} | {cell(info.message)} | "
-                    f"{'yes' if info.retryable else 'no'} |")
+        rows.append(
+            f"| {code} | {info.category} | {cell(info.message)} | "
+            f"{'yes' if info.retryable else 'no'} |"
+        )
     return rows
 
 
@@ -103,8 +105,10 @@ def install_lines() -> list[str]:
     ]
     rows = ["| system | ssh, ssh-agent | rsync | keyring |", "| --- | --- | --- | --- |"]
     for name, info in systems:
-        hints = [envcheck.install_hint(t, info).removeprefix("Install it with: ")
-                 for t in ("ssh", "rsync", "keyring")]
+        hints = [
+            envcheck.install_hint(t, info).removeprefix("Install it with: ")
+            for t in ("ssh", "rsync", "keyring")
+        ]
         rows.append(f"| {name} | " + " | ".join(cell(h) for h in hints) + " |")
     return rows
 
@@ -149,13 +153,13 @@ def render() -> str:
         "     Add them here from core/ when they land. -->",
         "",
         "*Not in this version yet:* the messages of the app's own SSH connections (first-contact",
-        "fingerprint, a changed host key blocked with an explicit \"accept the new key\", and",
+        'fingerprint, a changed host key blocked with an explicit "accept the new key", and',
         "authentication failures). Until then, the rows above are what you will see.",
         "",
         "## Transfers stopped: rsync exit codes",
         "",
         "When a transfer stops, the app reads rsync's exit code and its last lines.",
-        "\"Retry helps\" means starting the same transfer again is likely to work; files that",
+        '"Retry helps" means starting the same transfer again is likely to work; files that',
         "already arrived are not sent twice.",
         "",
         *rsync_codes(),
@@ -176,7 +180,7 @@ def render() -> str:
         "- `GPU Companion could not start: ...` followed by the log path: the database could not",
         "  be opened. Nothing was changed; the log says why. A copy of the database is taken",
         "  before every schema upgrade, next to it in the data folder.",
-        "- On Linux, `qt.qpa.plugin: Could not load the Qt platform plugin \"xcb\"`: the system",
+        '- On Linux, `qt.qpa.plugin: Could not load the Qt platform plugin "xcb"`: the system',
         "  lacks X libraries Qt needs. On Debian/Ubuntu:",
         "  `sudo apt install libxcb-icccm4 libxcb-keysyms1 libxcb-cursor0 libxkbcommon-x11-0`.",
         "- A second start only brings the running window forward: GPU Companion runs once per",

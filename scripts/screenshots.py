@@ -31,7 +31,9 @@ def start_xvfb() -> tuple[subprocess.Popen[bytes] | None, str]:
     read_fd, write_fd = os.pipe()
     proc = subprocess.Popen(
         [xvfb, "-displayfd", str(write_fd), "-screen", "0", "1280x800x24", "-nolisten", "tcp"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, pass_fds=(write_fd,),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        pass_fds=(write_fd,),
     )
     os.close(write_fd)
     with os.fdopen(read_fd) as f:

@@ -184,6 +184,7 @@ def ledger(store, manual_clock):  # type: ignore[no-untyped-def]
     reg.save_host(Host("vast-4090", "ssh4.vast.ai", 41022, "root", p.id, "RTX 4090", 1))
     return SpendLedger(store, manual_clock, tz=timezone.utc)
 
+
 # --- self-check and wizard: a test host with the real CPU build of torch -------------------
 
 
@@ -252,6 +253,8 @@ def ssh_client_factory(client_identity: ClientIdentity, tmp_path: Path):  # type
         return connect
 
     return factory
+
+
 # --- keys and connections ------------------------------------------------------------------
 
 
@@ -262,8 +265,12 @@ def vault(store, keyring_backend, app_paths):  # type: ignore[no-untyped-def]
 
     from gpu_companion.core.keyvault import KeyVault
 
-    v = KeyVault(store, app_paths.data_dir / "keys", keyring_backend,
-                 service=f"gpu-companion-test-{uuid.uuid4().hex[:8]}")
+    v = KeyVault(
+        store,
+        app_paths.data_dir / "keys",
+        keyring_backend,
+        service=f"gpu-companion-test-{uuid.uuid4().hex[:8]}",
+    )
     yield v
     for k in v.keys():
         v.delete(k.platform)
@@ -292,6 +299,7 @@ def ssh_agent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]
     proc.terminate()
     proc.wait(5)
 
+
 # --- transfers: an ssh config and an SFTP client factory for the harness sshd ---------------
 
 
@@ -314,8 +322,13 @@ class SshTarget:
         client.set_missing_host_key_policy(paramiko.RejectPolicy())
         client.load_host_keys(str(self.config_path.parent / "known_hosts"))
         client.connect(
-            "127.0.0.1", port=self.server.port, username=self.server.user, pkey=self.pkey,
-            allow_agent=False, look_for_keys=False, timeout=10,
+            "127.0.0.1",
+            port=self.server.port,
+            username=self.server.user,
+            pkey=self.pkey,
+            allow_agent=False,
+            look_for_keys=False,
+            timeout=10,
         )
         return client
 
@@ -332,9 +345,7 @@ def ssh_target(tmp_path: Path, sshd: SshServer) -> SshTarget:
     d = tmp_path / "ssh cfg"  # a space in the path: the engine must quote the -e command
     d.mkdir()
     key = d / "id_ed25519"
-    subprocess.run(
-        ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True
-    )
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True)
     sshd.authorize((d / "id_ed25519.pub").read_text())
     (d / "known_hosts").write_text(sshd.known_hosts_line())
     config = d / "config"
@@ -353,6 +364,8 @@ def ssh_target(tmp_path: Path, sshd: SshServer) -> SshTarget:
     pkey = paramiko.Ed25519Key.from_private_key_file(str(key))
     host = Host(alias="gpu-test", hostname="127.0.0.1", port=sshd.port, user=sshd.user, id=1)
     return SshTarget(host, ["ssh", "-F", str(config)], config, key, sshd, pkey)
+
+
 # --- SSH clients for the monitor (until the keyring-backed SessionFactory is wired in) -------
 
 

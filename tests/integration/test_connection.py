@@ -20,9 +20,7 @@ def setup(vault, store, sshd, isolated_home):
     """A platform with a generated key authorized on the sshd, one host pointing at it."""
     reg = HostRegistry(store)
     platform = reg.save_platform(Platform("vast.ai"))
-    host = reg.save_host(
-        Host("gpu1", "127.0.0.1", sshd.port, sshd.user, platform_id=platform.id)
-    )
+    host = reg.save_host(Host("gpu1", "127.0.0.1", sshd.port, sshd.user, platform_id=platform.id))
     stored = vault.generate("vast.ai")
     sshd.authorize(stored.public_line)
     writer = SshConfigWriter(isolated_home)
@@ -46,7 +44,9 @@ def test_first_contact_shows_the_fingerprint_then_echo_ok(setup, sshd):
     _reg, host, factory, writer = setup
     problem = first_contact(factory, host)
     server_fp = subprocess.run(
-        ["ssh-keygen", "-lf", str(sshd.host_key_path) + ".pub"], capture_output=True, text=True,
+        ["ssh-keygen", "-lf", str(sshd.host_key_path) + ".pub"],
+        capture_output=True,
+        text=True,
         check=True,
     ).stdout.split()[1]
     assert problem.fingerprint == server_fp
@@ -64,17 +64,28 @@ def test_first_contact_shows_the_fingerprint_then_echo_ok(setup, sshd):
     assert "round trip" in message
 
 
-def test_terminal_ssh_through_the_agent_with_no_private_key_file(setup, vault, ssh_agent,
-                                                                 isolated_home, app_paths):
+def test_terminal_ssh_through_the_agent_with_no_private_key_file(
+    setup, vault, ssh_agent, isolated_home, app_paths
+):
     reg, host, factory, writer = setup
     factory.trust_host_key(host, first_contact(factory, host).key)
     result = writer.write(entries_from_registry(reg, vault))
     assert result.checked_with_ssh == 1
     vault.load_into_agent("vast.ai", lifetime_s=300)
     done = subprocess.run(
-        ["ssh", "-F", str(isolated_home / ".ssh" / "config"), "-o", "BatchMode=yes", "gpu1",
-         "true"],
-        capture_output=True, text=True, timeout=30, check=False,
+        [
+            "ssh",
+            "-F",
+            str(isolated_home / ".ssh" / "config"),
+            "-o",
+            "BatchMode=yes",
+            "gpu1",
+            "true",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
     )
     assert done.returncode == 0, done.stderr
     for root in (isolated_home, app_paths.data_dir):
@@ -84,9 +95,19 @@ def test_terminal_ssh_through_the_agent_with_no_private_key_file(setup, vault, s
     # without the agent, the same command is refused: the key really came from the agent
     subprocess.run(["ssh-add", "-D"], capture_output=True, check=True)
     again = subprocess.run(
-        ["ssh", "-F", str(isolated_home / ".ssh" / "config"), "-o", "BatchMode=yes", "gpu1",
-         "true"],
-        capture_output=True, text=True, timeout=30, check=False,
+        [
+            "ssh",
+            "-F",
+            str(isolated_home / ".ssh" / "config"),
+            "-o",
+            "BatchMode=yes",
+            "gpu1",
+            "true",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
     )
     assert again.returncode != 0
 

@@ -76,8 +76,9 @@ def test_no_dbus_at_all_means_no_backend(keyring_session, store, tmp_path, monke
         assert_refused_cleanly(vault, "no_backend", ["Secret Service", "never stored in plain"])
 
 
-def test_a_locked_keyring_blocks_only_what_needs_the_key(own_session, store, tmp_path,
-                                                        isolated_home):
+def test_a_locked_keyring_blocks_only_what_needs_the_key(
+    own_session, store, tmp_path, isolated_home
+):
     session = own_session(password="pw")
     vault = KeyVault(store, tmp_path / "keys", session.backend())
     reg = HostRegistry(store)
@@ -124,6 +125,7 @@ def test_a_plain_text_backend_is_never_used(store, tmp_path, keyring_backend, mo
     assert_refused_cleanly(vault, "no_backend", ["never stored in plain"])
     assert plain.written == {}
     # in a chain, the plain-text fallback is dropped and the real keyring kept
-    monkeypatch.setattr(chainer.ChainerBackend, "backends",
-                        property(lambda self: [plain, keyring_backend]))
+    monkeypatch.setattr(
+        chainer.ChainerBackend, "backends", property(lambda self: [plain, keyring_backend])
+    )
     assert safe_backend(chainer.ChainerBackend()) is keyring_backend

@@ -53,8 +53,9 @@ def test_generate_keeps_the_private_key_only_in_the_keyring(vault, isolated_home
     assert vault.backend.get_password(vault.service, "ssh-key:vast.ai").startswith(
         "-----BEGIN OPENSSH PRIVATE KEY-----"
     )
-    hits = scan([isolated_home, app_paths.data_dir, app_paths.config_dir],
-                private_markers(vault, "vast.ai"))
+    hits = scan(
+        [isolated_home, app_paths.data_dir, app_paths.config_dir], private_markers(vault, "vast.ai")
+    )
     assert hits == []
     # the public file and fingerprint are what ssh-keygen says
     assert keygen_l(stored.public_path) == stored.fingerprint_line
@@ -135,7 +136,9 @@ def test_rotate_lists_the_hosts_and_keeps_the_old_key_until_forgotten(vault, sto
     assert result.hosts_on_old_key == ["gpu1", "gpu2"]
     assert keygen_l(result.new.public_path) == result.new.fingerprint_line
     assert [k.fingerprint for k in vault.load_pkeys("vast.ai")] == [
-        result.new.fingerprint, old.fingerprint]
+        result.new.fingerprint,
+        old.fingerprint,
+    ]
     vault.forget_previous("vast.ai")
     assert [k.fingerprint for k in vault.load_pkeys("vast.ai")] == [result.new.fingerprint]
 

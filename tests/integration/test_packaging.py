@@ -44,7 +44,9 @@ def test_install_script_points_the_menu_entry_at_the_bundle(tmp_path):
     shutil.copy(DESKTOP, bundle / "share" / "applications")
     subprocess.run(
         [sys.executable, str(REPO / "packaging" / "make_icons.py"), "--out", str(tmp_path / "i")],
-        check=True, capture_output=True, timeout=120,
+        check=True,
+        capture_output=True,
+        timeout=120,
     )
     shutil.copytree(tmp_path / "i" / "hicolor", bundle / "share" / "icons-hicolor")
     shutil.copy(REPO / "packaging" / "install-desktop-entry.sh", bundle)
@@ -53,8 +55,13 @@ def test_install_script_points_the_menu_entry_at_the_bundle(tmp_path):
     exe.chmod(0o755)
     data = tmp_path / "data"
     env = {**os.environ, "XDG_DATA_HOME": str(data)}
-    subprocess.run(["bash", str(bundle / "install-desktop-entry.sh")], env=env, check=True,
-                   capture_output=True, timeout=60)
+    subprocess.run(
+        ["bash", str(bundle / "install-desktop-entry.sh")],
+        env=env,
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
     entry = data / "applications" / "gpu-companion.desktop"
     result = validate(entry)
     assert result.returncode == 0 and result.stdout == "", result.stdout
@@ -62,8 +69,13 @@ def test_install_script_points_the_menu_entry_at_the_bundle(tmp_path):
     assert f"TryExec={exe}\n" in text
     assert 'Exec="' + str(exe).replace("$", "\\\\$") + '"\n' in text
     assert (data / "icons" / "hicolor" / "48x48" / "apps" / "gpu-companion.png").exists()
-    subprocess.run(["bash", str(bundle / "install-desktop-entry.sh"), "--remove"], env=env,
-                   check=True, capture_output=True, timeout=60)
+    subprocess.run(
+        ["bash", str(bundle / "install-desktop-entry.sh"), "--remove"],
+        env=env,
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
     assert not entry.exists()
     assert not list((data / "icons").rglob("gpu-companion.*"))
 
@@ -75,7 +87,11 @@ def test_install_script_points_the_menu_entry_at_the_bundle(tmp_path):
 def test_linux_bundle_builds_starts_and_finds_the_keyring(keyring_session, tmp_path):
     out = subprocess.run(
         [str(REPO / "packaging" / "build-linux.sh")],
-        capture_output=True, text=True, timeout=1200, check=False, cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=1200,
+        check=False,
+        cwd=REPO,
     )
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
     assert "smoke test: 7 pages rendered" in out.stdout
@@ -95,7 +111,11 @@ def test_linux_bundle_builds_starts_and_finds_the_keyring(keyring_session, tmp_p
     assert not (plugins / "sqldrivers").exists()
     env = {**os.environ, **keyring_session.env, "GPU_COMPANION_HOME": str(tmp_path)}
     doctor = subprocess.run(
-        [str(bundles[-1]), "doctor"], env=env, capture_output=True, text=True, timeout=120,
+        [str(bundles[-1]), "doctor"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
         check=False,
     )
     # keyring finds its backends by entry point: this fails if the bundle lost their metadata

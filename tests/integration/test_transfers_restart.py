@@ -20,8 +20,7 @@ pytestmark = pytest.mark.sshd
 SIZE = 3_000_000
 
 
-def test_killed_app_comes_back_paused_and_resumes(tmp_path: Path, app_paths, ssh_target
-) -> None:
+def test_killed_app_comes_back_paused_and_resumes(tmp_path: Path, app_paths, ssh_target) -> None:
     # A download: the killed receiver is local, so this also covers salvaging its temp file.
     direction = "download"
     local, remote = tmp_path / "local", tmp_path / "remote"

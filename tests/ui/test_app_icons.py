@@ -36,9 +36,7 @@ def contrasting_share(svg: str, panel: str, size: int = 22) -> float:
     painter.end()
     ref = lightness(QColor(panel))
     hits = sum(
-        abs(lightness(image.pixelColor(x, y)) - ref) > 40
-        for x in range(size)
-        for y in range(size)
+        abs(lightness(image.pixelColor(x, y)) - ref) > 40 for x in range(size) for y in range(size)
     )
     return hits / (size * size)
 
@@ -65,9 +63,18 @@ def test_a_grey_on_grey_icon_would_fail_the_check(qapp, tmp_path, monkeypatch):
 
 def test_make_icons_writes_every_standard_size(tmp_path):
     out = subprocess.run(
-        [sys.executable, str(REPO / "packaging" / "make_icons.py"), "--out", str(tmp_path),
-         "--iconset", str(tmp_path / "app.iconset")],
-        capture_output=True, text=True, timeout=120, check=False,
+        [
+            sys.executable,
+            str(REPO / "packaging" / "make_icons.py"),
+            "--out",
+            str(tmp_path),
+            "--iconset",
+            str(tmp_path / "app.iconset"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
     assert out.returncode == 0, out.stderr
     for size in (16, 22, 24, 32, 48, 64, 128, 256, 512):

@@ -15,8 +15,12 @@ def _start(args, tmp_path):
         "GPU_COMPANION_EXIT_AFTER_FIRST_PAINT": "1",
     }
     return subprocess.run(
-        [sys.executable, "-m", "gpu_companion", *args], env=env, capture_output=True, text=True,
-        timeout=120, check=False,
+        [sys.executable, "-m", "gpu_companion", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
 
 

@@ -20,8 +20,7 @@ def rented(ctx, keyring_backend, sshd):
     ctx.vault.backend = keyring_backend
     ctx.vault.service = f"gpu-companion-uitest-{uuid.uuid4().hex[:8]}"
     p = ctx.registry.save_platform(Platform("vast.ai"))
-    host = ctx.registry.save_host(Host("gpu1", "127.0.0.1", sshd.port, sshd.user,
-                                       platform_id=p.id))
+    host = ctx.registry.save_host(Host("gpu1", "127.0.0.1", sshd.port, sshd.user, platform_id=p.id))
     sshd.authorize(ctx.vault.generate("vast.ai").public_line)
     yield host
     for k in ctx.vault.keys():
@@ -68,8 +67,9 @@ def test_first_contact_then_round_trip(window, ctx, rented, qtbot, monkeypatch):
     assert list(ctx.sessions.known_keys(rented)) == ["ssh-ed25519"]
 
 
-def test_changed_key_needs_two_explicit_confirmations(window, ctx, rented, sshd, qtbot,
-                                                      monkeypatch):
+def test_changed_key_needs_two_explicit_confirmations(
+    window, ctx, rented, sshd, qtbot, monkeypatch
+):
     page = window.navigate("hosts")
     page.refresh()
     monkeypatch.setattr(page.connection, "ask", Answers("trust"))

@@ -95,8 +95,7 @@ def test_import_from_a_file_and_a_bad_paste(window, keys_ctx, qtbot, tmp_path, m
     assert keys_ctx.vault.key("Lambda") is not None
 
 
-def test_rotate_delete_agent_and_export(window, keys_ctx, qtbot, tmp_path, ssh_agent,
-                                        monkeypatch):
+def test_rotate_delete_agent_and_export(window, keys_ctx, qtbot, tmp_path, ssh_agent, monkeypatch):
     page = window.navigate("keys")
     keys_ctx.vault.generate("vast.ai")
     select(page, "vast.ai")
@@ -115,14 +114,15 @@ def test_rotate_delete_agent_and_export(window, keys_ctx, qtbot, tmp_path, ssh_a
     out = tmp_path / "exported"
     from gpu_companion.ui.pages import key_dialogs
 
-    monkeypatch.setattr(key_dialogs.QMessageBox, "warning",
-                        lambda *a, **k: QMessageBox.StandardButton.Cancel)
+    monkeypatch.setattr(
+        key_dialogs.QMessageBox, "warning", lambda *a, **k: QMessageBox.StandardButton.Cancel
+    )
     page.export()
     assert not out.exists() and not page.busy
-    monkeypatch.setattr(key_dialogs.QMessageBox, "warning",
-                        lambda *a, **k: QMessageBox.StandardButton.Yes)
-    monkeypatch.setattr(key_dialogs.QFileDialog, "getSaveFileName",
-                        lambda *a, **k: (str(out), ""))
+    monkeypatch.setattr(
+        key_dialogs.QMessageBox, "warning", lambda *a, **k: QMessageBox.StandardButton.Yes
+    )
+    monkeypatch.setattr(key_dialogs.QFileDialog, "getSaveFileName", lambda *a, **k: (str(out), ""))
     page.export()
     wait_idle(qtbot, page)
     assert stat.S_IMODE(out.stat().st_mode) == 0o600

@@ -42,7 +42,11 @@ ctx.close()
 def test_first_window_does_not_import_pyqtgraph_numpy_or_paramiko(tmp_path):
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "GPU_COMPANION_HOME": str(tmp_path)}
     out = subprocess.run(
-        [sys.executable, "-c", PROBE], env=env, capture_output=True, text=True, timeout=120,
+        [sys.executable, "-c", PROBE],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
         check=False,
     )
     assert out.returncode == 0, out.stderr
@@ -53,10 +57,16 @@ def test_first_window_does_not_import_pyqtgraph_numpy_or_paramiko(tmp_path):
 
 def test_numpy_stays_importable_after_the_core(tmp_path):
     out = subprocess.run(
-        [sys.executable, "-c",
-         "from gpu_companion.core._fast_imports import import_sqlite_utils_without_numpy as f; "
-         "f(); import sqlite_utils.db, numpy; assert sqlite_utils.db.np is None; "
-         "print(numpy.zeros(2).sum())"],
-        capture_output=True, text=True, timeout=120, check=False,
+        [
+            sys.executable,
+            "-c",
+            "from gpu_companion.core._fast_imports import import_sqlite_utils_without_numpy as f; "
+            "f(); import sqlite_utils.db, numpy; assert sqlite_utils.db.np is None; "
+            "print(numpy.zeros(2).sum())",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
     assert out.returncode == 0 and out.stdout.strip() == "0.0", out.stderr

@@ -69,8 +69,11 @@ def test_dropping_files_on_a_host_uploads_them_verified(page, qtbot, tmp_path: P
     mime.setUrls([QUrl.fromLocalFile(str(folder))])
     item_rect = page.host_list.visualItemRect(page.host_list.item(0))
     event = QDropEvent(
-        QPointF(item_rect.center()), Qt.DropAction.CopyAction, mime,
-        Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier,
+        QPointF(item_rect.center()),
+        Qt.DropAction.CopyAction,
+        mime,
+        Qt.MouseButton.LeftButton,
+        Qt.KeyboardModifier.NoModifier,
     )
     page.host_list.dropEvent(event)
     assert page.model.rowCount() == 1

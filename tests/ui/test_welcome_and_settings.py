@@ -36,8 +36,11 @@ def test_check_lists_what_is_missing_and_how_to_install_it(window, ctx, qtbot, t
     dialog = WelcomeDialog(
         ctx,
         window,
-        check_kwargs={"path": only_ssh_on_path(tmp_path), "os_info": DEBIAN,
-                      "backend": fail.Keyring()},
+        check_kwargs={
+            "path": only_ssh_on_path(tmp_path),
+            "os_info": DEBIAN,
+            "backend": fail.Keyring(),
+        },
     )
     qtbot.addWidget(dialog)
     dialog.show()

@@ -243,8 +243,12 @@ def test_end_to_end_leaves_host_key_rental_and_budget(
     keyring, the app's own verified connection, the spend ledger."""
     from gpu_companion.core.keyvault import KeyVault
 
-    ctx.vault = KeyVault(ctx.store, ctx.paths.data_dir / "keys", backend=keyring_backend,
-                         service=f"gpu-companion-test-{id(ctx)}")
+    ctx.vault = KeyVault(
+        ctx.store,
+        ctx.paths.data_dir / "keys",
+        backend=keyring_backend,
+        service=f"gpu-companion-test-{id(ctx)}",
+    )
     ctx.sessions.vault = ctx.vault
     standin.configure(mem_used=3)
     wizard = _wizard(ctx, qtbot, WizardServices.from_context(ctx))

@@ -12,7 +12,10 @@ from tests.conftest import REPO
 def test_troubleshooting_page_matches_the_app_messages():
     out = subprocess.run(
         [sys.executable, str(REPO / "scripts" / "make_troubleshooting.py"), "--check"],
-        capture_output=True, text=True, timeout=60, check=False,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
     assert out.returncode == 0, out.stderr
 
@@ -31,7 +34,10 @@ def test_user_guide_pictures_exist_and_every_page_has_one():
 def test_readme_links_the_guide_and_docs():
     readme = (REPO / "README.md").read_text()
     for doc in (
-        "docs/user-guide.md", "docs/troubleshooting.md", "docs/architecture.md", "docs/packaging.md"
+        "docs/user-guide.md",
+        "docs/troubleshooting.md",
+        "docs/architecture.md",
+        "docs/packaging.md",
     ):
         assert f"]({doc})" in readme
         assert (REPO / doc).exists()

@@ -127,4 +127,3 @@ def run(args: argparse.Namespace, factory: ClientFactory | None = None) -> int:
                 st = snap.status
                 print(f"{snap.alias}\t{st.state.value}: {st.message} {st.hint}".rstrip())
     return 0 if all(s.ok for s in snaps) else 1
-

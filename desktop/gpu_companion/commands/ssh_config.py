@@ -20,12 +20,27 @@ def register(subparsers: Any) -> None:
         "every other byte kept).",
     )
     group = p.add_mutually_exclusive_group(required=True)
-    group.add_argument("--print", dest="action", action="store_const", const="print",
-                       help="print the managed file without writing anything")
-    group.add_argument("--write", dest="action", action="store_const", const="write",
-                       help="write the managed file and add the Include line")
-    group.add_argument("--remove", dest="action", action="store_const", const="remove",
-                       help="remove the Include line and the managed file")
+    group.add_argument(
+        "--print",
+        dest="action",
+        action="store_const",
+        const="print",
+        help="print the managed file without writing anything",
+    )
+    group.add_argument(
+        "--write",
+        dest="action",
+        action="store_const",
+        const="write",
+        help="write the managed file and add the Include line",
+    )
+    group.add_argument(
+        "--remove",
+        dest="action",
+        action="store_const",
+        const="remove",
+        help="remove the Include line and the managed file",
+    )
     p.set_defaults(handler=run)
 
 
@@ -61,8 +76,10 @@ def run(args: argparse.Namespace) -> int:
             print(f"skipped {alias}: {why}", file=sys.stderr)
         return 0
     except ValidationError as exc:
-        print(f"gpu-companion: refused ({exc.field}): {exc.message} Nothing was written.",
-              file=sys.stderr)
+        print(
+            f"gpu-companion: refused ({exc.field}): {exc.message} Nothing was written.",
+            file=sys.stderr,
+        )
         return 1
     except UserError as exc:
         print(f"gpu-companion: refused: {exc}", file=sys.stderr)

@@ -1,4 +1,4 @@
-""""Start at login": the autostart entry each OS reads, rendered as data, then written or removed.
+""" "Start at login": the autostart entry each OS reads, rendered as data, then written or removed.
 
 Linux: `$XDG_CONFIG_HOME/autostart/gpu-companion.desktop` (freedesktop autostart spec).
 macOS: `~/Library/LaunchAgents/org.gpucompanion.GPUCompanion.plist` (launchd, RunAtLoad).

@@ -165,8 +165,13 @@ def check_tool(tool: str, os_info: OsInfo, path: str | None = None) -> CheckResu
         detail += " (openrsync: transfers work, without the overall progress bar)"
         fix = install_hint("rsync", os_info) + " for full progress reporting."
     elif tool == "rsync" and version is None:
-        return CheckResult(tool, False, None, f"{exe} did not answer --version like rsync.",
-                           install_hint(tool, os_info))
+        return CheckResult(
+            tool,
+            False,
+            None,
+            f"{exe} did not answer --version like rsync.",
+            install_hint(tool, os_info),
+        )
     return CheckResult(tool, True, version, detail, fix)
 
 
@@ -177,8 +182,13 @@ def check_keyring(os_info: OsInfo, backend: Any = None) -> CheckResult:
         from keyring.backends import fail
         from keyring.errors import KeyringLocked, NoKeyringError
     except ImportError as exc:  # a broken install or bundle
-        return CheckResult("keyring", False, None, f"The keyring library is missing: {exc}.",
-                           "Reinstall GPU Companion.")
+        return CheckResult(
+            "keyring",
+            False,
+            None,
+            f"The keyring library is missing: {exc}.",
+            "Reinstall GPU Companion.",
+        )
     kr = backend if backend is not None else keyring.get_keyring()
     name = f"{type(kr).__module__.rsplit('.', 1)[-1]} ({type(kr).__name__})"
     if isinstance(kr, fail.Keyring):
@@ -202,8 +212,9 @@ def check_keyring(os_info: OsInfo, backend: Any = None) -> CheckResult:
             "unlock the default collection), then run the check again.",
         )
     except NoKeyringError as exc:
-        return CheckResult("keyring", False, None, f"No usable keyring: {exc}",
-                           install_hint("keyring", os_info))
+        return CheckResult(
+            "keyring", False, None, f"No usable keyring: {exc}", install_hint("keyring", os_info)
+        )
     except Exception as exc:  # KeyringError, D-Bus errors, "Prompt dismissed", ...
         return CheckResult(
             "keyring",

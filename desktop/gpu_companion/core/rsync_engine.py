@@ -156,9 +156,7 @@ class RsyncRun:
                     elif isinstance(ev, Progress):
                         if ev.percent and ev.percent > 0 and not ev.incremental_scan:
                             total = max(total or 0, round(ev.bytes_done * 100 / ev.percent))
-                        yield TransferProgress(
-                            ev.bytes_done, total, ev.rate_bps, ev.eta_s, current
-                        )
+                        yield TransferProgress(ev.bytes_done, total, ev.rate_bps, ev.eta_s, current)
                     elif isinstance(ev, RsyncMessage) and ev.level != "info":
                         yield TransferNote(ev.text, ev.level)
                 if not chunk:
@@ -191,7 +189,8 @@ class RsyncRun:
             return TransferOutcome("done", bytes_sent=sent, literal_bytes=stats.literal_data)
         info = explain_exit_code(code, self.output_tail)
         said = [
-            line.strip() for line in self.output_tail.replace("\r", "\n").splitlines()
+            line.strip()
+            for line in self.output_tail.replace("\r", "\n").splitlines()
             if classify_line(line.strip()) == "error" and "rsync error:" not in line
         ]
         detail = f" rsync said: {said[-1]}" if said else ""

@@ -181,6 +181,8 @@ def _v4_ssh_keys(db: sqlite_utils.Database) -> None:
         pk="host_id",
         defaults={"proxy_jump": "", "forwards": ""},
     )
+
+
 def _v5_transfer_jobs(db: sqlite_utils.Database) -> None:
     db.table("transfer_jobs").create(
         {
@@ -219,6 +221,8 @@ def _v5_transfer_jobs(db: sqlite_utils.Database) -> None:
         },
     )
     db.table("transfer_jobs").create_index(["host_alias", "state"])
+
+
 def _v2_gpu_minutes(db: sqlite_utils.Database) -> None:
     """Per-minute GPU aggregates for the monitor's 24 h view and the idle rule."""
     db.table("gpu_minutes").create(

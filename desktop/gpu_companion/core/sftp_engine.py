@@ -73,7 +73,8 @@ class SftpRun:
             rel_dir = os.path.relpath(dirpath, root)
             rel_dir = "" if rel_dir == "." else rel_dir
             dirnames[:] = sorted(
-                d for d in dirnames
+                d
+                for d in dirnames
                 if not is_excluded(posixpath.join(rel_dir, d), self.job.options.excludes)
             )
             for name in sorted(filenames):
@@ -115,8 +116,12 @@ class SftpRun:
                     stack.append(rel)
                 elif stat.S_ISREG(attr.st_mode or 0):
                     files.append(
-                        _File(rel, attr.st_size or 0, int(attr.st_mtime or 0),
-                              stat.S_IMODE(attr.st_mode))
+                        _File(
+                            rel,
+                            attr.st_size or 0,
+                            int(attr.st_mtime or 0),
+                            stat.S_IMODE(attr.st_mode),
+                        )
                     )
         return files
 
@@ -274,8 +279,10 @@ class SftpRun:
         """Names whose sha256 differs between the two sides (missing files count)."""
         job = self.job
         upload = job.direction == "upload"
-        files = self._local_files(Path(job.local_path)) if upload else self._remote_files(
-            job.remote_path
+        files = (
+            self._local_files(Path(job.local_path))
+            if upload
+            else self._remote_files(job.remote_path)
         )
         pairs = [self._paths(f) for f in files]
         local_paths = [src if upload else dst for src, dst in pairs]
@@ -325,4 +332,3 @@ def _local_sha256(path: str) -> str | None:
     except OSError:
         return None
     return h.hexdigest()
-

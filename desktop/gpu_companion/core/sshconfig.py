@@ -197,11 +197,17 @@ class SshConfigWriter:
         ]
         known = check_path("known_hosts", self.known_hosts)
         for e in entries:
-            out += [f"Host {e.alias}", f"    HostName {e.hostname}", f"    Port {e.port}",
-                    f"    User {e.user}"]
+            out += [
+                f"Host {e.alias}",
+                f"    HostName {e.hostname}",
+                f"    Port {e.port}",
+                f"    User {e.user}",
+            ]
             if e.identity_file is not None:
-                out += [f"    IdentityFile {check_path('identity_file', e.identity_file)}",
-                        "    IdentitiesOnly yes"]
+                out += [
+                    f"    IdentityFile {check_path('identity_file', e.identity_file)}",
+                    "    IdentitiesOnly yes",
+                ]
             else:
                 out.append("    # this host's platform has no key in GPU Companion yet")
             out += [
@@ -297,14 +303,16 @@ class SshConfigWriter:
                 e = e.validated()
                 done = subprocess.run(
                     [ssh, "-G", "-F", tmp, "--", e.alias],
-                    capture_output=True, text=True, timeout=10, check=False,
+                    capture_output=True,
+                    text=True,
+                    timeout=10,
+                    check=False,
                 )
-                got = dict(
-                    line.split(" ", 1) for line in done.stdout.splitlines() if " " in line
-                )
+                got = dict(line.split(" ", 1) for line in done.stdout.splitlines() if " " in line)
                 want = {"hostname": e.hostname.lower(), "port": str(e.port), "user": e.user}
-                seen = {k: got.get(k, "").lower() if k == "hostname" else got.get(k, "")
-                        for k in want}
+                seen = {
+                    k: got.get(k, "").lower() if k == "hostname" else got.get(k, "") for k in want
+                }
                 if done.returncode != 0 or seen != want:
                     raise UserError(
                         f"ssh reads the generated entry for {e.alias!r} differently than "

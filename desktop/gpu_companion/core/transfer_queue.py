@@ -46,24 +46,50 @@ _COLUMNS = (
 
 def _job_from_row(r: tuple[Any, ...]) -> TransferJob:
     return TransferJob(
-        id=r[0], host_alias=r[1], direction=r[2], local_path=r[3], remote_path=r[4],
-        options=TransferOptions.from_json(json.loads(r[5] or "{}")), label=r[6] or "",
-        state=JobState(r[7]), bytes_done=r[8] or 0, bytes_total=r[9], current_file=r[10],
-        engine=r[11], message=r[12] or "", verified=bool(r[13]), attempts=r[14] or 0,
-        bytes_sent=r[15] or 0, active_s=r[16] or 0.0, created_at=r[17] or 0.0,
-        first_started_at=r[18], finished_at=r[19],
+        id=r[0],
+        host_alias=r[1],
+        direction=r[2],
+        local_path=r[3],
+        remote_path=r[4],
+        options=TransferOptions.from_json(json.loads(r[5] or "{}")),
+        label=r[6] or "",
+        state=JobState(r[7]),
+        bytes_done=r[8] or 0,
+        bytes_total=r[9],
+        current_file=r[10],
+        engine=r[11],
+        message=r[12] or "",
+        verified=bool(r[13]),
+        attempts=r[14] or 0,
+        bytes_sent=r[15] or 0,
+        active_s=r[16] or 0.0,
+        created_at=r[17] or 0.0,
+        first_started_at=r[18],
+        finished_at=r[19],
     )
 
 
 def _row(job: TransferJob) -> dict[str, Any]:
     return {
-        "host_alias": job.host_alias, "direction": job.direction, "local_path": job.local_path,
-        "remote_path": job.remote_path, "options": json.dumps(job.options.to_json()),
-        "label": job.label, "state": job.state.value, "bytes_done": job.bytes_done,
-        "bytes_total": job.bytes_total, "current_file": job.current_file, "engine": job.engine,
-        "message": job.message, "verified": int(job.verified), "attempts": job.attempts,
-        "bytes_sent": job.bytes_sent, "active_s": job.active_s, "created_at": job.created_at,
-        "first_started_at": job.first_started_at, "finished_at": job.finished_at,
+        "host_alias": job.host_alias,
+        "direction": job.direction,
+        "local_path": job.local_path,
+        "remote_path": job.remote_path,
+        "options": json.dumps(job.options.to_json()),
+        "label": job.label,
+        "state": job.state.value,
+        "bytes_done": job.bytes_done,
+        "bytes_total": job.bytes_total,
+        "current_file": job.current_file,
+        "engine": job.engine,
+        "message": job.message,
+        "verified": int(job.verified),
+        "attempts": job.attempts,
+        "bytes_sent": job.bytes_sent,
+        "active_s": job.active_s,
+        "created_at": job.created_at,
+        "first_started_at": job.first_started_at,
+        "finished_at": job.finished_at,
     }
 
 
@@ -109,7 +135,8 @@ class TransferQueue:
         """Finished jobs, newest first (bytes, duration, mean rate, verified)."""
         return sorted(
             (j for j in self.jobs() if j.state.finished),
-            key=lambda j: j.finished_at or 0, reverse=True,
+            key=lambda j: j.finished_at or 0,
+            reverse=True,
         )
 
     def last_verified_download(self, alias: str) -> datetime | None:
@@ -195,9 +222,7 @@ class TransferQueue:
         while self.is_running() and time.monotonic() < deadline:
             time.sleep(0.05)
 
-    def _set_state(
-        self, job_id: int, allowed: set[JobState], new: JobState
-    ) -> TransferJob | None:
+    def _set_state(self, job_id: int, allowed: set[JobState], new: JobState) -> TransferJob | None:
         with self.store.transaction() as db:
             row = db.execute(
                 f"SELECT {_COLUMNS} FROM transfer_jobs WHERE id = ?", [job_id]
@@ -270,8 +295,13 @@ class TransferQueue:
             job = _job_from_row(row)
             now = self.clock()
             job = replace(
-                job, state=JobState.RUNNING, attempts=job.attempts + 1, message="",
-                first_started_at=job.first_started_at or now, rate_bps=None, eta_s=None,
+                job,
+                state=JobState.RUNNING,
+                attempts=job.attempts + 1,
+                message="",
+                first_started_at=job.first_started_at or now,
+                rate_bps=None,
+                eta_s=None,
             )
             assert job.id is not None
             db.table("transfer_jobs").update(job.id, _row(job))
@@ -326,19 +356,29 @@ class TransferQueue:
         if outcome is None:
             outcome = TransferOutcome("paused", message=INTERRUPTED)
         state = {
-            "done": JobState.DONE, "failed": JobState.FAILED,
-            "paused": JobState.PAUSED, "cancelled": JobState.CANCELLED,
+            "done": JobState.DONE,
+            "failed": JobState.FAILED,
+            "paused": JobState.PAUSED,
+            "cancelled": JobState.CANCELLED,
         }[outcome.outcome]
-        message = outcome.message or {
-            JobState.DONE: "Verified." if outcome.verified else "Done (not verified).",
-            JobState.PAUSED: "Paused; partial data kept.",
-            JobState.CANCELLED: "Cancelled.",
-            JobState.FAILED: "Failed.",
-        }[state]
+        message = (
+            outcome.message
+            or {
+                JobState.DONE: "Verified." if outcome.verified else "Done (not verified).",
+                JobState.PAUSED: "Paused; partial data kept.",
+                JobState.CANCELLED: "Cancelled.",
+                JobState.FAILED: "Failed.",
+            }[state]
+        )
         job = replace(
-            job, state=state, message=message, verified=outcome.verified,
-            bytes_sent=job.bytes_sent + outcome.bytes_sent, active_s=job.active_s + elapsed,
-            rate_bps=None, eta_s=None,
+            job,
+            state=state,
+            message=message,
+            verified=outcome.verified,
+            bytes_sent=job.bytes_sent + outcome.bytes_sent,
+            active_s=job.active_s + elapsed,
+            rate_bps=None,
+            eta_s=None,
             finished_at=self.clock() if state.finished else None,
         )
         if state is JobState.DONE:
@@ -381,15 +421,19 @@ def _drain(it: Iterator[TransferJob]) -> None:
 def _apply(job: TransferJob, event: EngineEvent) -> TransferJob:
     if isinstance(event, TransferProgress):
         return replace(
-            job, bytes_done=event.bytes_done, bytes_total=event.bytes_total or job.bytes_total,
-            rate_bps=event.rate_bps, eta_s=event.eta_s,
+            job,
+            bytes_done=event.bytes_done,
+            bytes_total=event.bytes_total or job.bytes_total,
+            rate_bps=event.rate_bps,
+            eta_s=event.eta_s,
             current_file=event.current_file or job.current_file,
         )
     if isinstance(event, EngineChosen):
         return replace(job, engine=event.engine, message=event.reason)
     if isinstance(event, Retrying):
         return replace(
-            job, message=f"Connection dropped; retry {event.attempt} in {event.delay_s:.0f} s. "
+            job,
+            message=f"Connection dropped; retry {event.attempt} in {event.delay_s:.0f} s. "
             f"{event.reason}",
         )
     if isinstance(event, Verifying):

@@ -31,7 +31,10 @@ class RemotePathDialog(QDialog):
     """The chosen path is in `path()`; typing a path that does not exist yet is allowed."""
 
     def __init__(
-        self, host: Host, client_factory: ClientFactory, start: str = ".",
+        self,
+        host: Host,
+        client_factory: ClientFactory,
+        start: str = ".",
         parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
@@ -70,8 +73,12 @@ class RemotePathDialog(QDialog):
 
         self.workers.append(
             run_in_thread(
-                list_remote_dir, self.client_factory, self.host, path,
-                on_result=done, on_error=self._failed,
+                list_remote_dir,
+                self.client_factory,
+                self.host,
+                path,
+                on_result=done,
+                on_error=self._failed,
             )
         )
 

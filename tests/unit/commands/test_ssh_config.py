@@ -46,8 +46,10 @@ def test_a_hostile_value_in_the_database_is_refused_with_exit_1(store, isolated_
     add_hosts(store)
     # a value that bypassed the app's checks (hand-edited database)
     with store.transaction() as db:
-        db.execute("UPDATE hosts SET hostname = ? WHERE alias = 'gpu1'",
-                   ["10.0.0.1\n  ProxyCommand sh -c id"])
+        db.execute(
+            "UPDATE hosts SET hostname = ? WHERE alias = 'gpu1'",
+            ["10.0.0.1\n  ProxyCommand sh -c id"],
+        )
     assert main(["ssh-config", "--write"]) == 1
     err = capsys.readouterr().err
     assert "refused (hostname)" in err and "line breaks" in err
@@ -59,7 +61,11 @@ def test_the_installed_command_exits_non_zero_on_refusal(isolated_home):
     (isolated_home / ".ssh" / "config").mkdir()  # not a file: refused
     done = subprocess.run(
         [sys.executable, "-m", "gpu_companion", "ssh-config", "--write"],
-        capture_output=True, text=True, env=dict(os.environ), timeout=60, check=False,
+        capture_output=True,
+        text=True,
+        env=dict(os.environ),
+        timeout=60,
+        check=False,
     )
     assert done.returncode == 1
     assert "is a directory" in done.stderr

@@ -21,7 +21,7 @@ from gpu_companion.core.autostart import (
 )
 from tests.conftest import missing_component
 
-AWKWARD = "/opt/My Apps/gpu \"companion\" $HOME `x` back\\slash 100%/gpu-companion"
+AWKWARD = '/opt/My Apps/gpu "companion" $HOME `x` back\\slash 100%/gpu-companion'
 
 
 def unquote_exec(line: str) -> list[str]:
@@ -63,10 +63,14 @@ def validate(path) -> subprocess.CompletedProcess[str]:
 
 def test_launch_command_source_install_and_bundle():
     assert launch_command(frozen=False, executable="/v/bin/python") == [
-        "/v/bin/python", "-m", "gpu_companion", BACKGROUND_FLAG,
+        "/v/bin/python",
+        "-m",
+        "gpu_companion",
+        BACKGROUND_FLAG,
     ]
     assert launch_command(frozen=True, executable="/opt/gc/gpu-companion") == [
-        "/opt/gc/gpu-companion", BACKGROUND_FLAG,
+        "/opt/gc/gpu-companion",
+        BACKGROUND_FLAG,
     ]
 
 

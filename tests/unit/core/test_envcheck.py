@@ -125,10 +125,17 @@ def test_no_keyring_at_all_is_reported(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "DBUS_SESSION_BUS_ADDRESS"}
     env["XDG_RUNTIME_DIR"] = str(tmp_path)
     out = subprocess.run(
-        [sys.executable, "-c",
-         "from gpu_companion.core.envcheck import *; r = check_keyring(detect_os()); "
-         "print(r.ok); print(r.detail)"],
-        env=env, capture_output=True, text=True, timeout=60, check=True,
+        [
+            sys.executable,
+            "-c",
+            "from gpu_companion.core.envcheck import *; r = check_keyring(detect_os()); "
+            "print(r.ok); print(r.detail)",
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
     ).stdout.splitlines()
     assert out[0] == "False"
     assert "No system keyring" in out[1] or "did not answer" in out[1]
@@ -140,7 +147,11 @@ def test_doctor_command_lists_what_is_missing(tmp_path):
     env.pop("DBUS_SESSION_BUS_ADDRESS", None)
     out = subprocess.run(
         [sys.executable, "-m", "gpu_companion", "doctor"],
-        env=env, capture_output=True, text=True, timeout=60, check=False,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
     assert out.returncode == 1
     assert "rsync: `rsync` was not found on the PATH." in out.stdout

@@ -27,9 +27,7 @@ BLOCK = MARKER + b'Include "/home/u/.ssh/gpu-companion/config"\n'
 
 def snapshot(root: Path) -> dict[str, bytes]:
     return {
-        str(p.relative_to(root)): p.read_bytes()
-        for p in sorted(root.rglob("*"))
-        if p.is_file()
+        str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()
     }
 
 
@@ -44,11 +42,21 @@ user_bytes = st.one_of(
     st.binary(max_size=300),
     st.text(max_size=300).map(lambda s: s.encode("utf-8")),
     st.lists(
-        st.sampled_from([
-            b"Host *\n", b"Host gpu1\n", b"  HostName 10.0.0.1\n", b"Match all\n", b"\n",
-            b"# comment\n", b"Include other\n", b"\r\n", b"  User root", b"\xff\xfe",
-            b"Include ~/.ssh/gpu-companion/config\n",
-        ]),
+        st.sampled_from(
+            [
+                b"Host *\n",
+                b"Host gpu1\n",
+                b"  HostName 10.0.0.1\n",
+                b"Match all\n",
+                b"\n",
+                b"# comment\n",
+                b"Include other\n",
+                b"\r\n",
+                b"  User root",
+                b"\xff\xfe",
+                b"Include ~/.ssh/gpu-companion/config\n",
+            ]
+        ),
         max_size=12,
     ).map(b"".join),
 )
@@ -65,8 +73,9 @@ def test_include_in_and_out_keeps_every_user_byte(data):
 
 
 @given(user_bytes)
-@settings(max_examples=40, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 def test_writer_on_real_files_round_trips(tmp_path, data):
     assume(b"# Added by GPU Companion" not in data)
     home = Path(tempfile.mkdtemp(dir=tmp_path))
@@ -155,8 +164,9 @@ def test_an_alias_the_user_already_defines_is_reported_not_shadowed(isolated_hom
 
 
 def ssh_g(config: Path, alias: str) -> dict[str, list[str]]:
-    out = subprocess.run(["ssh", "-G", "-F", str(config), alias], capture_output=True,
-                         text=True, check=True).stdout
+    out = subprocess.run(
+        ["ssh", "-G", "-F", str(config), alias], capture_output=True, text=True, check=True
+    ).stdout
     got: dict[str, list[str]] = {}
     for line in out.splitlines():
         k, _, v = line.partition(" ")
@@ -167,10 +177,12 @@ def ssh_g(config: Path, alias: str) -> dict[str, list[str]]:
 def test_rendered_block_as_ssh_reads_it(isolated_home, tmp_path):
     pub = tmp_path / "my keys" / "vast.ai.pub"
     writer = SshConfigWriter(isolated_home)
-    result = writer.write([
-        entry(identity_file=pub, proxy_jump="jump@bastion.example:2222", forwards=(8888, 6006)),
-        entry(alias="nokey", hostname="nokey.example", port=22, user="ubuntu"),
-    ])
+    result = writer.write(
+        [
+            entry(identity_file=pub, proxy_jump="jump@bastion.example:2222", forwards=(8888, 6006)),
+            entry(alias="nokey", hostname="nokey.example", port=22, user="ubuntu"),
+        ]
+    )
     assert result.checked_with_ssh == 2
     got = ssh_g(isolated_home / ".ssh" / "config", "gpu1")
     assert got["hostname"] == ["203.0.113.7"] and got["port"] == ["41022"]
@@ -179,8 +191,10 @@ def test_rendered_block_as_ssh_reads_it(isolated_home, tmp_path):
     assert got["userknownhostsfile"] == [str(writer.known_hosts)]
     assert got["serveraliveinterval"] == ["15"] and got["serveralivecountmax"] == ["4"]
     assert got["proxyjump"] == ["jump@bastion.example:2222"]
-    assert sorted(got["localforward"]) == ["[127.0.0.1]:6006 [127.0.0.1]:6006",
-                                           "[127.0.0.1]:8888 [127.0.0.1]:8888"]
+    assert sorted(got["localforward"]) == [
+        "[127.0.0.1]:6006 [127.0.0.1]:6006",
+        "[127.0.0.1]:8888 [127.0.0.1]:8888",
+    ]
     nokey = ssh_g(isolated_home / ".ssh" / "config", "nokey")
     assert nokey["hostname"] == ["nokey.example"]
     assert nokey["identitiesonly"] == ["no"]
@@ -190,8 +204,9 @@ def test_ssh_g_mismatch_refuses_and_writes_nothing(isolated_home, monkeypatch):
     writer = SshConfigWriter(isolated_home)
     real_render = writer.render
     # a rendering bug: the block names another host than intended
-    monkeypatch.setattr(writer, "render",
-                        lambda es: real_render(es).replace("HostName 203.0.113.7", ""))
+    monkeypatch.setattr(
+        writer, "render", lambda es: real_render(es).replace("HostName 203.0.113.7", "")
+    )
     before = snapshot(isolated_home)
     with pytest.raises(UserError, match="differently than intended"):
         writer.write([entry()])

@@ -90,12 +90,19 @@ class KeysPage(EmptyStatePage):
         lay.addWidget(intro)
         self.buttons: dict[str, QPushButton] = {}
         rows = [
-            [("generate", "Generate…", self.generate), ("import", "Import…", self.import_key),
-             ("copy", "Copy public key", self.copy_public_key),
-             ("agent", "Load into ssh-agent…", self.load_into_agent)],
-            [("rotate", "Rotate…", self.rotate), ("forget", "Forget old key", self.forget_previous),
-             ("delete", "Delete…", self.delete), ("export", "Export private key…", self.export),
-             ("sshconfig", "Set up `ssh ALIAS`", self.write_ssh_config)],
+            [
+                ("generate", "Generate…", self.generate),
+                ("import", "Import…", self.import_key),
+                ("copy", "Copy public key", self.copy_public_key),
+                ("agent", "Load into ssh-agent…", self.load_into_agent),
+            ],
+            [
+                ("rotate", "Rotate…", self.rotate),
+                ("forget", "Forget old key", self.forget_previous),
+                ("delete", "Delete…", self.delete),
+                ("export", "Export private key…", self.export),
+                ("sshconfig", "Set up `ssh ALIAS`", self.write_ssh_config),
+            ],
         ]
         for row in rows:
             bar = QHBoxLayout()
@@ -123,9 +130,7 @@ class KeysPage(EmptyStatePage):
         self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.view.verticalHeader().hide()
-        self.view.horizontalHeader().setSectionResizeMode(
-            QHeaderView.ResizeMode.ResizeToContents
-        )
+        self.view.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.view.horizontalHeader().setStretchLastSection(True)
         self.view.selectionModel().selectionChanged.connect(lambda *_: self._update_buttons())
         lay.addWidget(self.view)
@@ -158,7 +163,8 @@ class KeysPage(EmptyStatePage):
                     self.view.selectRow(i)
         if shared:
             self.status.setText(
-                "Warning: " + "; ".join(f"{', '.join(p)} share one key" for p in shared.values())
+                "Warning: "
+                + "; ".join(f"{', '.join(p)} share one key" for p in shared.values())
                 + ". One leaked key would open all of them: rotate one of them."
             )
         self.stack.setCurrentIndex(1 if rows else 0)
@@ -174,21 +180,25 @@ class KeysPage(EmptyStatePage):
         enabled = {
             "generate": r is not None and r.key is None,
             "import": r is not None and r.key is None,
-            "copy": has, "agent": has, "rotate": has, "delete": has, "export": has,
+            "copy": has,
+            "agent": has,
+            "rotate": has,
+            "delete": has,
+            "export": has,
             "forget": has and r is not None and r.key is not None and r.key.has_previous,
             "sshconfig": True,
         }
         for name, b in self.buttons.items():
             b.setEnabled(enabled[name] and not self.busy)
 
-    def _run(self, what: str, fn: Callable[..., Any], *args: Any,
-             done: Callable[[Any], None]) -> None:
+    def _run(
+        self, what: str, fn: Callable[..., Any], *args: Any, done: Callable[[Any], None]
+    ) -> None:
         """Run a vault call off the GUI thread with the buttons disabled meanwhile."""
         self.busy = True
         self.status.setText(what)
         self._update_buttons()
-        run_in_thread(fn, *args, on_result=done, on_error=self._failed,
-                      on_finished=self._finished)
+        run_in_thread(fn, *args, on_result=done, on_error=self._failed, on_finished=self._finished)
 
     def _finished(self) -> None:
         self.busy = False
@@ -226,10 +236,16 @@ class KeysPage(EmptyStatePage):
             self.start_generate(r.platform, *dialog.values())
 
     def start_generate(self, platform: str, kind: str, passphrase: str | None) -> None:
-        self._run(f"Generating a {kind} key for {platform}…", self.ctx.vault.generate, platform,
-                  kind, passphrase,
-                  done=self._ok(f"New {kind} key for {platform}: copy its public key into the "
-                                "platform's console."))
+        self._run(
+            f"Generating a {kind} key for {platform}…",
+            self.ctx.vault.generate,
+            platform,
+            kind,
+            passphrase,
+            done=self._ok(
+                f"New {kind} key for {platform}: copy its public key into the platform's console."
+            ),
+        )
 
     def import_key(self) -> None:
         r = self.selected()
@@ -239,19 +255,27 @@ class KeysPage(EmptyStatePage):
         if dialog.exec():
             self.start_import(r.platform, *dialog.values())
 
-    def start_import(self, platform: str, text: str, passphrase: str | None,
-                     keep: str | None) -> None:
-        self._run(f"Importing the key of {platform}…", self.ctx.vault.import_private_key,
-                  platform, text, passphrase, keep,
-                  done=self._ok(f"Key imported for {platform}."))
+    def start_import(
+        self, platform: str, text: str, passphrase: str | None, keep: str | None
+    ) -> None:
+        self._run(
+            f"Importing the key of {platform}…",
+            self.ctx.vault.import_private_key,
+            platform,
+            text,
+            passphrase,
+            keep,
+            done=self._ok(f"Key imported for {platform}."),
+        )
 
     def copy_public_key(self) -> None:
         r = self.selected()
         if r is None or r.key is None:
             return
         QGuiApplication.clipboard().setText(r.key.public_line)
-        self._ok(f"Public key of {r.platform} copied: paste it into the platform's SSH keys "
-                 "page.")(None)
+        self._ok(f"Public key of {r.platform} copied: paste it into the platform's SSH keys page.")(
+            None
+        )
 
     def _passphrase(self, r: KeyRow) -> tuple[bool, str | None]:
         """(go on?, passphrase) — asks once per session for passphrase-protected keys."""
@@ -260,8 +284,9 @@ class KeysPage(EmptyStatePage):
         known = self.ctx.key_passphrases.get(r.platform)
         if known:
             return True, known
-        text, ok = QInputDialog.getText(self, "Passphrase", f"Passphrase of the {r.platform} key",
-                                        QLineEdit.EchoMode.Password)
+        text, ok = QInputDialog.getText(
+            self, "Passphrase", f"Passphrase of the {r.platform} key", QLineEdit.EchoMode.Password
+        )
         if ok and text:
             self.ctx.key_passphrases[r.platform] = text
         return bool(ok and text), text or None
@@ -271,9 +296,12 @@ class KeysPage(EmptyStatePage):
         if r is None or r.key is None:
             return
         minutes, ok = QInputDialog.getInt(
-            self, "Load into ssh-agent",
+            self,
+            "Load into ssh-agent",
             "Keep the key in ssh-agent for how many minutes? (0 = until the agent stops)",
-            60, 0, 7 * 24 * 60,
+            60,
+            0,
+            7 * 24 * 60,
         )
         if not ok:
             return
@@ -281,13 +309,20 @@ class KeysPage(EmptyStatePage):
         if go:
             self.start_load_into_agent(r.platform, minutes * 60 or None, passphrase)
 
-    def start_load_into_agent(self, platform: str, lifetime_s: int | None,
-                              passphrase: str | None = None) -> None:
+    def start_load_into_agent(
+        self, platform: str, lifetime_s: int | None, passphrase: str | None = None
+    ) -> None:
         def done(message: str) -> None:
             self._ok(message + " `ssh ALIAS` now works in a terminal.")(None)
 
-        self._run(f"Loading the {platform} key into ssh-agent…", self.ctx.vault.load_into_agent,
-                  platform, lifetime_s, passphrase, done=done)
+        self._run(
+            f"Loading the {platform} key into ssh-agent…",
+            self.ctx.vault.load_into_agent,
+            platform,
+            lifetime_s,
+            passphrase,
+            done=done,
+        )
 
     def rotate(self) -> None:
         r = self.selected()
@@ -307,15 +342,25 @@ class KeysPage(EmptyStatePage):
                 "old key keeps working here until you click 'Forget old key'."
             )(None)
 
-        self._run(f"Rotating the key of {platform}…", self.ctx.vault.rotate, platform, kind,
-                  passphrase, done=done)
+        self._run(
+            f"Rotating the key of {platform}…",
+            self.ctx.vault.rotate,
+            platform,
+            kind,
+            passphrase,
+            done=done,
+        )
 
     def forget_previous(self) -> None:
         r = self.selected()
         if r is None or r.key is None:
             return
-        self._run("Forgetting the old key…", self.ctx.vault.forget_previous, r.platform,
-                  done=self._ok(f"The old key of {r.platform} is gone from the keyring."))
+        self._run(
+            "Forgetting the old key…",
+            self.ctx.vault.forget_previous,
+            r.platform,
+            done=self._ok(f"The old key of {r.platform} is gone from the keyring."),
+        )
 
     def delete(self) -> None:
         r = self.selected()
@@ -323,13 +368,18 @@ class KeysPage(EmptyStatePage):
             return
         hosts = ", ".join(r.hosts)
         answer = QMessageBox.question(
-            self, "Delete key",
+            self,
+            "Delete key",
             f"Delete the key of {r.platform} from your keyring?"
             + (f"\n\nGPU Companion will no longer reach: {hosts}." if hosts else ""),
         )
         if answer == QMessageBox.StandardButton.Yes:
-            self._run(f"Deleting the key of {r.platform}…", self.ctx.vault.delete, r.platform,
-                      done=self._ok(f"The key of {r.platform} was deleted."))
+            self._run(
+                f"Deleting the key of {r.platform}…",
+                self.ctx.vault.delete,
+                r.platform,
+                done=self._ok(f"The key of {r.platform} was deleted."),
+            )
 
     def export(self) -> None:
         r = self.selected()
@@ -337,9 +387,15 @@ class KeysPage(EmptyStatePage):
             return
         path = confirm_export(self, r.platform)
         if path is not None:
-            self._run("Exporting…", self.ctx.vault.export_private_key, r.platform, path,
-                      done=self._ok(f"Private key written to {path} (mode 0600). Delete it once "
-                                    "it has been moved."))
+            self._run(
+                "Exporting…",
+                self.ctx.vault.export_private_key,
+                r.platform,
+                path,
+                done=self._ok(
+                    f"Private key written to {path} (mode 0600). Delete it once it has been moved."
+                ),
+            )
 
     def write_ssh_config(self) -> None:
         """The GUI side of `gpu-companion ssh-config --write`."""
@@ -348,7 +404,11 @@ class KeysPage(EmptyStatePage):
             entries = entries_from_registry(self.ctx.registry, self.ctx.vault)
             return self.ctx.ssh_config.write(entries).summary()
 
-        self._run("Writing the ssh config…", work, done=lambda text: self._ok(
-            "ssh config ready: `ssh ALIAS` works in a terminal once the key is in ssh-agent.\n"
-            + text)(None))
-
+        self._run(
+            "Writing the ssh config…",
+            work,
+            done=lambda text: self._ok(
+                "ssh config ready: `ssh ALIAS` works in a terminal once the key is in ssh-agent.\n"
+                + text
+            )(None),
+        )
