@@ -53,6 +53,9 @@ from gpu_companion.core.paths import AppPaths
 from gpu_companion.core.hosts import Host, Platform
 
 out, pages = sys.argv[1], sys.argv[2].split(",")
+if pages == ["all"]:
+    from gpu_companion.app import PAGES
+    pages = [p.key for p in PAGES] + ["monitor-lambda-h100", "monitor-vast-4090", "welcome"]
 app = QApplication([])
 app.setStyle("Fusion")
 ctx = AppContext(AppPaths.default())
@@ -207,8 +210,6 @@ if "release" in pages:  # a checklist half-way: evidence shown, Release still bl
 win.resize(1180, 720)
 win.move(50, 40)
 win.show()
-if pages == ["all"]:
-    pages = [*win.pages, "welcome"]
 todo = list(pages)
 
 def capture(key, geometry):
@@ -236,19 +237,17 @@ def shoot():
     if not todo:
         win.close(); ctx.close(); app.quit(); return
     key = todo.pop(0)
-    page = win.navigate(key)
-    if key == "keys":
-        page.view.selectRow(0)
-        page.status.setText("Public key of Lambda copied: paste it into the platform's console.")
     if key == "welcome":
         win.navigate("hosts")
         QTimer.singleShot(200, shoot_welcome)
         return
-    win.navigate(key)
     if key.startswith("monitor-"):  # monitor-ALIAS: the monitor page showing one host
         win.navigate("monitor").open_host(key.split("-", 1)[1])
     else:
-        win.navigate(key)
+        page = win.navigate(key)
+    if key == "keys":
+        page.view.selectRow(0)
+        page.status.setText("Public key of Lambda copied: paste it into the platform's console.")
     def grab():
         capture(key, "1180x720+50+40")
         QTimer.singleShot(50, shoot)
