@@ -213,6 +213,13 @@ _EXITS: dict[int, tuple[ExitCategory, str, bool]] = {
 
 # Messages in the output that say more than the exit code does; checked in this order.
 _OUTPUT_HINTS: tuple[tuple[re.Pattern[str], ExitCategory, str, bool], ...] = (
+    (  # rsync can exit 12 before it reaps the remote shell's 127: the shell's own words decide
+        re.compile(r"rsync: (?:command )?not found|rsync: No such file or directory|"
+                   r"remote command not found"),
+        "connection",
+        _EXITS[127][1],
+        False,
+    ),
     (
         re.compile(r"No space left on device|Disk quota exceeded"),
         "disk_full",

@@ -21,6 +21,7 @@ from gpu_companion.core.rsync_progress import (
     parse_size,
     parse_stats,
 )
+from tests.conftest import missing_component
 
 KIB = 1024.0
 MIB = 1024.0**2
@@ -411,9 +412,8 @@ def test_parse_stats_30_human() -> None:
 def _rsync() -> str:
     path = shutil.which("rsync")
     if path is None:
-        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
-            pytest.fail("rsync is required in CI")
-        pytest.skip("rsync not installed")
+        missing_component("rsync is not installed")
+    assert path is not None
     return path
 
 
