@@ -66,6 +66,9 @@ class GpuPlots(QWidget):
             plot.setTitle(title, size="9pt")
             plot.setLabel("left", unit)
             plot.showGrid(x=False, y=True, alpha=0.15)
+            # Grid lines at major and minor ticks only: the third tick level's near-invisible
+            # lines made replaying the axis picture about half of every repaint.
+            plot.getAxis("left").setStyle(maxTickLevel=1)
             plot.setMouseEnabled(x=False, y=False)
             plot.setMenuEnabled(False)
             plot.hideButtons()
