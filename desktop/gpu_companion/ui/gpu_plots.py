@@ -36,21 +36,20 @@ def gpu_color(gpu: int) -> str:
 
 def bin_means(t: Any, v: Any, since: float, until: float, bins: int) -> tuple[Any, Any]:
     """At most `bins` points: the mean of each time bin (NaN-aware), empty bins left out.
-    A plot cannot show more points than it has pixels; fewer points keep a redraw cheap."""
+    A plot cannot show more points than it has pixels; fewer points keep a redraw cheap.
+    `t` is sorted (history series are), so each bin is one run of rows: one `reduceat` sums
+    every column at once."""
     if len(t) <= bins:
         return t, v
     idx = np.clip(((t - since) / max(until - since, 1e-9) * bins).astype(int), 0, bins - 1)
-    counts_t = np.bincount(idx, minlength=bins)
-    keep = counts_t > 0
+    starts = np.flatnonzero(np.diff(idx, prepend=-1))  # first row of each non-empty bin
     ok = ~np.isnan(v)
-    out = np.empty((bins, v.shape[1]))
-    for col in range(v.shape[1]):
-        sums = np.bincount(idx, weights=np.where(ok[:, col], v[:, col], 0.0), minlength=bins)
-        n = np.bincount(idx, weights=ok[:, col].astype(float), minlength=bins)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            out[:, col] = sums / n
-    centers = np.bincount(idx, weights=t, minlength=bins)[keep] / counts_t[keep]
-    return centers, out[keep]
+    sums = np.add.reduceat(np.where(ok, v, 0.0), starts)
+    n = np.add.reduceat(ok.astype(float), starts)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        means = sums / n
+    centers = np.add.reduceat(t, starts) / np.diff(starts, append=len(t))
+    return centers, means
 
 
 class GpuPlots(QWidget):
