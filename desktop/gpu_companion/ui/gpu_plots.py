@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QGridLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QGraphicsItem, QGridLayout, QLabel, QVBoxLayout, QWidget
 
 from gpu_companion.core.gpu_history import METRICS, HostHistory
 
@@ -68,6 +68,10 @@ class GpuPlots(QWidget):
             # Grid lines at major and minor ticks only: the third tick level's near-invisible
             # lines made replaying the axis picture about half of every repaint.
             plot.getAxis("left").setStyle(maxTickLevel=1)
+            # Axes (with the grid) change only when a range moves: keep them as cached pixmaps
+            # instead of replaying their tick and text drawing on every repaint of the curves.
+            for side in ("left", "bottom"):
+                plot.getAxis(side).setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
             plot.setMouseEnabled(x=False, y=False)
             plot.setMenuEnabled(False)
             plot.hideButtons()
