@@ -334,8 +334,10 @@ def print_redraw(runs: list[tuple[float, float, float, float]]) -> None:
         print(f"| median GUI-thread CPU ms | {ours_cpu:.1f} | {naive_cpu:.0f} | "
               f"{naive_cpu / ours_cpu:.0f}x less |")  # fmt: skip
     if len(runs) > 1:
-        print(f"\nmedian of {len(runs)} runs: wall {statistics.median(r[0] for r in runs):.1f} ms, "
-              f"CPU {statistics.median(r[2] for r in runs):.1f} ms (target under 16 ms)")
+        print(
+            f"\nmedian of {len(runs)} runs: wall {statistics.median(r[0] for r in runs):.1f} ms, "
+            f"CPU {statistics.median(r[2] for r in runs):.1f} ms (target under 16 ms)"
+        )
     print(f"load average: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
 
 
