@@ -52,6 +52,16 @@ def bin_means(t: Any, v: Any, since: float, until: float, bins: int) -> tuple[An
     return centers, means
 
 
+def _nice_range(lo: float, hi: float) -> tuple[float, float] | None:
+    """[lo, hi] widened to multiples of a tenth of its span's decade (None when no reading)."""
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        return None
+    if hi - lo < 1e-9:
+        return float(lo - 0.5), float(hi + 0.5)
+    step = 10.0 ** np.floor(np.log10(hi - lo)) / 10
+    return float(np.floor(lo / step) * step), float(np.ceil(hi / step) * step)
+
+
 class GpuPlots(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -96,6 +106,7 @@ class GpuPlots(QWidget):
         self._data: dict[int, tuple[Any, Any]] = {}
         self.max_points = 300  # per curve: about one point per two pixels of a panel
         self._x_end = 0.0
+        self._y_ranges: dict[int, tuple[float, float]] = {}
         for gpu in range(PRECREATED_GPUS):  # made now (page start), not when a host opens
             for panel, (_, _, _, dashed) in enumerate(PANELS):
                 self._curve(panel, gpu, False).hide()
@@ -120,6 +131,7 @@ class GpuPlots(QWidget):
         self.legend.setText("")
         self._data.clear()
         self._x_end = 0.0
+        self._y_ranges.clear()
         self.redraw()
 
     def _curve(self, panel: int, gpu: int, dashed: bool) -> pg.PlotCurveItem:
@@ -152,10 +164,21 @@ class GpuPlots(QWidget):
         legend += "  <span style='color:#718096'>(faint line: memory total, power limit)</span>"
         if legend != self.legend.text():
             self.legend.setText(legend)
+        lows: dict[int, list[float]] = {}
+        highs: dict[int, list[float]] = {}
         for gpu in gpus:
             t, v = history.series(gpu, since)
             t, v = bin_means(t, v, since, now, self.max_points)
             self._data[gpu] = (t, v)
+            if len(t):
+                with np.errstate(invalid="ignore"):
+                    lo, hi = np.fmin.reduce(v, axis=0), np.fmax.reduce(v, axis=0)
+                for panel, (_, _, solid, dashed) in enumerate(PANELS):
+                    for metric in (solid, dashed):
+                        if metric is not None:
+                            scale = _SCALE.get(metric, 1.0)
+                            lows.setdefault(panel, []).append(lo[_COL[metric]] * scale)
+                            highs.setdefault(panel, []).append(hi[_COL[metric]] * scale)
             for panel, (_, _, solid, dashed) in enumerate(PANELS):
                 for metric, is_dashed in ((solid, False), (dashed, True)):
                     if metric is None:
@@ -173,6 +196,16 @@ class GpuPlots(QWidget):
             self._x_end = end
             for plot in self.plots:
                 plot.setXRange(end - self.window_s, end, padding=0)
+        # Y ranges set here from the binned points, rounded out to a tenth of a decade: no
+        # auto-range pass over every curve's bounds at each paint, and axes that keep their
+        # ticks while values wander inside the range. Utilisation keeps its fixed 0-100.
+        for panel, plot in enumerate(self.plots):
+            if panel == 0 or panel not in lows:
+                continue
+            y_range = _nice_range(np.fmin.reduce(lows[panel]), np.fmax.reduce(highs[panel]))
+            if y_range is not None and y_range != self._y_ranges.get(panel):
+                self._y_ranges[panel] = y_range
+                plot.setYRange(*y_range, padding=0.05)
 
     def _hover(self, plot: pg.PlotWidget, pos: Any) -> None:
         if not plot.sceneBoundingRect().contains(pos) or not self._data:
