@@ -52,14 +52,24 @@ def bin_means(t: Any, v: Any, since: float, until: float, bins: int) -> tuple[An
     return centers, means
 
 
-def _nice_range(lo: float, hi: float) -> tuple[float, float] | None:
-    """[lo, hi] widened to multiples of a tenth of its span's decade (None when no reading)."""
+def _nice_range(
+    lo: float, hi: float, current: tuple[float, float] | None
+) -> tuple[float, float] | None:
+    """A y range holding [lo, hi]: `current` while the values fill at least half of it, else
+    [lo, hi] with an eighth of its span of headroom each side, rounded out to a tenth of a
+    decade (None when no reading). The headroom keeps a slowly growing value from moving the
+    axis (and re-laying out its ticks) on every redraw."""
     if not (np.isfinite(lo) and np.isfinite(hi)):
         return None
-    if hi - lo < 1e-9:
+    if current is not None and current[0] <= lo and hi <= current[1]:
+        if 2 * (hi - lo) >= current[1] - current[0]:
+            return current
+    span = hi - lo
+    if span < 1e-9:
         return float(lo - 0.5), float(hi + 0.5)
+    lo, hi = lo - span / 8, hi + span / 8
     step = 10.0 ** np.floor(np.log10(hi - lo)) / 10
-    return float(np.floor(lo / step) * step), float(np.ceil(hi / step) * step)
+    return round(float(np.floor(lo / step) * step), 9), round(float(np.ceil(hi / step) * step), 9)
 
 
 class GpuPlots(QWidget):
@@ -196,13 +206,15 @@ class GpuPlots(QWidget):
             self._x_end = end
             for plot in self.plots:
                 plot.setXRange(end - self.window_s, end, padding=0)
-        # Y ranges set here from the binned points, rounded out to a tenth of a decade: no
-        # auto-range pass over every curve's bounds at each paint, and axes that keep their
-        # ticks while values wander inside the range. Utilisation keeps its fixed 0-100.
+        # Y ranges set here from the binned points, with headroom: no auto-range pass over every
+        # curve's bounds at each paint, and axes that keep their ticks while values wander
+        # inside the range. Utilisation keeps its fixed 0-100.
         for panel, plot in enumerate(self.plots):
             if panel == 0 or panel not in lows:
                 continue
-            y_range = _nice_range(np.fmin.reduce(lows[panel]), np.fmax.reduce(highs[panel]))
+            y_range = _nice_range(
+                np.fmin.reduce(lows[panel]), np.fmax.reduce(highs[panel]), self._y_ranges.get(panel)
+            )
             if y_range is not None and y_range != self._y_ranges.get(panel):
                 self._y_ranges[panel] = y_range
                 plot.setYRange(*y_range, padding=0.05)
