@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QGridLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QGraphicsItem, QGridLayout, QLabel, QVBoxLayout, QWidget
 
 from gpu_companion.core.gpu_history import METRICS, HostHistory
 
@@ -36,21 +36,40 @@ def gpu_color(gpu: int) -> str:
 
 def bin_means(t: Any, v: Any, since: float, until: float, bins: int) -> tuple[Any, Any]:
     """At most `bins` points: the mean of each time bin (NaN-aware), empty bins left out.
-    A plot cannot show more points than it has pixels; fewer points keep a redraw cheap."""
+    A plot cannot show more points than it has pixels; fewer points keep a redraw cheap.
+    `t` is sorted (history series are), so each bin is one run of rows: one `reduceat` sums
+    every column at once."""
     if len(t) <= bins:
         return t, v
     idx = np.clip(((t - since) / max(until - since, 1e-9) * bins).astype(int), 0, bins - 1)
-    counts_t = np.bincount(idx, minlength=bins)
-    keep = counts_t > 0
+    starts = np.flatnonzero(np.diff(idx, prepend=-1))  # first row of each non-empty bin
     ok = ~np.isnan(v)
-    out = np.empty((bins, v.shape[1]))
-    for col in range(v.shape[1]):
-        sums = np.bincount(idx, weights=np.where(ok[:, col], v[:, col], 0.0), minlength=bins)
-        n = np.bincount(idx, weights=ok[:, col].astype(float), minlength=bins)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            out[:, col] = sums / n
-    centers = np.bincount(idx, weights=t, minlength=bins)[keep] / counts_t[keep]
-    return centers, out[keep]
+    sums = np.add.reduceat(np.where(ok, v, 0.0), starts)
+    n = np.add.reduceat(ok.astype(float), starts)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        means = sums / n
+    centers = np.add.reduceat(t, starts) / np.diff(starts, append=len(t))
+    return centers, means
+
+
+def _nice_range(
+    lo: float, hi: float, current: tuple[float, float] | None
+) -> tuple[float, float] | None:
+    """A y range holding [lo, hi]: `current` while the values fill at least half of it, else
+    [lo, hi] with an eighth of its span of headroom each side, rounded out to a tenth of a
+    decade (None when no reading). The headroom keeps a slowly growing value from moving the
+    axis (and re-laying out its ticks) on every redraw."""
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        return None
+    if current is not None and current[0] <= lo and hi <= current[1]:
+        if 2 * (hi - lo) >= current[1] - current[0]:
+            return current
+    span = hi - lo
+    if span < 1e-9:
+        return float(lo - 0.5), float(hi + 0.5)
+    lo, hi = lo - span / 8, hi + span / 8
+    step = 10.0 ** np.floor(np.log10(hi - lo)) / 10
+    return round(float(np.floor(lo / step) * step), 9), round(float(np.ceil(hi / step) * step), 9)
 
 
 class GpuPlots(QWidget):
@@ -60,12 +79,19 @@ class GpuPlots(QWidget):
         grid = QGridLayout()
         grid.setContentsMargins(0, 0, 0, 0)
         self.plots: list[pg.PlotWidget] = []
-        self._curves: dict[tuple[int, int, bool], pg.PlotDataItem] = {}
+        self._curves: dict[tuple[int, int, bool], pg.PlotCurveItem] = {}
         for i, (title, unit, _, _) in enumerate(PANELS):
             plot = pg.PlotWidget(axisItems={"bottom": pg.DateAxisItem()})
             plot.setTitle(title, size="9pt")
             plot.setLabel("left", unit)
             plot.showGrid(x=False, y=True, alpha=0.15)
+            # Grid lines at major and minor ticks only: the third tick level's near-invisible
+            # lines made replaying the axis picture about half of every repaint.
+            plot.getAxis("left").setStyle(maxTickLevel=1)
+            # Axes (with the grid) change only when a range moves: keep them as cached pixmaps
+            # instead of replaying their tick and text drawing on every repaint of the curves.
+            for side in ("left", "bottom"):
+                plot.getAxis(side).setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
             plot.setMouseEnabled(x=False, y=False)
             plot.setMenuEnabled(False)
             plot.hideButtons()
@@ -90,6 +116,7 @@ class GpuPlots(QWidget):
         self._data: dict[int, tuple[Any, Any]] = {}
         self.max_points = 300  # per curve: about one point per two pixels of a panel
         self._x_end = 0.0
+        self._y_ranges: dict[int, tuple[float, float]] = {}
         for gpu in range(PRECREATED_GPUS):  # made now (page start), not when a host opens
             for panel, (_, _, _, dashed) in enumerate(PANELS):
                 self._curve(panel, gpu, False).hide()
@@ -114,9 +141,10 @@ class GpuPlots(QWidget):
         self.legend.setText("")
         self._data.clear()
         self._x_end = 0.0
+        self._y_ranges.clear()
         self.redraw()
 
-    def _curve(self, panel: int, gpu: int, dashed: bool) -> pg.PlotDataItem:
+    def _curve(self, panel: int, gpu: int, dashed: bool) -> pg.PlotCurveItem:
         key = (panel, gpu, dashed)
         curve = self._curves.get(key)
         if curve is None:
@@ -125,7 +153,10 @@ class GpuPlots(QWidget):
             if dashed:
                 color.setAlpha(110)
             pen = pg.mkPen(color, width=1)
-            curve = self.plots[panel].plot([], [], pen=pen, connect="finite")
+            # A bare curve item, not plot()'s PlotDataItem: the points are already binned, and
+            # the wrapper's setData (downsampling, log/fft checks, bounds) cost 10x the curve's.
+            curve = pg.PlotCurveItem(pen=pen, connect="finite")
+            self.plots[panel].addItem(curve)
             self._curves[key] = curve
         return curve
 
@@ -143,10 +174,21 @@ class GpuPlots(QWidget):
         legend += "  <span style='color:#718096'>(faint line: memory total, power limit)</span>"
         if legend != self.legend.text():
             self.legend.setText(legend)
+        lows: dict[int, list[float]] = {}
+        highs: dict[int, list[float]] = {}
         for gpu in gpus:
             t, v = history.series(gpu, since)
             t, v = bin_means(t, v, since, now, self.max_points)
             self._data[gpu] = (t, v)
+            if len(t):
+                with np.errstate(invalid="ignore"):
+                    lo, hi = np.fmin.reduce(v, axis=0), np.fmax.reduce(v, axis=0)
+                for panel, (_, _, solid, dashed) in enumerate(PANELS):
+                    for metric in (solid, dashed):
+                        if metric is not None:
+                            scale = _SCALE.get(metric, 1.0)
+                            lows.setdefault(panel, []).append(lo[_COL[metric]] * scale)
+                            highs.setdefault(panel, []).append(hi[_COL[metric]] * scale)
             for panel, (_, _, solid, dashed) in enumerate(PANELS):
                 for metric, is_dashed in ((solid, False), (dashed, True)):
                     if metric is None:
@@ -164,6 +206,18 @@ class GpuPlots(QWidget):
             self._x_end = end
             for plot in self.plots:
                 plot.setXRange(end - self.window_s, end, padding=0)
+        # Y ranges set here from the binned points, with headroom: no auto-range pass over every
+        # curve's bounds at each paint, and axes that keep their ticks while values wander
+        # inside the range. Utilisation keeps its fixed 0-100.
+        for panel, plot in enumerate(self.plots):
+            if panel == 0 or panel not in lows:
+                continue
+            y_range = _nice_range(
+                np.fmin.reduce(lows[panel]), np.fmax.reduce(highs[panel]), self._y_ranges.get(panel)
+            )
+            if y_range is not None and y_range != self._y_ranges.get(panel):
+                self._y_ranges[panel] = y_range
+                plot.setYRange(*y_range, padding=0.05)
 
     def _hover(self, plot: pg.PlotWidget, pos: Any) -> None:
         if not plot.sceneBoundingRect().contains(pos) or not self._data:
