@@ -12,6 +12,7 @@ import pytest
 
 from gpu_companion.core.release import ItemState, ReleaseChecklist
 from gpu_companion.core.release.leftovers import listed_path
+from tests.harness.util import wait_for
 from tests.integration.release.conftest import box_host, make_ctx, passing_setup
 
 HOUR_AGO = datetime.now(timezone.utc) - timedelta(hours=1)
@@ -178,6 +179,13 @@ def test_running_work_fails_the_check_and_is_listed_until_it_ends(box):
             processes=[{"pid": 4242, "name": "python train.py", "used_mib": 20000}]
         )
         box.sh(f"tmux -S {box.tmux_socket} new-session -d -s train 'sleep 300'")
+        wait_for(  # under load the pane may not have exec'd `sleep` yet
+            lambda: "sleep" in box.sh(
+                f"tmux -S {box.tmux_socket} list-panes -a -F '#{{pane_current_command}}'"
+            ),
+            10,
+            "the tmux pane to run sleep",
+        )
         list(checklist.run_item("processes", ctx))
         assert item.state is ItemState.FAILED
         details = "\n".join(item.evidence.details)
