@@ -77,14 +77,18 @@ def _start_agent(root: Path, pem: str) -> tuple[subprocess.Popen[bytes], Path]:
     proc = subprocess.Popen(
         ["ssh-agent", "-D", "-a", str(sock)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
-    wait_for(sock.exists, 10, "ssh-agent")
-    subprocess.run(
-        ["ssh-add", "-q", "-"],
-        input=pem.encode(),
-        check=True,
-        env={**os.environ, "SSH_AUTH_SOCK": str(sock)},
-        capture_output=True,
-    )
+
+    def key_added() -> bool:  # the socket file exists a moment before the agent listens on it
+        done = subprocess.run(
+            ["ssh-add", "-q", "-"],
+            input=pem.encode(),
+            env={**os.environ, "SSH_AUTH_SOCK": str(sock)},
+            capture_output=True,
+            check=False,
+        )
+        return done.returncode == 0
+
+    wait_for(key_added, 10, "ssh-agent to take the key")
     return proc, sock
 
 
