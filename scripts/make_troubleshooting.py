@@ -113,6 +113,60 @@ def install_lines() -> list[str]:
     return rows
 
 
+def connection_messages() -> list[str]:
+    """Each failure kind as the app words it, produced by the real classifier."""
+    import socket
+    import tempfile
+    from pathlib import Path
+
+    import paramiko
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    from gpu_companion.core.connection import ConnectionProblem, SessionFactory
+    from gpu_companion.core.hosts import Host
+    from gpu_companion.core.keyvault import KeyVault
+    from gpu_companion.core.sshkeys import to_paramiko
+    from gpu_companion.core.store import Store
+
+    host = Host("gpu1", "203.0.113.7", 41022, "root")
+    where = "203.0.113.7:41022"  # as connect() words it
+    # fixed example keys, so the page does not change from one run to the next
+    offered, before = (
+        to_paramiko(Ed25519PrivateKey.from_private_bytes(bytes([seed]) * 32)) for seed in (1, 2)
+    )
+    empty = paramiko.HostKeys()
+    known = paramiko.HostKeys()
+    known.add("[203.0.113.7]:41022", before.get_name(), before)
+    refused = paramiko.ssh_exception.NoValidConnectionsError(
+        {("203.0.113.7", 41022): ConnectionRefusedError(111, "Connection refused")}
+    )
+    cases = [
+        ("first contact", paramiko.SSHException("not found in known_hosts"), offered, empty),
+        ("host key changed", paramiko.BadHostKeyException("h", offered, before), None, known),
+        ("key refused", paramiko.AuthenticationException("Authentication failed."), None, empty),
+        ("name not found", socket.gaierror(-2, "Name or service not known"), None, empty),
+        ("refused", refused, None, empty),
+        ("timeout", TimeoutError("timed out"), None, empty),
+    ]
+    with tempfile.TemporaryDirectory() as tmp:
+        store = Store(Path(tmp) / "db.sqlite3")
+        try:
+            factory = SessionFactory(KeyVault(store, Path(tmp) / "keys"), Path(tmp) / "kh")
+            problems = [
+                (what, factory._explain(exc, host, where, key, hk)) for what, exc, key, hk in cases
+            ]
+            try:
+                factory.connect(host)  # no platform, so no key: the app says so before dialling
+            except ConnectionProblem as exc:
+                problems.append(("no key", exc))
+        finally:
+            store.close()
+    rows = ["| situation | what the app tells you | what to do |", "| --- | --- | --- |"]
+    for what, problem in problems:
+        rows.append(f"| {what} | {cell(problem.message)} | {cell(problem.hint)} |")
+    return rows
+
+
 def render() -> str:
     parts = [
         "# Troubleshooting",
@@ -147,14 +201,13 @@ def render() -> str:
         "",
         *rsync_hints(),
         "",
-        "<!-- SLOT (issue 3, keys and connections): the connection dialog's own messages — first",
-        "     contact with a host key (SHA256 fingerprint), a changed host key blocked, and",
-        "     authentication failures on the app's own SSH connections — are not in the app yet.",
-        "     Add them here from core/ when they land. -->",
+        "## Connecting: what the app's own SSH connections say",
         "",
-        "*Not in this version yet:* the messages of the app's own SSH connections (first-contact",
-        'fingerprint, a changed host key blocked with an explicit "accept the new key", and',
-        "authentication failures). Until then, the rows above are what you will see.",
+        "Test connection, the monitor, the self-check and the release checklist connect with the",
+        "platform's key from the keyring and the app's own known_hosts (core/connection.py).",
+        "Example host `gpu1` (`root` at 203.0.113.7, port 41022):",
+        "",
+        *connection_messages(),
         "",
         "## Transfers stopped: rsync exit codes",
         "",

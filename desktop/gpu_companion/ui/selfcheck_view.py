@@ -131,7 +131,7 @@ class SelfCheckView(QWidget):
 
 
 class SelfCheckDialog(QDialog):
-    """The Hosts page's "Self-check" for one host; says so when connections are not built yet."""
+    """The Hosts page's "Self-check" for one host, over the app's own connection."""
 
     def __init__(
         self,
