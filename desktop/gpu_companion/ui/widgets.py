@@ -20,6 +20,16 @@ from gpu_companion.core.notifier import Level, Message
 from gpu_companion.ui.icons import icon
 
 
+def form_error_label() -> QLabel:
+    """The red message under a form, hidden until a save is refused."""
+    label = QLabel()
+    label.setObjectName("formError")
+    label.setStyleSheet("color: #c53030;")
+    label.setWordWrap(True)
+    label.hide()
+    return label
+
+
 class EmptyState(QWidget):
     """A centred icon, heading, explanation and the next action."""
 

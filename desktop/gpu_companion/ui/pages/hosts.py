@@ -35,7 +35,7 @@ from gpu_companion.core.ssh_import import ImportCandidate, scan_ssh_config
 from gpu_companion.ui.models import RowTableModel
 from gpu_companion.ui.pages.base import EmptyStatePage
 from gpu_companion.ui.pages.host_connection import HostConnection, SshOptionsDialog, sync_ssh_config
-from gpu_companion.ui.widgets import EmptyState
+from gpu_companion.ui.widgets import EmptyState, form_error_label
 
 if TYPE_CHECKING:
     from gpu_companion.app import AppContext
@@ -48,11 +48,7 @@ class _FormDialog(QDialog):
         super().__init__(parent)
         self.setWindowTitle(title)
         self.form = QFormLayout()
-        self.error = QLabel()
-        self.error.setObjectName("formError")
-        self.error.setStyleSheet("color: #c53030;")
-        self.error.setWordWrap(True)
-        self.error.hide()
+        self.error = form_error_label()
         self.buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel
         )

@@ -20,6 +20,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from gpu_companion.ui.widgets import form_error_label
+
 
 def _password_field() -> QLineEdit:
     field = QLineEdit()
@@ -32,11 +34,7 @@ class _Dialog(QDialog):
         super().__init__(parent)
         self.setWindowTitle(title)
         self.form = QFormLayout()
-        self.error = QLabel()
-        self.error.setObjectName("formError")
-        self.error.setStyleSheet("color: #c53030;")
-        self.error.setWordWrap(True)
-        self.error.hide()
+        self.error = form_error_label()
         self.buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
         )
