@@ -111,6 +111,19 @@ def make_ed25519():  # type: ignore[no-untyped-def]
     return paramiko.Ed25519Key.from_private_key(io.StringIO(pem))
 
 
+def connect_verified(client, known_hosts: Path, port: int, user: str, pkey, host="127.0.0.1"):  # type: ignore[no-untyped-def]
+    """Connect `client` as the app would: a known_hosts file, RejectPolicy, one in-memory key."""
+    import paramiko
+
+    client.load_host_keys(str(known_hosts))
+    client.set_missing_host_key_policy(paramiko.RejectPolicy())
+    client.connect(
+        host, port=port, username=user, pkey=pkey, allow_agent=False, look_for_keys=False,
+        timeout=10,
+    )  # fmt: skip
+    return client
+
+
 @pytest.fixture
 def client_identity() -> ClientIdentity:
     pkey = make_ed25519()
@@ -236,19 +249,10 @@ def ssh_client_factory(client_identity: ClientIdentity, tmp_path: Path):  # type
         known.write_text(server.known_hosts_line())
 
         def connect(host):  # type: ignore[no-untyped-def]
-            client = paramiko.SSHClient()
-            client.load_host_keys(str(known))
-            client.set_missing_host_key_policy(paramiko.RejectPolicy())
-            client.connect(
+            return connect_verified(
+                paramiko.SSHClient(), known, host.port, host.user, client_identity.private_key,
                 host.hostname,
-                port=host.port,
-                username=host.user,
-                pkey=client_identity.private_key,
-                allow_agent=False,
-                look_for_keys=False,
-                timeout=10,
-            )
-            return client
+            )  # fmt: skip
 
         return connect
 
@@ -366,7 +370,7 @@ def ssh_target(tmp_path: Path, sshd: SshServer) -> SshTarget:
     return SshTarget(host, ["ssh", "-F", str(config)], config, key, sshd, pkey)
 
 
-# --- SSH clients for the monitor (until the keyring-backed SessionFactory is wired in) -------
+# --- SSH clients for the monitor's collector tests ----------------------------------------
 
 
 @pytest.fixture
@@ -381,19 +385,10 @@ def harness_client_factory(sshd: SshServer, client_identity: ClientIdentity, tmp
 
     def connect(host):  # type: ignore[no-untyped-def]
         client = paramiko.SSHClient()
-        client.load_host_keys(str(known_hosts))
-        client.set_missing_host_key_policy(paramiko.RejectPolicy())
-        opened.append(client)
-        client.connect(
-            "127.0.0.1",
-            port=sshd.port,
-            username=sshd.user,
-            pkey=client_identity.private_key,
-            allow_agent=False,
-            look_for_keys=False,
-            timeout=10,
+        opened.append(client)  # closed at teardown even when the connect fails
+        return connect_verified(
+            client, known_hosts, sshd.port, sshd.user, client_identity.private_key
         )
-        return client
 
     connect.known_hosts = known_hosts  # type: ignore[attr-defined]
     yield connect

@@ -10,24 +10,14 @@ from pathlib import Path
 import paramiko
 import pytest
 
-from tests.conftest import make_ed25519
+from tests.conftest import connect_verified, make_ed25519
 
 
 def connect(sshd, identity, known_hosts: Path) -> paramiko.SSHClient:  # type: ignore[no-untyped-def]
     known_hosts.write_text(sshd.known_hosts_line())
-    client = paramiko.SSHClient()
-    client.load_host_keys(str(known_hosts))
-    client.set_missing_host_key_policy(paramiko.RejectPolicy())
-    client.connect(
-        "127.0.0.1",
-        port=sshd.port,
-        username=sshd.user,
-        pkey=identity.private_key,
-        allow_agent=False,
-        look_for_keys=False,
-        timeout=10,
+    return connect_verified(
+        paramiko.SSHClient(), known_hosts, sshd.port, sshd.user, identity.private_key
     )
-    return client
 
 
 def run(client: paramiko.SSHClient, command: str) -> tuple[int, str]:

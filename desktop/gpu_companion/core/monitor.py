@@ -26,6 +26,7 @@ from gpu_companion.core.collector import (
 from gpu_companion.core.gpu_history import MINUTE_CAPACITY, HostHistory, MinuteRow, MinuteStore
 from gpu_companion.core.hints import Hint, HintConfig, HintEngine
 from gpu_companion.core.hosts import Host
+from gpu_companion.core.listeners import Listeners
 from gpu_companion.core.notifier import Notifier
 from gpu_companion.core.store import Store
 
@@ -74,21 +75,13 @@ class Monitor:
         self._polls: dict[str, PollEvent] = {}
         self._status: dict[str, HostStatus] = {}
         self._loaded: set[str] = set()
-        self._listeners: list[MonitorListener] = []
+        self._listeners: Listeners[MonitorEvent] = Listeners("monitor")
         self._last_prune = 0.0
 
     # --- control ------------------------------------------------------------------------
 
     def subscribe(self, listener: MonitorListener) -> Callable[[], None]:
-        with self._lock:
-            self._listeners.append(listener)
-
-        def unsubscribe() -> None:
-            with self._lock:
-                if listener in self._listeners:
-                    self._listeners.remove(listener)
-
-        return unsubscribe
+        return self._listeners.subscribe(listener)
 
     def watch(self, host: Host, billed: bool | None = None) -> None:
         """Start collecting `host` (no-op when already watched). Billed: an active rented host."""
@@ -184,13 +177,7 @@ class Monitor:
             self._publish(HintEvent(alias, hint))
 
     def _publish(self, event: MonitorEvent) -> None:
-        with self._lock:
-            listeners = list(self._listeners)
-        for listener in listeners:
-            try:
-                listener(event)
-            except Exception:
-                log.exception("monitor listener failed")
+        self._listeners.emit(event)
 
     def _load(self, alias: str) -> None:
         """The last 24 h of minutes (on the collector thread, never the GUI's), then prune."""

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import enum
-import logging
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
-log = logging.getLogger(__name__)
+from gpu_companion.core.listeners import Listeners
 
 
 class Level(enum.Enum):
@@ -34,28 +32,13 @@ class Notifier:
     """Thread-safe fan-out; listeners run on the caller's thread (the UI re-posts to the GUI)."""
 
     def __init__(self) -> None:
-        self._listeners: list[Listener] = []
-        self._lock = threading.Lock()
+        self._listeners: Listeners[Message] = Listeners("notifier")
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
-        with self._lock:
-            self._listeners.append(listener)
-
-        def unsubscribe() -> None:
-            with self._lock:
-                if listener in self._listeners:
-                    self._listeners.remove(listener)
-
-        return unsubscribe
+        return self._listeners.subscribe(listener)
 
     def post(self, message: Message) -> None:
-        with self._lock:
-            listeners = list(self._listeners)
-        for listener in listeners:
-            try:
-                listener(message)
-            except Exception:
-                log.exception("notifier listener failed")
+        self._listeners.emit(message)
 
     def info(self, text: str, source: str = "", key: str = "") -> None:
         self.post(Message(Level.INFO, text, source, key))
