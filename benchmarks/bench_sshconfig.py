@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "desktop"))
 
-from gpu_companion.core.sshconfig import HostEntry, SshConfigWriter, atomic_write  # noqa: E402
+from gpu_companion.core.ssh.config_writer import HostEntry, SshConfigWriter, atomic_write  # noqa: E402
 
 
 def entries(n: int, keys: Path) -> list[HostEntry]:

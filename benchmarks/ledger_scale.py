@@ -26,18 +26,18 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "desktop"))
 
-from gpu_companion.core.clock import ManualClock  # noqa: E402
-from gpu_companion.core.hosts import HostRegistry, Platform  # noqa: E402
-from gpu_companion.core.ledger import SpendLedger, insert_rows, rental_row  # noqa: E402
-from gpu_companion.core.ledger_csv import export_csv  # noqa: E402
-from gpu_companion.core.metering import (  # noqa: E402
+from gpu_companion.core.common.clock import ManualClock  # noqa: E402
+from gpu_companion.core.hosts.registry import HostRegistry, Platform  # noqa: E402
+from gpu_companion.core.spend.ledger import SpendLedger, insert_rows, rental_row  # noqa: E402
+from gpu_companion.core.spend.ledger_csv import export_csv  # noqa: E402
+from gpu_companion.core.spend.metering import (  # noqa: E402
     Rental,
     bucket_label,
     bucket_start,
     next_bucket,
 )
-from gpu_companion.core.spend_reports import chart_data, report  # noqa: E402
-from gpu_companion.core.store import Store  # noqa: E402
+from gpu_companion.core.spend.reports import chart_data, report  # noqa: E402
+from gpu_companion.core.storage.store import Store  # noqa: E402
 
 START = datetime(2023, 1, 1, tzinfo=timezone.utc)
 END = datetime(2026, 1, 1, tzinfo=timezone.utc)

@@ -37,14 +37,14 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 from tests.harness.sshd import SshServer  # noqa: E402
 from tests.harness.standin import NvidiaSmiStandIn  # noqa: E402
 
-from gpu_companion.core.collector import (  # noqa: E402
+from gpu_companion.core.hosts.registry import Host  # noqa: E402
+from gpu_companion.core.monitor.collector import (  # noqa: E402
     CollectorConfig,
     HostCollector,
     SamplesEvent,
     TimedSample,
 )
-from gpu_companion.core.hosts import Host  # noqa: E402
-from gpu_companion.core.nvsmi import DEFAULT_FIELDS, GpuSample, build_query_gpu_argv  # noqa: E402
+from gpu_companion.core.monitor.nvsmi import DEFAULT_FIELDS, GpuSample, build_query_gpu_argv  # noqa: E402
 
 
 def cpu_seconds() -> float:
@@ -157,8 +157,8 @@ def fleet_run(h: Harness, hosts: int, real: int, gpus: int, seconds: float) -> d
     from PySide6.QtWidgets import QApplication
 
     from gpu_companion.app import AppContext, build_window
-    from gpu_companion.core.monitor import Monitor
-    from gpu_companion.core.paths import AppPaths
+    from gpu_companion.core.common.paths import AppPaths
+    from gpu_companion.core.monitor.live import Monitor
 
     app = QApplication.instance() or QApplication([])
     h.standin.configure(gpu_count=gpus)
@@ -276,7 +276,7 @@ def redraw_times(gpus: int = 8) -> tuple[float, ...]:
     import pyqtgraph as pg
     from PySide6.QtWidgets import QApplication
 
-    from gpu_companion.core.gpu_history import HostHistory, MinuteRow
+    from gpu_companion.core.monitor.history import HostHistory, MinuteRow
     from gpu_companion.ui.gpu_plots import GpuPlots
 
     app = QApplication.instance() or QApplication([])

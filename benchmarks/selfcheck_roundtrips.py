@@ -27,8 +27,8 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey 
 from tests.harness.sshd import SshServer  # noqa: E402
 from tests.harness.standin import NvidiaSmiStandIn  # noqa: E402
 
-from gpu_companion.core.hosts import Host  # noqa: E402
-from gpu_companion.core.selfcheck import SelfCheckOptions, run_selfcheck  # noqa: E402
+from gpu_companion.core.hosts.registry import Host  # noqa: E402
+from gpu_companion.core.selfcheck.check import SelfCheckOptions, run_selfcheck  # noqa: E402
 
 RTT_S = 0.150
 

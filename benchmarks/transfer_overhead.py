@@ -27,15 +27,15 @@ sys.path[:0] = [str(REPO), str(REPO / "desktop")]
 
 from tests.harness.sshd import SshServer  # noqa: E402
 
-from gpu_companion.core.hosts import Host  # noqa: E402
-from gpu_companion.core.rsync_progress import parse_stats  # noqa: E402
-from gpu_companion.core.transfer_engine import TransferEngine  # noqa: E402
-from gpu_companion.core.transfer_job import (  # noqa: E402
+from gpu_companion.core.hosts.registry import Host  # noqa: E402
+from gpu_companion.core.transfers.engine import TransferEngine  # noqa: E402
+from gpu_companion.core.transfers.job import (  # noqa: E402
     PARTIAL_DIR,
     TransferControl,
     TransferJob,
     TransferOptions,
 )
+from gpu_companion.core.transfers.rsync.progress import parse_stats  # noqa: E402
 
 ALIAS = "gpu-bench"
 

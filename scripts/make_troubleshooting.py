@@ -18,14 +18,16 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "desktop"))
 
-from gpu_companion.core import envcheck, nvsmi_errors, rsync_errors  # noqa: E402
-from gpu_companion.core.errors import ValidationError  # noqa: E402
-from gpu_companion.core.validation import (  # noqa: E402
+from gpu_companion.core.common.errors import ValidationError  # noqa: E402
+from gpu_companion.core.common.validation import (  # noqa: E402
     validate_alias,
     validate_hostname,
     validate_port,
     validate_user,
 )
+from gpu_companion.core.monitor import nvsmi_errors  # noqa: E402
+from gpu_companion.core.system import envcheck  # noqa: E402
+from gpu_companion.core.transfers.rsync import errors as rsync_errors  # noqa: E402
 
 OUT = REPO / "docs" / "troubleshooting.md"
 
@@ -122,11 +124,11 @@ def connection_messages() -> list[str]:
     import paramiko
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-    from gpu_companion.core.connection import ConnectionProblem, SessionFactory
-    from gpu_companion.core.hosts import Host
-    from gpu_companion.core.keyvault import KeyVault
-    from gpu_companion.core.sshkeys import to_paramiko
-    from gpu_companion.core.store import Store
+    from gpu_companion.core.hosts.registry import Host
+    from gpu_companion.core.ssh.connection import ConnectionProblem, SessionFactory
+    from gpu_companion.core.ssh.keys import to_paramiko
+    from gpu_companion.core.ssh.vault import KeyVault
+    from gpu_companion.core.storage.store import Store
 
     host = Host("gpu1", "203.0.113.7", 41022, "root")
     where = "203.0.113.7:41022"  # as connect() words it

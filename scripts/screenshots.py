@@ -49,8 +49,8 @@ import subprocess, sys
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 from gpu_companion.app import AppContext, build_window
-from gpu_companion.core.paths import AppPaths
-from gpu_companion.core.hosts import Host, Platform
+from gpu_companion.core.common.paths import AppPaths
+from gpu_companion.core.hosts.registry import Host, Platform
 
 out, pages = sys.argv[1], sys.argv[2].split(",")
 if pages == ["all"]:
@@ -139,11 +139,11 @@ if not ctx.transfers.jobs():
 ctx.store.set_setting("ui.welcome_shown", "1")
 if any(p.startswith("monitor") for p in pages):
     import math, time
-    from gpu_companion.core.collector import (HostState, HostStatus, PollEvent, SamplesEvent,
-                                              StatusEvent, TimedSample)
-    from gpu_companion.core.host_counters import HostCounters
-    from gpu_companion.core.monitor import Monitor
-    from gpu_companion.core.nvsmi import ComputeApp, GpuSample
+    from gpu_companion.core.monitor.collector import (
+        HostState, HostStatus, PollEvent, SamplesEvent, StatusEvent, TimedSample)
+    from gpu_companion.core.monitor.counters import HostCounters
+    from gpu_companion.core.monitor.live import Monitor
+    from gpu_companion.core.monitor.nvsmi import ComputeApp, GpuSample
 
     class DemoMonitor(Monitor):  # replays ten minutes of two rentals; connects nowhere
         def watch(self, host, billed=None):
@@ -264,8 +264,8 @@ import subprocess, sys
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 from gpu_companion.app import AppContext
-from gpu_companion.core.paths import AppPaths
-from gpu_companion.core.selfcheck_rules import Findings, judge
+from gpu_companion.core.common.paths import AppPaths
+from gpu_companion.core.selfcheck.rules import Findings, judge
 from gpu_companion.ui.wizard import FirstRentalWizard
 
 out = sys.argv[1]

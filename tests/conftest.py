@@ -63,14 +63,14 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 @pytest.fixture
 def app_paths(isolated_home: Path):  # type: ignore[no-untyped-def]
-    from gpu_companion.core.paths import AppPaths
+    from gpu_companion.core.common.paths import AppPaths
 
     return AppPaths.default().ensure()
 
 
 @pytest.fixture
 def store(app_paths):  # type: ignore[no-untyped-def]
-    from gpu_companion.core.store import Store
+    from gpu_companion.core.storage.store import Store
 
     s = Store(app_paths.database)
     yield s
@@ -178,7 +178,7 @@ def manual_clock():  # type: ignore[no-untyped-def]
     """A clock that only moves when the test says so (starts Wed 2025-01-15 09:00 UTC)."""
     from datetime import datetime, timezone
 
-    from gpu_companion.core.clock import ManualClock
+    from gpu_companion.core.common.clock import ManualClock
 
     return ManualClock(datetime(2025, 1, 15, 9, 0, tzinfo=timezone.utc))
 
@@ -189,8 +189,8 @@ def ledger(store, manual_clock):  # type: ignore[no-untyped-def]
     ("vast.ai", USD, per-second billing) and one host ("vast-4090") on it."""
     from datetime import timezone
 
-    from gpu_companion.core.hosts import Host, HostRegistry, Platform
-    from gpu_companion.core.ledger import SpendLedger
+    from gpu_companion.core.hosts.registry import Host, HostRegistry, Platform
+    from gpu_companion.core.spend.ledger import SpendLedger
 
     reg = HostRegistry(store)
     p = reg.save_platform(Platform("vast.ai", "", "second", "USD"))
@@ -267,7 +267,7 @@ def vault(store, keyring_backend, app_paths):  # type: ignore[no-untyped-def]
     """A KeyVault on the harness keyring under a service name of its own (removed afterwards)."""
     import uuid
 
-    from gpu_companion.core.keyvault import KeyVault
+    from gpu_companion.core.ssh.vault import KeyVault
 
     v = KeyVault(
         store,
@@ -312,7 +312,7 @@ class SshTarget:
     """How the transfer engine reaches the harness sshd: `ssh -F <config>` plus a Host whose
     alias is the config's Host name, and a paramiko client factory (RejectPolicy)."""
 
-    host: object  # gpu_companion.core.hosts.Host
+    host: object  # gpu_companion.core.hosts.registry.Host
     ssh_argv: list[str]
     config_path: Path
     key_path: Path
@@ -344,7 +344,7 @@ def ssh_target(tmp_path: Path, sshd: SshServer) -> SshTarget:
 
     import paramiko
 
-    from gpu_companion.core.hosts import Host
+    from gpu_companion.core.hosts.registry import Host
 
     d = tmp_path / "ssh cfg"  # a space in the path: the engine must quote the -e command
     d.mkdir()

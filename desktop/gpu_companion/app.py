@@ -17,20 +17,20 @@ from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QApplication, QMessageBox, QWidget
 
 from gpu_companion import __version__
-from gpu_companion.core.alerts import SpendAlerts
-from gpu_companion.core.budgets import Budgets
-from gpu_companion.core.connection import SessionFactory
-from gpu_companion.core.hosts import HostRegistry
-from gpu_companion.core.keyvault import KeyVault
-from gpu_companion.core.ledger import SpendLedger
-from gpu_companion.core.money import format_money, to_minor
-from gpu_companion.core.notifier import Level, Message, Notifier
-from gpu_companion.core.paths import AppPaths
+from gpu_companion.core.common.notifier import Level, Message, Notifier
+from gpu_companion.core.common.paths import AppPaths
+from gpu_companion.core.hosts.registry import HostRegistry
 from gpu_companion.core.release.wiring import ReleaseWiring
-from gpu_companion.core.ssh_entries import ManagedConfig
-from gpu_companion.core.sshconfig import SshConfigWriter
-from gpu_companion.core.store import Store
-from gpu_companion.core.transfer_service import build_transfer_queue
+from gpu_companion.core.spend.alerts import SpendAlerts
+from gpu_companion.core.spend.budgets import Budgets
+from gpu_companion.core.spend.ledger import SpendLedger
+from gpu_companion.core.spend.money import format_money, to_minor
+from gpu_companion.core.ssh.config_writer import SshConfigWriter
+from gpu_companion.core.ssh.connection import SessionFactory
+from gpu_companion.core.ssh.managed import ManagedConfig
+from gpu_companion.core.ssh.vault import KeyVault
+from gpu_companion.core.storage.store import Store
+from gpu_companion.core.transfers.service import build_transfer_queue
 from gpu_companion.logsetup import setup_logging
 from gpu_companion.ui.main_window import MainWindow
 from gpu_companion.ui.pages.base import Page
@@ -44,7 +44,7 @@ from gpu_companion.ui.pages.transfers import TransfersPage
 from gpu_companion.ui.tray import Tray, TrayModel
 
 if TYPE_CHECKING:
-    from gpu_companion.core.monitor import Monitor
+    from gpu_companion.core.monitor.live import Monitor
 
 log = logging.getLogger(__name__)
 
@@ -115,7 +115,7 @@ class AppContext:
 
     def _on_monitor_event(self, event: object) -> None:
         """Idle GPUs on a billed rental: the ledger says what the idle stretch cost so far."""
-        from gpu_companion.core.monitor import HintEvent
+        from gpu_companion.core.monitor.live import HintEvent
 
         if isinstance(event, HintEvent) and event.hint.kind == "idle":
             since = datetime.fromtimestamp(event.hint.since, timezone.utc)
@@ -129,7 +129,7 @@ class AppContext:
         """The live GPU monitor, made on first use (the Monitor page's first show): it connects
         like every other feature, bills by the spend ledger and turns idle hints into cost."""
         if self._monitor is None:
-            from gpu_companion.core.monitor import Monitor
+            from gpu_companion.core.monitor.live import Monitor
 
             self._monitor = Monitor(
                 self.sessions.connect,

@@ -43,7 +43,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     handler = getattr(args, "handler", None)
     if handler is not None:
         return int(handler(args))
-    from gpu_companion.core._fast_imports import import_sqlite_utils_without_numpy
+    from gpu_companion.core.common.fast_imports import import_sqlite_utils_without_numpy
 
     import_sqlite_utils_without_numpy()  # before Qt and the app: see benchmarks/startup.py
     from gpu_companion.app import run_gui

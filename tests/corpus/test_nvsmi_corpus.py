@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from gpu_companion.core.collector import CollectorConfig, HostCollector, HostState
-from gpu_companion.core.collector_errors import classify_failure, gpu_problem_from_output
-from gpu_companion.core.hosts import LOCAL_HOST
-from gpu_companion.core.nvsmi import (
+from gpu_companion.core.hosts.registry import LOCAL_HOST
+from gpu_companion.core.monitor.collector import CollectorConfig, HostCollector, HostState
+from gpu_companion.core.monitor.collector_errors import classify_failure, gpu_problem_from_output
+from gpu_companion.core.monitor.nvsmi import (
     ComputeApp,
     GpuSample,
     ParseResult,

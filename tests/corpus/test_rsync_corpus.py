@@ -7,8 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from gpu_companion.core.rsync_errors import explain_exit_code, last_error_line, parse_error_line
-from gpu_companion.core.rsync_progress import (
+from gpu_companion.core.transfers.rsync.errors import (
+    explain_exit_code,
+    last_error_line,
+    parse_error_line,
+)
+from gpu_companion.core.transfers.rsync.progress import (
     FileStarted,
     Progress,
     ProgressEvent,

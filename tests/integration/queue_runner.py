@@ -8,10 +8,10 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from gpu_companion.core.hosts import Host
-from gpu_companion.core.store import Store
-from gpu_companion.core.transfer_engine import TransferEngine
-from gpu_companion.core.transfer_queue import TransferQueue
+from gpu_companion.core.hosts.registry import Host
+from gpu_companion.core.storage.store import Store
+from gpu_companion.core.transfers.engine import TransferEngine
+from gpu_companion.core.transfers.queue import TransferQueue
 
 
 def main() -> None:

@@ -35,7 +35,7 @@ class Recorder:
         return [e for e in self.events[-8:]]
 
     def states(self) -> list[str]:
-        from gpu_companion.core.collector import StatusEvent
+        from gpu_companion.core.monitor.collector import StatusEvent
 
         out: list[str] = []
         for e in self.of(StatusEvent):

@@ -7,14 +7,14 @@ from datetime import datetime
 
 import pytest
 
-from gpu_companion.core.collector import (
+from gpu_companion.core.hosts.registry import LOCAL_HOST, Host
+from gpu_companion.core.monitor.collector import (
     CollectorConfig,
     HostCollector,
     HostState,
     PollEvent,
     SamplesEvent,
 )
-from gpu_companion.core.hosts import LOCAL_HOST, Host
 from tests.integration.recorder import Recorder
 
 HOST = Host(alias="gpu1", hostname="127.0.0.1", port=22, user="root")
@@ -169,7 +169,7 @@ def test_errors_with_a_kind_map_to_states():
             super().__init__("")
             self.kind = kind
 
-    from gpu_companion.core.collector_errors import classify_failure
+    from gpu_companion.core.monitor.collector_errors import classify_failure
 
     cases = {
         "auth_failed": (HostState.AUTH_FAILED, False),

@@ -7,10 +7,10 @@ import subprocess
 
 import pytest
 
-from gpu_companion.core.connection import ConnectionProblem, SessionFactory
-from gpu_companion.core.hosts import Host, HostRegistry, Platform
-from gpu_companion.core.ssh_entries import entries_from_registry
-from gpu_companion.core.sshconfig import SshConfigWriter
+from gpu_companion.core.hosts.registry import Host, HostRegistry, Platform
+from gpu_companion.core.ssh.config_writer import SshConfigWriter
+from gpu_companion.core.ssh.connection import ConnectionProblem, SessionFactory
+from gpu_companion.core.ssh.managed import entries_from_registry
 
 pytestmark = [pytest.mark.sshd, pytest.mark.keyring]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpu_companion.core.envcheck import OsInfo, check_keyring
+from gpu_companion.core.system.envcheck import OsInfo, check_keyring
 
 DEBIAN = OsInfo("linux", ("debian",), "Debian GNU/Linux 12 (bookworm)")
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 from gpu_companion.cli import build_parser
 from gpu_companion.commands import inspect
-from gpu_companion.core.hosts import Host, HostRegistry
-from gpu_companion.core.store import Store
+from gpu_companion.core.hosts.registry import Host, HostRegistry
+from gpu_companion.core.storage.store import Store
 
 
 def _add_hosts(app_paths, sshd, *aliases):  # type: ignore[no-untyped-def]
@@ -71,9 +71,9 @@ def test_the_real_command_connects_like_the_app(
 ):
     """A fresh process, like a user's terminal: the platform's key from the keyring, the host key
     from the app's known_hosts (RejectPolicy), no key file anywhere."""
-    from gpu_companion.core.hosts import Platform
-    from gpu_companion.core.keyvault import KeyVault
-    from gpu_companion.core.sshconfig import SshConfigWriter
+    from gpu_companion.core.hosts.registry import Platform
+    from gpu_companion.core.ssh.config_writer import SshConfigWriter
+    from gpu_companion.core.ssh.vault import KeyVault
 
     standin.configure(gpu_count=3)
     store = Store(app_paths.database)

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import pytest
 
-from gpu_companion.core.connection import ConnectionProblem, SessionFactory
-from gpu_companion.core.hosts import Host, HostRegistry, Platform
-from gpu_companion.core.keyring_errors import KeyringUnavailable
-from gpu_companion.core.keyvault import KeyVault
-from gpu_companion.core.ssh_entries import entries_from_registry
-from gpu_companion.core.sshconfig import SshConfigWriter
+from gpu_companion.core.hosts.registry import Host, HostRegistry, Platform
+from gpu_companion.core.ssh.config_writer import SshConfigWriter
+from gpu_companion.core.ssh.connection import ConnectionProblem, SessionFactory
+from gpu_companion.core.ssh.keyring_errors import KeyringUnavailable
+from gpu_companion.core.ssh.managed import entries_from_registry
+from gpu_companion.core.ssh.vault import KeyVault
 from tests.harness.keyring_session import KeyringSession
 from tests.harness.sshd import ComponentMissing
 
@@ -118,7 +118,7 @@ class PlaintextKeyring:
 def test_a_plain_text_backend_is_never_used(store, tmp_path, keyring_backend, monkeypatch):
     from keyring.backends import chainer
 
-    from gpu_companion.core.keyvault import safe_backend
+    from gpu_companion.core.ssh.vault import safe_backend
 
     plain = PlaintextKeyring()
     vault = KeyVault(store, tmp_path / "keys", plain)

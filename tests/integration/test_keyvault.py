@@ -10,9 +10,9 @@ import subprocess
 import pytest
 from cryptography.hazmat.primitives import serialization
 
-from gpu_companion.core.errors import UserError
-from gpu_companion.core.hosts import Host, HostRegistry, Platform
-from gpu_companion.core.sshkeys import PassphraseNeeded
+from gpu_companion.core.common.errors import UserError
+from gpu_companion.core.hosts.registry import Host, HostRegistry, Platform
+from gpu_companion.core.ssh.keys import PassphraseNeeded
 
 pytestmark = pytest.mark.keyring
 

@@ -7,13 +7,13 @@ import subprocess
 import sys
 import time
 
-from gpu_companion.core.store import Store
+from gpu_companion.core.storage.store import Store
 
 WRITER = r"""
 import sys
-from gpu_companion.core.hosts import HostRegistry, Platform
-from gpu_companion.core.ledger import SpendLedger
-from gpu_companion.core.store import Store
+from gpu_companion.core.hosts.registry import HostRegistry, Platform
+from gpu_companion.core.spend.ledger import SpendLedger
+from gpu_companion.core.storage.store import Store
 
 ledger = SpendLedger(Store(__import__("pathlib").Path(sys.argv[1])))
 pid = HostRegistry(ledger.store).save_platform(Platform("vast.ai")).id

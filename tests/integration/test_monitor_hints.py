@@ -15,11 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from gpu_companion.core.collector import CollectorConfig, PollEvent, SamplesEvent
-from gpu_companion.core.hints import HintConfig
-from gpu_companion.core.hosts import Host
-from gpu_companion.core.monitor import HintEvent, Monitor
-from gpu_companion.core.notifier import Notifier
+from gpu_companion.core.common.notifier import Notifier
+from gpu_companion.core.hosts.registry import Host
+from gpu_companion.core.monitor.collector import CollectorConfig, PollEvent, SamplesEvent
+from gpu_companion.core.monitor.hints import HintConfig
+from gpu_companion.core.monitor.live import HintEvent, Monitor
 from tests.integration.recorder import Recorder
 
 HOST = Host(alias="gpu1", hostname="127.0.0.1", user="root")

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from gpu_companion.core.hosts import Host
-from gpu_companion.core.selfcheck import SelfCheckOptions, format_steps, run_selfcheck
-from gpu_companion.core.selfcheck_rules import Status
+from gpu_companion.core.hosts.registry import Host
+from gpu_companion.core.selfcheck.check import SelfCheckOptions, format_steps, run_selfcheck
+from gpu_companion.core.selfcheck.rules import Status
 
 pytestmark = pytest.mark.sshd
 

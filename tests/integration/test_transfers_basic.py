@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from gpu_companion.core.transfer_job import JobState, TransferJob, TransferOptions
-from gpu_companion.core.transfer_presets import upload_options
+from gpu_companion.core.transfers.job import JobState, TransferJob, TransferOptions
+from gpu_companion.core.transfers.presets import upload_options
 from tests.integration.transfer_helpers import make_queue, make_tree, tree_hashes
 
 pytestmark = pytest.mark.sshd

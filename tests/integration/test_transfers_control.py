@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from gpu_companion.core.errors import UserError
-from gpu_companion.core.remote_browse import list_remote_dir
-from gpu_companion.core.transfer_job import PARTIAL_DIR, JobState, TransferJob, TransferOptions
-from gpu_companion.core.transfer_presets import sync_checkpoints
+from gpu_companion.core.common.errors import UserError
+from gpu_companion.core.transfers.job import PARTIAL_DIR, JobState, TransferJob, TransferOptions
+from gpu_companion.core.transfers.presets import sync_checkpoints
+from gpu_companion.core.transfers.remote_browse import list_remote_dir
 from tests.integration.transfer_helpers import make_queue, tree_hashes
 
 pytestmark = pytest.mark.sshd

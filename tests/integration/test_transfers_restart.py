@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from gpu_companion.core.store import Store
-from gpu_companion.core.transfer_job import JobState, TransferJob, TransferOptions
+from gpu_companion.core.storage.store import Store
+from gpu_companion.core.transfers.job import JobState, TransferJob, TransferOptions
 from tests.conftest import REPO
 from tests.integration.transfer_helpers import make_queue, tree_hashes
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from gpu_companion.core.transfer_job import JobState, TransferJob, TransferOptions
+from gpu_companion.core.transfers.job import JobState, TransferJob, TransferOptions
 from tests.integration.transfer_helpers import make_queue, tree_hashes
 
 pytestmark = pytest.mark.sshd

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from gpu_companion.core.transfer_job import PARTIAL_DIR, JobState, TransferJob, TransferOptions
+from gpu_companion.core.transfers.job import PARTIAL_DIR, JobState, TransferJob, TransferOptions
 from tests.integration.transfer_helpers import make_queue, make_tree, tree_hashes
 
 pytestmark = pytest.mark.sshd

@@ -6,8 +6,8 @@ import hashlib
 import os
 from pathlib import Path
 
-from gpu_companion.core.transfer_engine import RetryPolicy, TransferEngine
-from gpu_companion.core.transfer_queue import TransferQueue
+from gpu_companion.core.transfers.engine import RetryPolicy, TransferEngine
+from gpu_companion.core.transfers.queue import TransferQueue
 
 AWKWARD = ["with space.txt", "ünïcødé ✓.bin", "-leading-dash", 'quote\'s "here".txt']
 

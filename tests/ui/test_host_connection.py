@@ -8,8 +8,8 @@ import uuid
 import pytest
 from PySide6.QtWidgets import QDialogButtonBox, QMessageBox, QPushButton
 
-from gpu_companion.core.hosts import Host, Platform
-from gpu_companion.core.ssh_entries import get_options
+from gpu_companion.core.hosts.registry import Host, Platform
+from gpu_companion.core.ssh.managed import get_options
 from gpu_companion.ui.pages.host_connection import SshOptionsDialog
 
 pytestmark = [pytest.mark.sshd, pytest.mark.keyring]

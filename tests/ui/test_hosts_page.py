@@ -117,7 +117,7 @@ def test_import_two_hosts_from_the_users_ssh_config(window, ctx, qtbot, isolated
 
 
 def test_remove_asks_first_and_keeps_the_builtin_local_host(window, ctx, qtbot, monkeypatch):
-    from gpu_companion.core.hosts import Host
+    from gpu_companion.core.hosts.registry import Host
 
     ctx.registry.save_host(Host("gpu1", "10.0.0.1"))
     page = window.navigate("hosts")
@@ -132,7 +132,7 @@ def test_remove_asks_first_and_keeps_the_builtin_local_host(window, ctx, qtbot, 
 
 
 def test_hosts_model_passes_the_model_tester(window, ctx, qtmodeltester):
-    from gpu_companion.core.hosts import Host
+    from gpu_companion.core.hosts.registry import Host
 
     ctx.registry.save_host(Host("gpu1", "10.0.0.1"))
     page = window.navigate("hosts")

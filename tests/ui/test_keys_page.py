@@ -10,7 +10,7 @@ import pytest
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication, QDialogButtonBox, QMessageBox
 
-from gpu_companion.core.hosts import Host, Platform
+from gpu_companion.core.hosts.registry import Host, Platform
 from gpu_companion.ui.pages.key_dialogs import GenerateKeyDialog, ImportKeyDialog
 
 pytestmark = pytest.mark.keyring

@@ -8,7 +8,7 @@ import sys
 from PySide6.QtCore import QRect
 
 from gpu_companion.app import PAGES, AppContext, build_window
-from gpu_companion.core.notifier import Level, Message
+from gpu_companion.core.common.notifier import Level, Message
 
 EXPECTED = ["hosts", "keys", "monitor", "transfers", "release", "spend", "settings"]
 

@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 from PySide6.QtCore import QPointF, Qt
 
-from gpu_companion.core.collector import CollectorConfig, HostState, HostStatus, TimedSample
-from gpu_companion.core.hosts import Host
-from gpu_companion.core.monitor import Monitor
-from gpu_companion.core.nvsmi import ComputeApp, GpuSample
+from gpu_companion.core.hosts.registry import Host
+from gpu_companion.core.monitor.collector import CollectorConfig, HostState, HostStatus, TimedSample
+from gpu_companion.core.monitor.live import Monitor
+from gpu_companion.core.monitor.nvsmi import ComputeApp, GpuSample
 from gpu_companion.ui.monitor_models import FleetModel, SparkRole
 
 CONFIG = CollectorConfig(interval_ms=200, poll_every_s=1.0, backoff_initial_s=0.2,

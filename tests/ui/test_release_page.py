@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import pytest
 
-from gpu_companion.core.hosts import Host
+from gpu_companion.core.hosts.registry import Host
 from gpu_companion.core.release import ChecklistConfig, ItemState
 from gpu_companion.core.release.rsync_sync import RsyncCheckpointSync
 from gpu_companion.ui.release_model import ChecklistModel
@@ -21,7 +21,7 @@ def idle(qtbot, page) -> None:  # type: ignore[no-untyped-def]
 
 
 def test_release_enables_only_when_all_passed_and_not_stale(window, ctx, qtbot, box, monkeypatch):  # noqa: F811
-    from gpu_companion.core.hosts import Platform
+    from gpu_companion.core.hosts.registry import Platform
 
     platform = ctx.registry.save_platform(Platform("harness"))
     host = ctx.registry.save_host(replace(box_host(box), platform_id=platform.id))

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from PySide6.QtCore import QItemSelectionModel
 
-from gpu_companion.core.hosts import Host
-from gpu_companion.core.selfcheck_rules import Status
+from gpu_companion.core.hosts.registry import Host
+from gpu_companion.core.selfcheck.rules import Status
 from gpu_companion.ui import worker
 from gpu_companion.ui.selfcheck_view import SelfCheckDialog
 
@@ -54,7 +54,7 @@ def test_a_host_without_a_key_fails_the_connection_step_with_what_to_do(window, 
 def test_button_runs_the_check_on_the_selected_host(
     window, ctx, qtbot, torch_sshd, standin, ssh_client_factory
 ):
-    from gpu_companion.core.selfcheck import SelfCheckOptions
+    from gpu_companion.core.selfcheck.check import SelfCheckOptions
 
     standin.configure(mem_used=3, processes=[{"pid": 99, "name": "leftover", "used_mib": 500}])
     ctx.sessions = _Sessions(ssh_client_factory(torch_sshd))

@@ -4,7 +4,7 @@ from datetime import timezone
 
 from PySide6.QtCore import Qt
 
-from gpu_companion.core.hosts import Platform
+from gpu_companion.core.hosts.registry import Platform
 
 
 def test_import_preview_marks_bad_rows_and_imports_the_rest(

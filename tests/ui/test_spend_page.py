@@ -5,7 +5,7 @@ from datetime import timedelta, timezone
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDialogButtonBox
 
-from gpu_companion.core.hosts import Host, Platform
+from gpu_companion.core.hosts.registry import Host, Platform
 from gpu_companion.ui.spend_dialogs import BudgetDialog, OutcomeDialog, StartRentalDialog
 
 

@@ -15,12 +15,12 @@ HEAVY = ("pyqtgraph", "numpy", "paramiko")
 PROBE = f"""
 import sys
 HEAVY = {HEAVY!r}
-from gpu_companion.core._fast_imports import import_sqlite_utils_without_numpy
+from gpu_companion.core.common.fast_imports import import_sqlite_utils_without_numpy
 import_sqlite_utils_without_numpy()  # as cli.main does before the GUI
 from PySide6.QtWidgets import QApplication
 app = QApplication([])
 from gpu_companion.app import AppContext, build_window
-from gpu_companion.core.paths import AppPaths
+from gpu_companion.core.common.paths import AppPaths
 ctx = AppContext(AppPaths.default())
 win = build_window(ctx)
 win.show()
@@ -29,7 +29,7 @@ for key in win.pages:
     if key != "monitor":  # the one page that plots: it loads pyqtgraph when first shown
         win.navigate(key)
         app.processEvents()
-from gpu_companion.core.lazy import is_loaded
+from gpu_companion.core.common.lazy import is_loaded
 print(" ".join(m for m in HEAVY if is_loaded(m)))
 win.navigate("monitor")
 app.processEvents()
@@ -60,7 +60,8 @@ def test_numpy_stays_importable_after_the_core(tmp_path):
         [
             sys.executable,
             "-c",
-            "from gpu_companion.core._fast_imports import import_sqlite_utils_without_numpy as f; "
+            "from gpu_companion.core.common.fast_imports import "
+            "import_sqlite_utils_without_numpy as f; "
             "f(); import sqlite_utils.db, numpy; assert sqlite_utils.db.np is None; "
             "print(numpy.zeros(2).sum())",
         ],

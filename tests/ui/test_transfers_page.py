@@ -9,8 +9,8 @@ import pytest
 from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
 from PySide6.QtGui import QDropEvent
 
-from gpu_companion.core.hosts import Host
-from gpu_companion.core.transfer_job import JobState, TransferJob, TransferOptions
+from gpu_companion.core.hosts.registry import Host
+from gpu_companion.core.transfers.job import JobState, TransferJob, TransferOptions
 from gpu_companion.ui.transfer_model import (
     PERCENT_ROLE,
     PROGRESS_COLUMN,

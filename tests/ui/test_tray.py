@@ -5,8 +5,8 @@ from datetime import timedelta, timezone
 
 from PySide6.QtWidgets import QSystemTrayIcon
 
-from gpu_companion.core.hosts import Host, Platform
-from gpu_companion.core.notifier import Level, Message
+from gpu_companion.core.common.notifier import Level, Message
+from gpu_companion.core.hosts.registry import Host, Platform
 from gpu_companion.ui.tray import Tray, TrayModel, notification_for
 
 

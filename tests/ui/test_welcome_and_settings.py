@@ -6,7 +6,7 @@ import shutil
 
 from keyring.backends import fail
 
-from gpu_companion.core.envcheck import OsInfo
+from gpu_companion.core.system.envcheck import OsInfo
 from gpu_companion.ui.welcome import WELCOME_SETTING, WelcomeDialog, show_welcome_once
 from tests.conftest import missing_component
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from PySide6.QtWidgets import QWizard
 
-from gpu_companion.core.selfcheck import SelfCheckOptions
-from gpu_companion.core.selfcheck_rules import Status
+from gpu_companion.core.selfcheck.check import SelfCheckOptions
+from gpu_companion.core.selfcheck.rules import Status
 from gpu_companion.ui import worker
 from gpu_companion.ui.wizard import FirstRentalWizard
 from gpu_companion.ui.wizard.services import NOT_YET, WizardServices
@@ -145,7 +145,7 @@ class _Keys:
         self.fail, self.calls = fail, []
 
     def generate(self, platform_name: str, kind: str = "ed25519"):
-        from gpu_companion.core.errors import UserError
+        from gpu_companion.core.common.errors import UserError
 
         self.calls.append(platform_name)
         if self.fail:
@@ -241,7 +241,7 @@ def test_end_to_end_leaves_host_key_rental_and_budget(
 ):
     """The issue's acceptance walk with the app's real services: the key vault on the harness
     keyring, the app's own verified connection, the spend ledger."""
-    from gpu_companion.core.keyvault import KeyVault
+    from gpu_companion.core.ssh.vault import KeyVault
 
     ctx.vault = KeyVault(
         ctx.store,
@@ -273,7 +273,7 @@ class _Ledger:
         self.fail, self.rentals, self.budgets = fail, [], []
 
     def start_rental(self, plan):
-        from gpu_companion.core.errors import UserError
+        from gpu_companion.core.common.errors import UserError
 
         if self.fail:
             raise UserError("The ledger file is read-only.")

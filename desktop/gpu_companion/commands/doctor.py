@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from gpu_companion.core.envcheck import detect_os, run_checks
+from gpu_companion.core.system.envcheck import detect_os, run_checks
 
 
 def register(sub: Any) -> None:

@@ -10,9 +10,9 @@ import textwrap
 from pathlib import Path
 from typing import Any, TextIO
 
-from gpu_companion.core.catalogue import GpuSpec, load_catalogue
-from gpu_companion.core.errors import UserError
-from gpu_companion.core.estimate import (
+from gpu_companion.core.common.errors import UserError
+from gpu_companion.core.planning.catalogue import GpuSpec, load_catalogue
+from gpu_companion.core.planning.estimate import (
     ASSUMPTIONS,
     Estimate,
     EstimateRequest,
@@ -21,7 +21,12 @@ from gpu_companion.core.estimate import (
     Task,
     estimate,
 )
-from gpu_companion.core.model_shapes import MODEL_PRESETS, ModelArch, get_model, model_from_config
+from gpu_companion.core.planning.model_shapes import (
+    MODEL_PRESETS,
+    ModelArch,
+    get_model,
+    model_from_config,
+)
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -8,12 +8,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from gpu_companion.core.collector import ClientFactory
-from gpu_companion.core.hosts import LOCAL_ALIAS, LOCAL_HOST, Host, HostRegistry
-from gpu_companion.core.nvsmi import GpuSample
-from gpu_companion.core.paths import AppPaths
-from gpu_companion.core.snapshot import Snapshot, take_snapshots
-from gpu_companion.core.store import Store
+from gpu_companion.core.common.paths import AppPaths
+from gpu_companion.core.hosts.registry import LOCAL_ALIAS, LOCAL_HOST, Host, HostRegistry
+from gpu_companion.core.monitor.collector import ClientFactory
+from gpu_companion.core.monitor.nvsmi import GpuSample
+from gpu_companion.core.monitor.snapshot import Snapshot, take_snapshots
+from gpu_companion.core.storage.store import Store
 
 
 def register(sub: Any) -> None:
@@ -101,11 +101,11 @@ def run(args: argparse.Namespace, factory: ClientFactory | None = None) -> int:
         return 2
     store = None
     if factory is None:  # the app's own connections: keys from the keyring, its known_hosts
-        from gpu_companion.core.connection import SessionFactory
-        from gpu_companion.core.keyvault import KeyVault
-        from gpu_companion.core.paths import AppPaths
-        from gpu_companion.core.sshconfig import SshConfigWriter
-        from gpu_companion.core.store import Store
+        from gpu_companion.core.common.paths import AppPaths
+        from gpu_companion.core.ssh.config_writer import SshConfigWriter
+        from gpu_companion.core.ssh.connection import SessionFactory
+        from gpu_companion.core.ssh.vault import KeyVault
+        from gpu_companion.core.storage.store import Store
 
         paths = AppPaths.default().ensure()
         store = Store(paths.database)

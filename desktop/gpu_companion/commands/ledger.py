@@ -10,14 +10,14 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-from gpu_companion.core.budgets import Budgets
-from gpu_companion.core.errors import UserError
-from gpu_companion.core.ledger import SpendLedger
-from gpu_companion.core.ledger_csv import apply_import, export_csv, parse_csv
-from gpu_companion.core.money import format_money, format_totals
-from gpu_companion.core.paths import AppPaths
-from gpu_companion.core.spend_reports import burn_text, period_report
-from gpu_companion.core.store import Store
+from gpu_companion.core.common.errors import UserError
+from gpu_companion.core.common.paths import AppPaths
+from gpu_companion.core.spend.budgets import Budgets
+from gpu_companion.core.spend.ledger import SpendLedger
+from gpu_companion.core.spend.ledger_csv import apply_import, export_csv, parse_csv
+from gpu_companion.core.spend.money import format_money, format_totals
+from gpu_companion.core.spend.reports import burn_text, period_report
+from gpu_companion.core.storage.store import Store
 
 
 def register(sub: Any) -> None:

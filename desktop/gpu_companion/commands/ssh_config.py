@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from gpu_companion.core.errors import UserError, ValidationError
+from gpu_companion.core.common.errors import UserError, ValidationError
 
 
 def register(subparsers: Any) -> None:
@@ -45,12 +45,12 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from gpu_companion.core.hosts import HostRegistry
-    from gpu_companion.core.keyvault import KeyVault
-    from gpu_companion.core.paths import AppPaths
-    from gpu_companion.core.ssh_entries import entries_from_registry
-    from gpu_companion.core.sshconfig import SshConfigWriter
-    from gpu_companion.core.store import Store
+    from gpu_companion.core.common.paths import AppPaths
+    from gpu_companion.core.hosts.registry import HostRegistry
+    from gpu_companion.core.ssh.config_writer import SshConfigWriter
+    from gpu_companion.core.ssh.managed import entries_from_registry
+    from gpu_companion.core.ssh.vault import KeyVault
+    from gpu_companion.core.storage.store import Store
 
     writer = SshConfigWriter(Path.home())
     try:

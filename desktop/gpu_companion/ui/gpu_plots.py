@@ -14,7 +14,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QGraphicsItem, QGridLayout, QLabel, QVBoxLayout, QWidget
 
-from gpu_companion.core.gpu_history import METRICS, HostHistory
+from gpu_companion.core.monitor.history import METRICS, HostHistory
 
 PALETTE = ("#3182ce", "#dd6b20", "#38a169", "#d53f8c", "#805ad5", "#d69e2e", "#319795",
            "#e53e3e")  # fmt: skip

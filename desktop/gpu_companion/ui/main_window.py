@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gpu_companion.core.notifier import Level, Message
+from gpu_companion.core.common.notifier import Level, Message
 from gpu_companion.ui.icons import icon
 from gpu_companion.ui.pages.base import Page
 from gpu_companion.ui.widgets import BannerArea

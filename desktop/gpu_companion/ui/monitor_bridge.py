@@ -13,8 +13,8 @@ import threading
 
 from PySide6.QtCore import QObject, Qt, Signal
 
-from gpu_companion.core.collector import PollEvent, SamplesEvent, StatusEvent
-from gpu_companion.core.monitor import HintEvent, Monitor, MonitorEvent
+from gpu_companion.core.monitor.collector import PollEvent, SamplesEvent, StatusEvent
+from gpu_companion.core.monitor.live import HintEvent, Monitor, MonitorEvent
 
 # A thread that wants the GIL waits up to this long for a busy one; 5 ms (CPython's default)
 # per hand-off is what the GUI thread paid during a burst of samples.

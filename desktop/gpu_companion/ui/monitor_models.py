@@ -10,8 +10,8 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelInd
 from PySide6.QtGui import QColor, QPainter, QPen, QPolygonF
 from PySide6.QtWidgets import QStyledItemDelegate, QStyleOptionViewItem
 
-from gpu_companion.core.collector import HostState, HostStatus, TimedSample
-from gpu_companion.core.nvsmi import ComputeApp, GpuSample
+from gpu_companion.core.monitor.collector import HostState, HostStatus, TimedSample
+from gpu_companion.core.monitor.nvsmi import ComputeApp, GpuSample
 
 Index = QModelIndex | QPersistentModelIndex
 SPARK_POINTS = 120

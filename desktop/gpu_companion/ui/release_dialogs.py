@@ -17,8 +17,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gpu_companion.core.errors import UserError, ValidationError
-from gpu_companion.core.hosts import Host
+from gpu_companion.core.common.errors import UserError, ValidationError
+from gpu_companion.core.hosts.registry import Host
 from gpu_companion.core.release import ChecklistConfig, CustomCommand
 from gpu_companion.core.release.checklist import BUILTINS
 from gpu_companion.core.release.record import ChecklistSettings

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtWidgets import QInputDialog, QMessageBox
 
-from gpu_companion.core.errors import UserError
-from gpu_companion.core.hosts import Host
+from gpu_companion.core.common.errors import UserError
+from gpu_companion.core.hosts.registry import Host
 from gpu_companion.core.release import Override, ReleaseChecklist, ReleaseRecord, release_host
 from gpu_companion.core.release.gate import failing_items, release_argv
 from gpu_companion.ui.release_dialogs import OverrideDialog

@@ -17,9 +17,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gpu_companion.core.hosts import Host
-from gpu_companion.core.remote_browse import RemoteEntry, list_remote_dir
-from gpu_companion.core.transfer_engine import ClientFactory
+from gpu_companion.core.hosts.registry import Host
+from gpu_companion.core.transfers.engine import ClientFactory
+from gpu_companion.core.transfers.remote_browse import RemoteEntry, list_remote_dir
 from gpu_companion.ui.worker import Worker, run_in_thread
 
 PATH_ROLE = Qt.ItemDataRole.UserRole + 1

@@ -19,9 +19,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gpu_companion.core.hosts import Host
-from gpu_companion.core.selfcheck import SelfCheckOptions, run_selfcheck
-from gpu_companion.core.selfcheck_rules import CheckStep, Status
+from gpu_companion.core.hosts.registry import Host
+from gpu_companion.core.selfcheck.check import SelfCheckOptions, run_selfcheck
+from gpu_companion.core.selfcheck.rules import CheckStep, Status
 from gpu_companion.ui.worker import Worker, run_in_thread
 
 MARKS = {

@@ -16,10 +16,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gpu_companion.core.ledger import SpendLedger
-from gpu_companion.core.metering import period_of
-from gpu_companion.core.money import format_money
-from gpu_companion.core.spend_reports import ExperimentCost, chart_data
+from gpu_companion.core.spend.ledger import SpendLedger
+from gpu_companion.core.spend.metering import period_of
+from gpu_companion.core.spend.money import format_money
+from gpu_companion.core.spend.reports import ExperimentCost, chart_data
 from gpu_companion.ui.models import RowTableModel
 from gpu_companion.ui.spend_chart import SpendChart
 from gpu_companion.ui.worker import Worker, run_in_thread

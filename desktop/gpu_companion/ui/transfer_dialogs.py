@@ -22,9 +22,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gpu_companion.core.errors import ValidationError
-from gpu_companion.core.hosts import Host
-from gpu_companion.core.transfer_job import (
+from gpu_companion.core.common.errors import ValidationError
+from gpu_companion.core.hosts.registry import Host
+from gpu_companion.core.transfers.job import (
     DEFAULT_UPLOAD_EXCLUDES,
     Direction,
     TransferJob,

@@ -13,7 +13,7 @@ from PySide6.QtWidgets import (
     QStyleOptionViewItem,
 )
 
-from gpu_companion.core.transfer_job import JobState, TransferJob
+from gpu_companion.core.transfers.job import JobState, TransferJob
 
 Index = QModelIndex | QPersistentModelIndex
 PERCENT_ROLE = Qt.ItemDataRole.UserRole + 1

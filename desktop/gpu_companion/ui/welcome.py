@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gpu_companion.core.envcheck import CheckResult, run_checks
+from gpu_companion.core.system.envcheck import CheckResult, run_checks
 from gpu_companion.ui import worker
 
 if TYPE_CHECKING:

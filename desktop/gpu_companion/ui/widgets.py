@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gpu_companion.core.notifier import Level, Message
+from gpu_companion.core.common.notifier import Level, Message
 from gpu_companion.ui.icons import icon
 
 

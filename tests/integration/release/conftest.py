@@ -148,7 +148,7 @@ def utc(ts: float) -> datetime:
 
 
 def box_host(box: Box):  # type: ignore[no-untyped-def]
-    from gpu_companion.core.hosts import Host
+    from gpu_companion.core.hosts.registry import Host
 
     return Host(alias=ALIAS, hostname="127.0.0.1", port=box.server.port, user=box.server.user)
 

@@ -180,8 +180,9 @@ def test_running_work_fails_the_check_and_is_listed_until_it_ends(box):
         )
         box.sh(f"tmux -S {box.tmux_socket} new-session -d -s train 'sleep 300'")
         wait_for(  # under load the pane may not have exec'd `sleep` yet
-            lambda: "sleep" in box.sh(
-                f"tmux -S {box.tmux_socket} list-panes -a -F '#{{pane_current_command}}'"
+            lambda: (
+                "sleep"
+                in box.sh(f"tmux -S {box.tmux_socket} list-panes -a -F '#{{pane_current_command}}'")
             ),
             10,
             "the tmux pane to run sleep",

@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 from gpu_companion.cli import main
-from gpu_companion.core.hosts import Host, HostRegistry, Platform
+from gpu_companion.core.hosts.registry import Host, HostRegistry, Platform
 
 
 def add_hosts(store):

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
-from gpu_companion.core.errors import UserError
+from gpu_companion.core.common.errors import UserError
 from gpu_companion.core.release.context import ReleaseContext
 from gpu_companion.core.release.items import newer_files
 from gpu_companion.core.release.model import ChecklistItem, Evidence

@@ -6,8 +6,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator
 
-from gpu_companion.core.errors import UserError
-from gpu_companion.core.hosts import Host
+from gpu_companion.core.common.errors import UserError
+from gpu_companion.core.hosts.registry import Host
 from gpu_companion.core.release.archive import ArtefactsArchived
 from gpu_companion.core.release.config import ChecklistConfig
 from gpu_companion.core.release.context import ReleaseContext

@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass, replace
 from datetime import date
 from typing import Any
 
-from gpu_companion.core.errors import ValidationError
+from gpu_companion.core.common.errors import ValidationError
 
 BUILTIN_KEYS = ("checkpoints", "archive", "leftovers", "processes")
 _NAME_PART = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$")

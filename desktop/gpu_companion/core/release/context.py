@@ -15,9 +15,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from gpu_companion.core.errors import UserError
-from gpu_companion.core.hosts import Host
-from gpu_companion.core.lazy import lazy_import
+from gpu_companion.core.common.errors import UserError
+from gpu_companion.core.common.lazy import lazy_import
+from gpu_companion.core.hosts.registry import Host
 from gpu_companion.core.release.config import ChecklistConfig
 
 if TYPE_CHECKING:

@@ -15,8 +15,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
-from gpu_companion.core.errors import UserError, ValidationError
-from gpu_companion.core.hosts import Host, HostRegistry
+from gpu_companion.core.common.errors import UserError, ValidationError
+from gpu_companion.core.hosts.registry import Host, HostRegistry
 from gpu_companion.core.release.checklist import ReleaseChecklist
 from gpu_companion.core.release.context import (
     ReleaseRecord,

@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from gpu_companion.core.nvsmi import (
+from gpu_companion.core.monitor.nvsmi import (
     DEFAULT_COMPUTE_APPS_FIELDS,
     build_query_compute_apps_argv,
     parse_compute_apps_csv,

@@ -10,11 +10,11 @@ from __future__ import annotations
 import json
 from datetime import datetime
 
-from gpu_companion.core.hosts import Host
-from gpu_companion.core.ledger import SpendLedger
+from gpu_companion.core.hosts.registry import Host
 from gpu_companion.core.release.config import ChecklistConfig
 from gpu_companion.core.release.context import ReleaseRecord
-from gpu_companion.core.store import Store
+from gpu_companion.core.spend.ledger import SpendLedger
+from gpu_companion.core.storage.store import Store
 
 
 class ChecklistSettings:

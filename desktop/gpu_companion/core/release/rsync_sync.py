@@ -14,10 +14,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from gpu_companion.core.errors import UserError
-from gpu_companion.core.hosts import Host
+from gpu_companion.core.common.errors import UserError
+from gpu_companion.core.hosts.registry import Host
 from gpu_companion.core.release.context import SyncPlan
-from gpu_companion.core.rsync_errors import explain_exit_code
+from gpu_companion.core.transfers.rsync.errors import explain_exit_code
 
 
 def local_mirror(root: Path, host: Host, remote_dir: str) -> Path:

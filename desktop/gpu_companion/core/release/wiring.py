@@ -10,13 +10,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gpu_companion.core.hosts import Host, HostRegistry
-from gpu_companion.core.ledger import SpendLedger
+from gpu_companion.core.hosts.registry import Host, HostRegistry
 from gpu_companion.core.release.context import CheckpointSync, RentalLedger, SshConfigBlocks
 from gpu_companion.core.release.gate import ReleaseServices
 from gpu_companion.core.release.record import ChecklistSettings, StoreReleaseLedger
 from gpu_companion.core.release.rsync_sync import RsyncCheckpointSync
-from gpu_companion.core.store import Store
+from gpu_companion.core.spend.ledger import SpendLedger
+from gpu_companion.core.storage.store import Store
 
 if TYPE_CHECKING:
     import paramiko

@@ -20,15 +20,15 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gpu_companion.core.connection import ConnectionProblem, ConnectionTest
-from gpu_companion.core.errors import UserError, ValidationError
-from gpu_companion.core.hosts import Host
-from gpu_companion.core.ssh_entries import (
+from gpu_companion.core.common.errors import UserError, ValidationError
+from gpu_companion.core.hosts.registry import Host
+from gpu_companion.core.ssh.config_writer import FORWARD_PORTS
+from gpu_companion.core.ssh.connection import ConnectionProblem, ConnectionTest
+from gpu_companion.core.ssh.managed import (
     SshOptions,
     get_options,
     set_options,
 )
-from gpu_companion.core.sshconfig import FORWARD_PORTS
 from gpu_companion.ui.worker import run_in_thread
 
 if TYPE_CHECKING:

@@ -29,9 +29,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gpu_companion.core.errors import UserError, ValidationError
-from gpu_companion.core.hosts import CURRENCIES, GRANULARITIES, LOCAL_HOST, Host, Platform
-from gpu_companion.core.ssh_import import ImportCandidate, scan_ssh_config
+from gpu_companion.core.common.errors import UserError, ValidationError
+from gpu_companion.core.hosts.registry import CURRENCIES, GRANULARITIES, LOCAL_HOST, Host, Platform
+from gpu_companion.core.hosts.ssh_import import ImportCandidate, scan_ssh_config
 from gpu_companion.ui.models import RowTableModel
 from gpu_companion.ui.pages.base import EmptyStatePage
 from gpu_companion.ui.pages.host_connection import HostConnection, SshOptionsDialog, sync_ssh_config

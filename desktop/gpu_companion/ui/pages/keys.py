@@ -22,10 +22,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gpu_companion.core.errors import UserError
-from gpu_companion.core.keyring_errors import KeyringUnavailable
-from gpu_companion.core.keyvault import RotateResult, StoredKey
-from gpu_companion.core.ssh_entries import entries_from_registry
+from gpu_companion.core.common.errors import UserError
+from gpu_companion.core.ssh.keyring_errors import KeyringUnavailable
+from gpu_companion.core.ssh.managed import entries_from_registry
+from gpu_companion.core.ssh.vault import RotateResult, StoredKey
 from gpu_companion.ui.models import RowTableModel
 from gpu_companion.ui.pages.base import EmptyStatePage
 from gpu_companion.ui.pages.host_connection import sync_ssh_config

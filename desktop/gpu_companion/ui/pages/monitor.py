@@ -27,9 +27,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gpu_companion.core.collector import HostState, HostStatus, PollEvent, TimedSample
-from gpu_companion.core.hints import Hint
-from gpu_companion.core.hosts import LOCAL_ALIAS, LOCAL_HOST
+from gpu_companion.core.hosts.registry import LOCAL_ALIAS, LOCAL_HOST
+from gpu_companion.core.monitor.collector import HostState, HostStatus, PollEvent, TimedSample
+from gpu_companion.core.monitor.hints import Hint
 from gpu_companion.ui.models import RowTableModel
 from gpu_companion.ui.monitor_models import (
     FleetModel,
@@ -42,8 +42,8 @@ from gpu_companion.ui.pages.base import Page
 
 if TYPE_CHECKING:
     from gpu_companion.app import AppContext
-    from gpu_companion.core.gpu_history import HostHistory
-    from gpu_companion.core.monitor import Monitor
+    from gpu_companion.core.monitor.history import HostHistory
+    from gpu_companion.core.monitor.live import Monitor
     from gpu_companion.ui.gpu_plots import GpuPlots
     from gpu_companion.ui.monitor_bridge import MonitorBridge
 

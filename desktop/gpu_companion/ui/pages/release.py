@@ -23,8 +23,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gpu_companion.core.errors import UserError
-from gpu_companion.core.hosts import Host
+from gpu_companion.core.common.errors import UserError
+from gpu_companion.core.hosts.registry import Host
 from gpu_companion.core.release import (
     ChecklistItem,
     ItemState,

@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 from gpu_companion import __version__
-from gpu_companion.core.autostart import Autostart
+from gpu_companion.core.system.autostart import Autostart
 from gpu_companion.ui.pages.base import Page
 
 if TYPE_CHECKING:

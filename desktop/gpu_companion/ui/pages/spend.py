@@ -23,13 +23,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gpu_companion.core.alerts import format_duration, rental_name
-from gpu_companion.core.errors import UserError
-from gpu_companion.core.ledger import HistoryFilter
-from gpu_companion.core.ledger_csv import export_csv
-from gpu_companion.core.metering import Rental, period_of
-from gpu_companion.core.money import format_money, format_totals
-from gpu_companion.core.spend_reports import (
+from gpu_companion.core.common.errors import UserError
+from gpu_companion.core.spend.alerts import format_duration, rental_name
+from gpu_companion.core.spend.ledger import HistoryFilter
+from gpu_companion.core.spend.ledger_csv import export_csv
+from gpu_companion.core.spend.metering import Rental, period_of
+from gpu_companion.core.spend.money import format_money, format_totals
+from gpu_companion.core.spend.reports import (
     burn_text,
     experiment_costs,
     period_report,

@@ -25,11 +25,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gpu_companion.core.errors import UserError
-from gpu_companion.core.hosts import Host
-from gpu_companion.core.transfer_job import JobState, TransferJob, validate_remote_path
-from gpu_companion.core.transfer_presets import sync_checkpoints, upload_options
-from gpu_companion.core.transfer_queue import TransferQueue
+from gpu_companion.core.common.errors import UserError
+from gpu_companion.core.hosts.registry import Host
+from gpu_companion.core.transfers.job import JobState, TransferJob, validate_remote_path
+from gpu_companion.core.transfers.presets import sync_checkpoints, upload_options
+from gpu_companion.core.transfers.queue import TransferQueue
 from gpu_companion.ui.pages.base import EmptyStatePage
 from gpu_companion.ui.remote_picker import RemotePathDialog
 from gpu_companion.ui.transfer_dialogs import SyncCheckpointsDialog, TransferDialog

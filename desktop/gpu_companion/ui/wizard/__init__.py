@@ -9,12 +9,12 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtWidgets import QWidget, QWizard
 
-from gpu_companion.core.billing import BillingAdvice, RentalPrices
-from gpu_companion.core.catalogue import GpuSpec
-from gpu_companion.core.errors import UserError
-from gpu_companion.core.estimate import MemoryEstimate
-from gpu_companion.core.hosts import Host, Platform
-from gpu_companion.core.selfcheck import SelfCheckOptions
+from gpu_companion.core.common.errors import UserError
+from gpu_companion.core.hosts.registry import Host, Platform
+from gpu_companion.core.planning.billing import BillingAdvice, RentalPrices
+from gpu_companion.core.planning.catalogue import GpuSpec
+from gpu_companion.core.planning.estimate import MemoryEstimate
+from gpu_companion.core.selfcheck.check import SelfCheckOptions
 from gpu_companion.ui.wizard.connect_pages import (
     ConnectionPage,
     CreateInstancePage,

@@ -18,9 +18,9 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
-from gpu_companion.core.errors import UserError, ValidationError
-from gpu_companion.core.hosts import Host, Platform
-from gpu_companion.core.ssh_command import parse_ssh_command
+from gpu_companion.core.common.errors import UserError, ValidationError
+from gpu_companion.core.hosts.registry import Host, Platform
+from gpu_companion.core.ssh.command import parse_ssh_command
 from gpu_companion.ui.wizard.plan_pages import WizardPage
 from gpu_companion.ui.wizard.services import NOT_YET
 from gpu_companion.ui.worker import run_in_thread

@@ -22,16 +22,17 @@ from PySide6.QtWidgets import (
     QWizardPage,
 )
 
-from gpu_companion.core.billing import (
+from gpu_companion.core.common.errors import UserError
+from gpu_companion.core.hosts.registry import CURRENCIES
+from gpu_companion.core.planning.billing import (
     BillingAdvice,
     PurchaseOption,
     RentalPrices,
     UsagePlan,
     advise,
 )
-from gpu_companion.core.catalogue import JobCost, explain_int8_tops, load_catalogue
-from gpu_companion.core.errors import UserError
-from gpu_companion.core.estimate import (
+from gpu_companion.core.planning.catalogue import JobCost, explain_int8_tops, load_catalogue
+from gpu_companion.core.planning.estimate import (
     EstimateRequest,
     MemoryLine,
     Precision,
@@ -40,8 +41,7 @@ from gpu_companion.core.estimate import (
     fit_verdict,
     job_hours,
 )
-from gpu_companion.core.hosts import CURRENCIES
-from gpu_companion.core.model_shapes import MODEL_PRESETS
+from gpu_companion.core.planning.model_shapes import MODEL_PRESETS
 from gpu_companion.ui.models import RowTableModel
 
 if TYPE_CHECKING:

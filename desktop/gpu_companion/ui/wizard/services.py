@@ -12,12 +12,12 @@ from datetime import timedelta
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Protocol
 
-from gpu_companion.core.budgets import Budget, Budgets
-from gpu_companion.core.errors import ValidationError
-from gpu_companion.core.hosts import Host
-from gpu_companion.core.keyvault import KeyVault
-from gpu_companion.core.ledger import SpendLedger
-from gpu_companion.core.metering import Rental
+from gpu_companion.core.common.errors import ValidationError
+from gpu_companion.core.hosts.registry import Host
+from gpu_companion.core.spend.budgets import Budget, Budgets
+from gpu_companion.core.spend.ledger import SpendLedger
+from gpu_companion.core.spend.metering import Rental
+from gpu_companion.core.ssh.vault import KeyVault
 
 if TYPE_CHECKING:
     from gpu_companion.app import AppContext

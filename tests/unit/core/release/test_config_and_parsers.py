@@ -6,7 +6,7 @@ from datetime import date
 
 import pytest
 
-from gpu_companion.core.errors import ValidationError
+from gpu_companion.core.common.errors import ValidationError
 from gpu_companion.core.release import ChecklistConfig, CustomCommand
 from gpu_companion.core.release.leftovers import scan_argv
 from gpu_companion.core.release.processes import parse_probe

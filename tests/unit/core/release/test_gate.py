@@ -7,9 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from gpu_companion.core.errors import UserError, ValidationError
-from gpu_companion.core.hosts import Host, HostRegistry, Platform
-from gpu_companion.core.ledger import SpendLedger
+from gpu_companion.core.common.errors import UserError, ValidationError
+from gpu_companion.core.hosts.registry import Host, HostRegistry, Platform
 from gpu_companion.core.release import (
     ChecklistConfig,
     Override,
@@ -21,6 +20,7 @@ from gpu_companion.core.release import (
 from gpu_companion.core.release.gate import release_argv
 from gpu_companion.core.release.items import ManualConfirmation
 from gpu_companion.core.release.record import ChecklistSettings, StoreReleaseLedger
+from gpu_companion.core.spend.ledger import SpendLedger
 
 
 class RecordingSshConfig:
@@ -160,9 +160,9 @@ def test_release_command_templates_are_validated(store):
 def test_a_released_host_leaves_the_managed_ssh_config(store, tmp_path):
     from dataclasses import replace
 
-    from gpu_companion.core.keyvault import KeyVault
-    from gpu_companion.core.ssh_entries import ManagedConfig
-    from gpu_companion.core.sshconfig import SshConfigWriter
+    from gpu_companion.core.ssh.config_writer import SshConfigWriter
+    from gpu_companion.core.ssh.managed import ManagedConfig
+    from gpu_companion.core.ssh.vault import KeyVault
 
     registry = HostRegistry(store)
     host = registry.save_host(Host("gpu1", "203.0.113.5", 41022, "root"))

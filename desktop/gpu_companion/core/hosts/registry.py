@@ -1,0 +1,218 @@
+"""Platforms (provider accounts) and hosts (rented machines), validated before they are stored."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field, replace
+from datetime import datetime, timezone
+from typing import Any
+
+import sqlite_utils
+
+from gpu_companion.core.common.errors import ValidationError
+from gpu_companion.core.common.validation import (
+    validate_alias,
+    validate_hostname,
+    validate_name,
+    validate_port,
+    validate_user,
+)
+from gpu_companion.core.storage.store import Store
+
+GRANULARITIES = ("second", "minute", "hour")
+CURRENCIES = ("USD", "EUR", "GBP", "CNY", "JPY", "KRW", "INR", "CAD", "AUD", "CHF", "SGD", "HKD")
+HOST_STATES = ("active", "released")
+LOCAL_ALIAS = "local"
+
+
+@dataclass(frozen=True)
+class Platform:
+    name: str
+    console_url: str = ""
+    billing_granularity: str = "second"
+    currency: str = "USD"
+    id: int | None = None
+
+    def validated(self) -> Platform:
+        name = validate_name("name", self.name, "The platform name")
+        url = self.console_url.strip()
+        if url and not url.startswith(("https://", "http://")):
+            raise ValidationError("console_url", "The console address must start with https://.")
+        if self.billing_granularity not in GRANULARITIES:
+            raise ValidationError(
+                "billing_granularity",
+                f"Billing granularity must be one of: {', '.join(GRANULARITIES)}.",
+            )
+        if self.currency not in CURRENCIES:
+            raise ValidationError(
+                "currency", f"Unknown currency {self.currency!r}; use an ISO code such as USD."
+            )
+        return replace(self, name=name, console_url=url)
+
+
+@dataclass(frozen=True)
+class Host:
+    alias: str
+    hostname: str
+    port: int = 22
+    user: str = "root"
+    platform_id: int | None = None
+    gpu_model: str = ""
+    gpu_count: int = 0
+    notes: str = ""
+    state: str = "active"
+    id: int | None = None
+    is_local: bool = field(default=False, compare=False)
+
+    def validated(self) -> Host:
+        alias = validate_alias(self.alias.strip())
+        if alias == LOCAL_ALIAS:
+            raise ValidationError("alias", "'local' is reserved for this computer; pick another.")
+        count = int(self.gpu_count)
+        if not 0 <= count <= 64:
+            raise ValidationError("gpu_count", "The GPU count must be between 0 and 64.")
+        if self.state not in HOST_STATES:
+            raise ValidationError("state", f"Unknown host state {self.state!r}.")
+        return replace(
+            self,
+            alias=alias,
+            hostname=validate_hostname(self.hostname.strip()),
+            port=validate_port(self.port),
+            user=validate_user(self.user.strip()),
+            gpu_model=self.gpu_model.strip(),
+            gpu_count=count,
+        )
+
+
+LOCAL_HOST = Host(alias=LOCAL_ALIAS, hostname="localhost", port=0, user="", is_local=True)
+
+
+def _insert(db: sqlite_utils.Database, table: str, row: dict[str, Any]) -> int:
+    rowid = db.table(table).insert(row).last_rowid
+    assert rowid is not None
+    return int(rowid)
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+class HostRegistry:
+    """CRUD for platforms and hosts; every write validates first and is one transaction."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.on_hosts_changed: list[Callable[[], None]] = []  # e.g. re-render the ssh config
+
+    def _hosts_changed(self) -> None:
+        for callback in self.on_hosts_changed:
+            callback()
+
+    # platforms
+    def platforms(self) -> list[Platform]:
+        rows = self.store.db.execute(
+            "SELECT id, name, console_url, billing_granularity, currency FROM platforms "
+            "ORDER BY name"
+        ).fetchall()
+        return [
+            Platform(
+                id=r[0], name=r[1], console_url=r[2] or "", billing_granularity=r[3], currency=r[4]
+            )
+            for r in rows
+        ]
+
+    def platform(self, platform_id: int) -> Platform | None:
+        return next((p for p in self.platforms() if p.id == platform_id), None)
+
+    def save_platform(self, platform: Platform) -> Platform:
+        p = platform.validated()
+        clash = self.store.db.execute(
+            "SELECT id FROM platforms WHERE lower(name) = lower(?) AND id IS NOT ?", [p.name, p.id]
+        ).fetchone()
+        if clash:
+            raise ValidationError("name", f"A platform named {p.name!r} already exists.")
+        row: dict[str, Any] = {k: v for k, v in asdict(p).items() if k != "id"}
+        with self.store.transaction() as db:
+            if p.id is None:
+                row["created_at"] = _now()
+                return replace(p, id=_insert(db, "platforms", row))
+            db.table("platforms").update(p.id, row)
+            return p
+
+    def delete_platform(self, platform_id: int) -> None:
+        used = self.store.db.execute(
+            "SELECT alias FROM hosts WHERE platform_id = ?", [platform_id]
+        ).fetchall()
+        if used:
+            names = ", ".join(r[0] for r in used)
+            raise ValidationError(
+                "platform",
+                f"Hosts still belong to this platform: {names}. Move or remove them first.",
+            )
+        try:
+            with self.store.transaction() as db:
+                db.table("platforms").delete(platform_id)
+        except sqlite3.IntegrityError:  # the spend ledger's rentals, charges or budgets
+            raise ValidationError(
+                "platform",
+                "The spend ledger has rentals, charges or budgets on this platform; it stays so "
+                "their history keeps its name.",
+            ) from None
+
+    # hosts
+    def hosts(self, include_released: bool = True) -> list[Host]:
+        sql = (
+            "SELECT id, alias, hostname, port, user, platform_id, gpu_model, gpu_count, notes, "
+            "state FROM hosts"
+        )
+        if not include_released:
+            sql += " WHERE state = 'active'"
+        rows = self.store.db.execute(sql + " ORDER BY alias").fetchall()
+        return [
+            Host(
+                id=r[0],
+                alias=r[1],
+                hostname=r[2],
+                port=r[3],
+                user=r[4],
+                platform_id=r[5],
+                gpu_model=r[6] or "",
+                gpu_count=r[7] or 0,
+                notes=r[8] or "",
+                state=r[9],
+            )
+            for r in rows
+        ]
+
+    def host(self, alias: str) -> Host | None:
+        if alias == LOCAL_ALIAS:
+            return LOCAL_HOST
+        return next((h for h in self.hosts() if h.alias == alias), None)
+
+    def save_host(self, host: Host) -> Host:
+        h = host.validated()
+        clash = self.store.db.execute(
+            "SELECT id FROM hosts WHERE lower(alias) = lower(?) AND id IS NOT ?", [h.alias, h.id]
+        ).fetchone()
+        if clash:
+            raise ValidationError("alias", f"A host with the alias {h.alias!r} already exists.")
+        if h.platform_id is not None and self.platform(h.platform_id) is None:
+            raise ValidationError("platform", "The chosen platform no longer exists.")
+        row: dict[str, Any] = {k: v for k, v in asdict(h).items() if k not in ("id", "is_local")}
+        try:
+            with self.store.transaction() as db:
+                if h.id is None:
+                    row["created_at"] = _now()
+                    h = replace(h, id=_insert(db, "hosts", row))
+                else:
+                    db.table("hosts").update(h.id, row)
+        except sqlite3.IntegrityError as exc:  # a race with another writer
+            raise ValidationError("alias", f"Could not save {h.alias!r}: {exc}.") from exc
+        self._hosts_changed()
+        return h
+
+    def delete_host(self, host_id: int) -> None:
+        with self.store.transaction() as db:
+            db.table("hosts").delete(host_id)
+        self._hosts_changed()

@@ -1,0 +1,3 @@
+"""Planning a rental: the GPU catalogue, model shapes, VRAM and speed estimates, and billing
+advice.
+"""

@@ -1,0 +1,384 @@
+"""CSV export and import of the ledger: all columns, ISO dates, amounts as decimals.
+
+Import parses the whole file into a preview first; rows with errors are reported by line number
+and never imported, the others are imported together in one transaction. Rows already in the
+ledger (same `ref`) are skipped, so importing the same export twice changes nothing.
+"""
+
+from __future__ import annotations
+
+import codecs
+import csv
+import io
+import uuid
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from decimal import Decimal
+from typing import IO, Any
+
+from gpu_companion.core.common.clock import from_iso, to_iso
+from gpu_companion.core.common.errors import UserError, ValidationError
+from gpu_companion.core.hosts.registry import GRANULARITIES
+from gpu_companion.core.spend.ledger import (
+    SpendLedger,
+    charge_row,
+    insert_rows,
+    rental_row,
+    validate_rental,
+)
+from gpu_companion.core.spend.metering import (
+    BILLING_MODES,
+    CHARGE_KINDS,
+    OUTCOMES,
+    Charge,
+    Rental,
+)
+from gpu_companion.core.spend.money import (
+    ZERO_DIGIT_CURRENCIES,
+    check_currency,
+    decimal_text,
+    parse_decimal,
+    to_minor,
+)
+
+COLUMNS = (
+    "type", "ref", "platform", "host", "gpu_model", "gpu_count", "billing_mode", "rate",
+    "rate_unit", "granularity", "currency", "started_at", "planned_end", "ended_at", "hours",
+    "amount", "tag", "outcome", "notes", "end_reason",
+)  # fmt: skip
+REQUIRED = ("type", "platform", "currency", "started_at")
+BATCH = 2000
+FORMAT_HINT = (
+    "The first line must name the columns; `gpu-companion ledger export` shows the format."
+)
+
+
+def store_ref_prefix(ledger: SpendLedger) -> str:
+    """A short id of this ledger, so exported refs never collide with another ledger's."""
+    prefix = ledger.store.get_setting("ledger.store_id")
+    if not prefix:
+        prefix = uuid.uuid4().hex[:8]
+        ledger.store.set_setting("ledger.store_id", prefix)
+    return prefix
+
+
+def _amount_sql(column: str, currency: str) -> str:
+    """SQL that writes integer minor units as the currency's decimal text (as decimal_text)."""
+    whole = ", ".join(f"'{c}'" for c in ZERO_DIGIT_CURRENCIES)
+    return (
+        f"CASE WHEN {currency} IN ({whole}) THEN CAST({column} AS TEXT) "
+        f"ELSE printf('%s%d.%02d', CASE WHEN {column} < 0 THEN '-' ELSE '' END, "
+        f"abs({column}) / 100, abs({column}) % 100) END"
+    )
+
+
+_RENTAL_EXPORT = (
+    "SELECT 'rental', coalesce(r.ref, :prefix || '-r' || r.id), p.name, r.host_alias, "
+    "r.gpu_model, r.gpu_count, r.billing_mode, r.rate, "
+    "CASE r.billing_mode WHEN 'weekly' THEN 'week' WHEN 'monthly' THEN 'month' ELSE 'hour' END, "
+    "r.granularity, r.currency, r.started_at, coalesce(r.planned_end, ''), "
+    "coalesce(r.ended_at, ''), {hours}, {amount}, r.tag, r.outcome, r.notes, r.end_reason, r.id "
+    "FROM rentals r JOIN platforms p ON p.id = r.platform_id WHERE r.ended_at IS {cond} NULL "
+    "ORDER BY r.id"
+)
+
+
+def _rows(ledger: SpendLedger) -> Iterator[Sequence[Any]]:
+    """Export rows formatted by SQLite and fetched in batches: no Python object per row,
+    except for running meters, whose cost so far is computed now."""
+    db = ledger.store.db
+    prefix = {"prefix": store_ref_prefix(ledger)}
+    ended = _RENTAL_EXPORT.format(
+        hours="printf('%.4f', r.span_s / 3600.0)",
+        amount=_amount_sql("r.cost_minor", "r.currency"),
+        cond="NOT",
+    )
+    cur = db.execute(ended, prefix)
+    while batch := cur.fetchmany(BATCH):
+        yield from (row[:-1] for row in batch)
+    now = ledger.now()
+    for row in db.execute(_RENTAL_EXPORT.format(hours="''", amount="''", cond=""), prefix):
+        cost = ledger.rental(row[-1]).cost_at(now)
+        yield (*row[:15], decimal_text(cost, row[10]), *row[16:-1])
+    cur = db.execute(
+        "SELECT c.kind, coalesce(c.ref, :prefix || '-c' || c.id), p.name, '', '', '', '', '', "
+        f"'', '', c.currency, c.at, '', '', '', {_amount_sql('c.amount_minor', 'c.currency')}, "
+        "'', '', c.description, '' FROM charges c JOIN platforms p ON p.id = c.platform_id "
+        "ORDER BY c.id",
+        prefix,
+    )
+    while batch := cur.fetchmany(BATCH):
+        yield from batch
+
+
+def export_csv(ledger: SpendLedger, out: IO[str]) -> int:
+    """Write every rental and charge; returns the number of data rows."""
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(COLUMNS)
+    count = 0
+    batch: list[Sequence[Any]] = []
+    for row in _rows(ledger):
+        batch.append(row)
+        if len(batch) >= BATCH:
+            writer.writerows(batch)
+            count += len(batch)
+            batch.clear()
+    writer.writerows(batch)
+    return count + len(batch)
+
+
+# --- import -----------------------------------------------------------------------------------
+
+
+@dataclass
+class ImportRow:
+    line: int
+    kind: str
+    errors: list[str] = field(default_factory=list)
+    rental: Rental | None = None
+    charge: Charge | None = None
+    platform: str = ""
+    duplicate: bool = False
+    summary: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+
+@dataclass
+class ImportPreview:
+    rows: list[ImportRow] = field(default_factory=list)
+    file_errors: list[str] = field(default_factory=list)
+    new_platforms: dict[str, tuple[str, str]] = field(default_factory=dict)  # name -> cur, gran
+
+    @property
+    def good(self) -> list[ImportRow]:
+        return [r for r in self.rows if r.ok and not r.duplicate]
+
+    @property
+    def bad(self) -> list[ImportRow]:
+        return [r for r in self.rows if not r.ok]
+
+    def error_lines(self) -> list[str]:
+        return self.file_errors + [f"line {r.line}: {e}" for r in self.bad for e in r.errors]
+
+
+@dataclass(frozen=True)
+class ImportResult:
+    rentals: int
+    charges: int
+    duplicates: int
+    refused: int
+    platforms_created: tuple[str, ...]
+
+
+def _decode(data: bytes) -> tuple[str, list[tuple[int, str]]]:
+    """UTF-8 (with or without BOM) or UTF-16 with BOM; a line that is not valid text becomes
+    an error of its own instead of spoiling the file."""
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        try:
+            return data.decode("utf-16"), []
+        except UnicodeDecodeError:
+            return "", [(1, "the file starts as UTF-16 but is not; save it as UTF-8")]
+    data = data.removeprefix(codecs.BOM_UTF8)
+    lines, bad = [], []
+    for n, raw in enumerate(data.split(b"\n"), start=1):
+        try:
+            lines.append(raw.decode("utf-8"))
+        except UnicodeDecodeError as exc:
+            bad.append(
+                (n, f"not UTF-8 text (byte 0x{raw[exc.start]:02x} at column {exc.start + 1}); "
+                    "save the file as UTF-8 and import it again")
+            )  # fmt: skip
+            lines.append("")
+    return "\n".join(lines), bad
+
+
+def _date(value: str, name: str) -> datetime:
+    text = value.strip()
+    try:
+        if len(text) == 10:  # a bare date: midnight UTC
+            text += "T00:00:00"
+        return from_iso(text.replace(" ", "T", 1).replace("Z", "+00:00"))
+    except ValueError:
+        raise ValueError(
+            f"{name} {value!r} is not a date (use ISO 8601, e.g. 2024-05-01T14:30:00Z)"
+        ) from None
+
+
+def _choice(value: str, name: str, allowed: Iterable[str], default: str) -> str:
+    v = value.strip() or default
+    if v not in allowed:
+        raise ValueError(f"{name} {value!r} is not one of: {', '.join(a for a in allowed if a)}")
+    return v
+
+
+def _parse_row(row: dict[str, str], item: ImportRow, platforms: dict[str, int]) -> None:
+    def get(name: str) -> str:
+        return (row.get(name) or "").strip()
+
+    kind = get("type").lower() or "rental"
+    item.kind = kind
+    if kind != "rental" and kind not in CHARGE_KINDS:
+        raise ValueError(f"type {kind!r} is not rental or one of: {', '.join(CHARGE_KINDS)}")
+    item.platform = get("platform")
+    if not item.platform:
+        raise ValueError("the platform is empty")
+    currency = check_currency(get("currency") or "?")
+    started = _date(get("started_at"), "started_at")
+    amount = parse_decimal(get("amount"), "amount") if get("amount") else None
+    pid = platforms.get(item.platform.lower(), 0)
+    if kind != "rental":
+        if amount is None:
+            raise ValueError("a charge needs an amount")
+        minor = to_minor(amount, currency)
+        if kind == "credit":
+            minor = -abs(minor)
+        elif minor < 0:
+            raise ValueError(f"amount {get('amount')} is negative; only a credit can be")
+        item.charge = Charge(pid, kind, minor, currency, started, get("notes"), None, get("ref"))
+        item.summary = f"{kind} {decimal_text(minor, currency)} {currency}"
+        return
+    hours = parse_decimal(get("hours"), "hours") if get("hours") else None
+    if hours is not None and hours < 0:
+        raise ValueError(f"hours {get('hours')} is negative")
+    ended = _date(get("ended_at"), "ended_at") if get("ended_at") else None
+    if ended is None and hours is not None:
+        ended = started + timedelta(seconds=int(hours * 3600))
+    elif ended is not None and hours is not None:
+        if abs((ended - started).total_seconds() - float(hours) * 3600) > 60:
+            raise ValueError(f"hours {get('hours')} does not match started_at and ended_at")
+    rate = parse_decimal(get("rate"), "rate") if get("rate") else Decimal(0)
+    if amount is not None and amount < 0:
+        raise ValueError(f"amount {get('amount')} is negative")
+    count = get("gpu_count") or "1"
+    if not count.isdigit():
+        raise ValueError(f"gpu_count {count!r} is not a whole number")
+    rental = Rental(
+        platform_id=pid,
+        rate=rate,
+        currency=currency,
+        started_at=started,
+        billing_mode=_choice(get("billing_mode"), "billing_mode", BILLING_MODES, "on-demand"),
+        granularity=_choice(get("granularity"), "granularity", GRANULARITIES, "second"),
+        host_alias=get("host"),
+        gpu_model=get("gpu_model"),
+        gpu_count=int(count),
+        planned_end=_date(get("planned_end"), "planned_end") if get("planned_end") else None,
+        ended_at=ended,
+        tag=get("tag"),
+        outcome=_choice(get("outcome"), "outcome", OUTCOMES, ""),
+        notes=get("notes"),
+        end_reason=get("end_reason") or ("imported" if ended else ""),
+        ref=get("ref"),
+    )
+    if ended is not None:
+        cost = to_minor(amount, currency) if amount is not None else rental.cost_at(ended)
+        rental = Rental(**{**rental.__dict__, "cost_minor": cost})
+    try:
+        item.rental = validate_rental(rental)
+    except ValidationError as exc:
+        raise ValueError(exc.message[0].lower() + exc.message[1:].rstrip(".")) from None
+    span = f"{started:%Y-%m-%d %H:%M}" + (f" → {ended:%Y-%m-%d %H:%M}" if ended else " (running)")
+    item.summary = f"{rental.gpu_model or 'rental'} {span}"
+
+
+def parse_csv(ledger: SpendLedger, data: bytes) -> ImportPreview:
+    """Read a CSV into a preview: each row parsed and checked, nothing stored yet."""
+    preview = ImportPreview()
+    if not data.strip():
+        preview.file_errors.append("The file is empty.")
+        return preview
+    text, bad_lines = _decode(data)
+    if any(n == 1 for n, _ in bad_lines) or not text.strip():
+        reason = bad_lines[0][1] if bad_lines else "empty"
+        preview.file_errors.append(f"Line 1: {reason}. Nothing was imported.")
+        return preview
+    reader = csv.reader(io.StringIO(text))
+    header = [h.strip().lower().lstrip("\ufeff") for h in next(reader)]
+    missing = [c for c in REQUIRED if c not in header]
+    if not ({"amount", "rate"} & set(header)):
+        missing.append("amount (or rate)")
+    if missing:
+        preview.file_errors.append(f"Missing columns: {', '.join(missing)}. {FORMAT_HINT}")
+        return preview
+    platforms = {
+        name.lower(): pid
+        for pid, name in ledger.store.db.execute("SELECT id, name FROM platforms").fetchall()
+    }
+    prefix = store_ref_prefix(ledger)
+    known_refs = {  # the refs this ledger's own export gives its rows
+        r[0]
+        for r in ledger.store.db.execute(
+            "SELECT coalesce(ref, ? || '-r' || id) FROM rentals "
+            "UNION SELECT coalesce(ref, ? || '-c' || id) FROM charges",
+            [prefix, prefix],
+        )
+    }
+    errors_at = dict(bad_lines)
+    seen_refs: set[str] = set()
+    for fields in reader:
+        line = reader.line_num
+        if line in errors_at:
+            preview.rows.append(ImportRow(line, "?", [errors_at.pop(line)]))
+            continue
+        if not any(f.strip() for f in fields):
+            continue
+        item = ImportRow(line, "?")
+        preview.rows.append(item)
+        if len(fields) != len(header):
+            item.errors.append(f"{len(fields)} fields where the header names {len(header)}")
+            continue
+        try:
+            _parse_row(dict(zip(header, fields, strict=True)), item, platforms)
+        except ValueError as exc:
+            item.errors.append(str(exc))
+            continue
+        entry: Rental | Charge | None = item.rental or item.charge
+        assert entry is not None
+        if entry.ref and (entry.ref in known_refs or entry.ref in seen_refs):
+            item.duplicate = True
+        seen_refs.add(entry.ref)
+        if item.platform.lower() not in platforms and item.platform not in preview.new_platforms:
+            gran = item.rental.granularity if item.rental else "second"
+            preview.new_platforms[item.platform] = (entry.currency, gran)
+    for line, message in sorted(errors_at.items()):  # undecodable lines the reader skipped
+        preview.rows.append(ImportRow(line, "?", [message]))
+    preview.rows.sort(key=lambda r: r.line)
+    return preview
+
+
+def apply_import(ledger: SpendLedger, preview: ImportPreview) -> ImportResult:
+    """Store the good rows (and the platforms they name) in one transaction."""
+    if preview.file_errors:
+        raise UserError(preview.file_errors[0])
+    good = preview.good
+    with ledger.store.transaction() as db:
+        ids = {name.lower(): pid for pid, name in db.execute("SELECT id, name FROM platforms")}
+        created = []
+        for name, (cur, gran) in preview.new_platforms.items():
+            if name.lower() not in ids and any(r.platform == name for r in good):
+                rowid = db.table("platforms").insert(
+                    {"name": name, "currency": cur, "billing_granularity": gran,
+                     "console_url": "", "created_at": to_iso(ledger.now())}
+                ).last_rowid  # fmt: skip
+                ids[name.lower()] = int(rowid or 0)
+                created.append(name)
+        rentals, charges = [], []
+        for item in good:
+            pid = ids[item.platform.lower()]
+            if item.rental is not None:
+                rentals.append({**rental_row(item.rental), "platform_id": pid})
+            elif item.charge is not None:
+                charges.append({**charge_row(item.charge), "platform_id": pid})
+        insert_rows(db, "rentals", rentals)
+        insert_rows(db, "charges", charges)
+    return ImportResult(
+        len(rentals),
+        len(charges),
+        sum(r.duplicate for r in preview.rows),
+        len(preview.bad),
+        tuple(created),
+    )

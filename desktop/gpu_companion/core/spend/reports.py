@@ -1,0 +1,259 @@
+"""Reports over the ledger: spend per period and platform, chart buckets, burn rate, cost per
+successful experiment.
+
+SQLite sums the rentals that lie wholly inside one period (nearly all of them); only those that
+cross a period boundary, or still run, are split in Python with the metering rules.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from decimal import Decimal
+
+from gpu_companion.core.common.clock import to_iso
+from gpu_companion.core.spend.ledger import (
+    RENTAL_COLUMNS,
+    RENTAL_FROM,
+    SpendLedger,
+    rental_from_row,
+)
+from gpu_companion.core.spend.metering import (
+    Rental,
+    bucket_label,
+    bucket_start,
+    next_bucket,
+    period_of,
+)
+from gpu_companion.core.spend.money import format_money, to_minor
+
+Key = tuple[str, str]  # (platform name, currency)
+
+
+@dataclass
+class PlatformLine:
+    platform: str
+    currency: str
+    rentals: int = 0
+    seconds: int = 0
+    rentals_minor: int = 0
+    charges_minor: int = 0
+
+    @property
+    def total_minor(self) -> int:
+        return self.rentals_minor + self.charges_minor
+
+    @property
+    def hours(self) -> Decimal:
+        return (Decimal(self.seconds) / 3600).quantize(Decimal("0.01"))
+
+
+@dataclass
+class SpendReport:
+    start: datetime
+    end: datetime
+    lines: list[PlatformLine] = field(default_factory=list)
+
+    @property
+    def totals(self) -> dict[str, int]:
+        out: dict[str, int] = defaultdict(int)
+        for line in self.lines:
+            out[line.currency] += line.total_minor
+        return dict(out)
+
+
+@dataclass(frozen=True)
+class ExperimentCost:
+    tag: str
+    currency: str
+    runs: int
+    successes: int
+    total_minor: int
+
+    @property
+    def per_success_minor(self) -> int | None:
+        return self.total_minor // self.successes if self.successes else None
+
+
+def _offset(ledger: SpendLedger, when: datetime) -> str:
+    delta = ledger.tz.utcoffset(when) or timedelta(0)
+    return f"{int(delta.total_seconds() // 60):+d} minutes"
+
+
+def boundary_rentals(ledger: SpendLedger, start: datetime, end: datetime) -> list[Rental]:
+    """Rentals overlapping [start, end) that are not wholly inside it: running ones, and
+    ended ones crossing either edge. Index look-ups only (span_s bounds the search)."""
+    db = ledger.store.db
+    s, e = to_iso(start), to_iso(end)
+    span = db.execute("SELECT MAX(span_s) FROM rentals").fetchone()[0] or 0
+    lo = to_iso(start - timedelta(seconds=int(span)))
+    sql = f"SELECT {RENTAL_COLUMNS} FROM {RENTAL_FROM} WHERE "
+    rows = db.execute(sql + "r.ended_at IS NULL AND r.started_at < ?", [e]).fetchall()
+    rows += db.execute(
+        sql + "r.started_at >= ? AND r.started_at < ? AND r.ended_at > ?", [lo, s, s]
+    ).fetchall()
+    rows += db.execute(
+        sql + "r.started_at >= ? AND r.started_at < ? AND r.ended_at > ?", [s, e, e]
+    ).fetchall()
+    seen: set[int] = set()
+    out = []
+    for row in rows:
+        if row[0] not in seen:
+            seen.add(row[0])
+            out.append(rental_from_row(row))
+    return out
+
+
+def report(ledger: SpendLedger, start: datetime, end: datetime) -> SpendReport:
+    """Spend in [start, end) per platform and currency: rentals (the part that ran inside the
+    window) and charges dated inside it."""
+    db = ledger.store.db
+    now = ledger.now()
+    lines: dict[Key, PlatformLine] = {}
+
+    def line(key: Key) -> PlatformLine:
+        return lines.setdefault(key, PlatformLine(*key))
+
+    s, e = to_iso(start), to_iso(end)
+    for name, cur, count, secs, minor in db.execute(
+        "SELECT p.name, r.currency, COUNT(*), SUM(r.span_s), SUM(r.cost_minor) "
+        f"FROM {RENTAL_FROM} WHERE r.started_at >= ? AND r.started_at < ? "
+        "AND r.ended_at <= ? GROUP BY p.name, r.currency",
+        [s, e, e],
+    ):
+        ln = line((name, cur))
+        ln.rentals += count
+        ln.seconds += secs or 0
+        ln.rentals_minor += minor or 0
+    for r in boundary_rentals(ledger, start, end):
+        lo, hi = max(r.started_at, start), min(r.ended_at or now, end)
+        if hi <= lo and r.started_at < start:
+            continue
+        ln = line((r.platform_name, r.currency))
+        ln.rentals += 1
+        ln.seconds += max(int((hi - lo).total_seconds()), 0)
+        ln.rentals_minor += r.cost_between(start, end, now)
+    for name, cur, minor in db.execute(
+        "SELECT p.name, c.currency, SUM(c.amount_minor) FROM charges c "
+        "JOIN platforms p ON p.id = c.platform_id WHERE c.at >= ? AND c.at < ? "
+        "GROUP BY p.name, c.currency",
+        [s, e],
+    ):
+        line((name, cur)).charges_minor += minor or 0
+    return SpendReport(start, end, sorted(lines.values(), key=lambda x: (x.platform, x.currency)))
+
+
+def period_report(ledger: SpendLedger, bucket: str, at: datetime | None = None) -> SpendReport:
+    """The report for the day, week or month containing `at` (default: now)."""
+    start, end = period_of(at or ledger.now(), bucket, ledger.tz)
+    return report(ledger, start, end)
+
+
+def spend_between(
+    ledger: SpendLedger, start: datetime, end: datetime, platform: str | None = None
+) -> dict[str, int]:
+    """Totals per currency for one window, optionally one platform (by name)."""
+    out: dict[str, int] = defaultdict(int)
+    for ln in report(ledger, start, end).lines:
+        if platform is None or ln.platform == platform:
+            out[ln.currency] += ln.total_minor
+    return dict(out)
+
+
+ChartData = dict[str, dict[Key, int]]  # bucket label -> (platform, currency) -> minor
+
+
+def chart_data(ledger: SpendLedger, start: datetime, end: datetime, bucket: str) -> ChartData:
+    """Spend per day/week/month and platform in [start, end), every bucket present."""
+    db = ledger.store.db
+    now = ledger.now()
+    tz = ledger.tz
+    out: ChartData = {}
+    b = bucket_start(start, bucket, tz)
+    while b < end:
+        out[bucket_label(b, bucket, tz)] = {}
+        b = next_bucket(b, bucket, tz)
+    off = _offset(ledger, start)
+    expr = {
+        "day": "date({c}, '{o}')",
+        "week": "date({c}, '{o}', 'weekday 0', '-6 days')",
+        "month": "strftime('%Y-%m', {c}, '{o}')",
+    }[bucket]
+    s_expr, e_expr = expr.format(c="r.started_at", o=off), expr.format(c="r.ended_at", o=off)
+    s, e = to_iso(start), to_iso(end)
+
+    def add(label: str, key: Key, minor: int) -> None:
+        if label in out and minor:
+            out[label][key] = out[label].get(key, 0) + minor
+
+    for label, name, cur, minor in db.execute(
+        f"SELECT {s_expr}, p.name, r.currency, SUM(r.cost_minor) FROM {RENTAL_FROM} "
+        f"WHERE r.started_at >= ? AND r.ended_at <= ? AND {s_expr} = {e_expr} "
+        "GROUP BY 1, 2, 3",
+        [s, e],
+    ):
+        add(label, (name, cur), minor or 0)
+    crossing = db.execute(
+        f"SELECT {RENTAL_COLUMNS} FROM {RENTAL_FROM} WHERE r.started_at >= ? AND "
+        f"r.ended_at <= ? AND {s_expr} != {e_expr}",
+        [s, e],
+    ).fetchall()
+    rentals = [rental_from_row(r) for r in crossing] + boundary_rentals(ledger, start, end)
+    for r in rentals:
+        b = bucket_start(max(r.started_at, start), bucket, tz)
+        stop = min(r.ended_at or now, end)
+        while b < stop:
+            nb = next_bucket(b, bucket, tz)
+            add(
+                bucket_label(b, bucket, tz),
+                (r.platform_name, r.currency),
+                r.cost_between(max(b, start), min(nb, end), now),
+            )
+            b = nb
+    c_expr = expr.format(c="c.at", o=off)
+    for label, name, cur, minor in db.execute(
+        f"SELECT {c_expr}, p.name, c.currency, SUM(c.amount_minor) FROM charges c "
+        "JOIN platforms p ON p.id = c.platform_id WHERE c.at >= ? AND c.at < ? GROUP BY 1, 2, 3",
+        [s, e],
+    ):
+        add(label, (name, cur), minor or 0)
+    return out
+
+
+def burn_rate(ledger: SpendLedger) -> dict[str, Decimal]:
+    """What the running rentals cost per hour, per currency."""
+    out: dict[str, Decimal] = defaultdict(Decimal)
+    for r in ledger.running():
+        if r.billed:
+            out[r.currency] += r.hourly_rate()
+    return dict(out)
+
+
+def burn_text(ledger: SpendLedger) -> str:
+    """'$2.40/h + ¥8.00/h', or '' when nothing bills by the hour."""
+    rates = sorted(burn_rate(ledger).items())
+    return " + ".join(f"{format_money(to_minor(v, c), c)}/h" for c, v in rates if v)
+
+
+def today(ledger: SpendLedger) -> dict[str, int]:
+    start, end = period_of(ledger.now(), "day", ledger.tz)
+    return spend_between(ledger, start, end)
+
+
+def experiment_costs(ledger: SpendLedger) -> list[ExperimentCost]:
+    """Per experiment tag and currency: runs, successes, total cost, cost per success."""
+    now = ledger.now()
+    acc: dict[Key, list[int]] = defaultdict(lambda: [0, 0, 0])
+    for tag, cur, runs, wins, minor in ledger.store.db.execute(
+        "SELECT tag, currency, COUNT(*), SUM(outcome = 'success'), SUM(cost_minor) FROM rentals "
+        "WHERE tag != '' AND ended_at IS NOT NULL GROUP BY tag, currency"
+    ):
+        acc[(tag, cur)] = [runs, wins or 0, minor or 0]
+    for r in ledger.running():
+        if r.tag:
+            a = acc[(r.tag, r.currency)]
+            a[0] += 1
+            a[1] += r.outcome == "success"
+            a[2] += r.cost_at(now)
+    return [ExperimentCost(t, c, *v) for (t, c), v in sorted(acc.items())]

@@ -1,0 +1,320 @@
+"""SSH sessions for the app's own work: key from the vault (in memory), host keys checked against
+the app's known_hosts with RejectPolicy, and every failure explained in a renter's words."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from gpu_companion.core.common.errors import UserError
+from gpu_companion.core.common.lazy import lazy_import
+from gpu_companion.core.hosts.registry import Host
+from gpu_companion.core.ssh.config_writer import atomic_write
+from gpu_companion.core.ssh.keyring_errors import KeyringUnavailable
+from gpu_companion.core.ssh.vault import KeyVault
+
+if TYPE_CHECKING:
+    import paramiko
+else:
+    paramiko = lazy_import("paramiko")
+
+KINDS = (
+    "refused",
+    "timeout",
+    "dns",
+    "auth_failed",
+    "host_key_unknown",
+    "host_key_changed",
+    "no_key",
+    "keyring",
+    "passphrase",
+    "ssh",
+)
+
+
+class ConnectionProblem(UserError):
+    """Why a connection failed; for host key problems `key` and `fingerprint` are what the
+    server offered (and `known_fingerprint` what was trusted before)."""
+
+    def __init__(
+        self,
+        kind: str,
+        message: str,
+        hint: str = "",
+        *,
+        key: paramiko.PKey | None = None,
+        known_key: paramiko.PKey | None = None,
+    ) -> None:
+        super().__init__(message, hint=hint)
+        self.kind = kind
+        self.key = key
+        self.fingerprint = key.fingerprint if key is not None else ""
+        self.known_fingerprint = known_key.fingerprint if known_key is not None else ""
+
+
+@dataclass(frozen=True)
+class ConnectionTest:
+    """Unpacks as (ok, rtt_ms, message); `problem` keeps the details for the UI."""
+
+    ok: bool
+    rtt_ms: float | None
+    message: str
+    problem: ConnectionProblem | None = None
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return iter((self.ok, self.rtt_ms, self.message))
+
+
+def known_hosts_name(host: Host) -> str:
+    return host.hostname if host.port == 22 else f"[{host.hostname}]:{host.port}"
+
+
+def _names(entry: paramiko.hostkeys.HostKeyEntry, name: str) -> bool:
+    """Whether a known_hosts entry is for `name` (plain or hashed)."""
+    return any(
+        h == name or (h.startswith("|1|") and paramiko.HostKeys.hash_host(name, h) == h)
+        for h in entry.hostnames
+    )
+
+
+class _RememberingReject:
+    """RejectPolicy that keeps the offered key so the user can be shown its fingerprint (paramiko
+    duck-types policies; a subclass would import paramiko with this module)."""
+
+    def __init__(self) -> None:
+        self.offered: paramiko.PKey | None = None
+
+    def missing_host_key(
+        self, client: paramiko.SSHClient, hostname: str, key: paramiko.PKey
+    ) -> None:
+        self.offered = key
+        paramiko.RejectPolicy().missing_host_key(client, hostname, key)
+
+
+class SessionFactory:
+    """`connect(host)` returns a ready paramiko.SSHClient or raises ConnectionProblem.
+
+    `passphrase_for(platform)` is asked when the platform's key is passphrase protected.
+    """
+
+    def __init__(
+        self,
+        vault: KeyVault,
+        known_hosts: Path,
+        passphrase_for: Callable[[str], str | None] | None = None,
+    ) -> None:
+        self.vault = vault
+        self.known_hosts = known_hosts
+        self.passphrase_for = passphrase_for
+        self._lock = threading.Lock()
+
+    # --- known hosts --------------------------------------------------------------------------
+
+    def _host_keys(self) -> paramiko.HostKeys:
+        keys = paramiko.HostKeys()
+        if self.known_hosts.exists():
+            keys.load(str(self.known_hosts))
+        return keys
+
+    def known_keys(self, host: Host) -> dict[str, paramiko.PKey]:
+        return dict(self._host_keys().lookup(known_hosts_name(host)) or {})
+
+    def _save(self, keys: paramiko.HostKeys) -> None:
+        lines = [e.to_line() for e in keys._entries if e.to_line()]
+        self.known_hosts.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        atomic_write(self.known_hosts, "".join(lines).encode())
+
+    def trust_host_key(self, host: Host, key: paramiko.PKey) -> None:
+        """First contact: the user compared the fingerprint and accepted it."""
+        with self._lock:
+            keys = self._host_keys()
+            name = known_hosts_name(host)
+            if keys.lookup(name):
+                raise UserError(
+                    f"{host.alias} already has a trusted host key; a different one means the "
+                    "machine changed.",
+                    hint="Use 'this is a new instance' if you know it was replaced.",
+                )
+            keys.add(name, key.get_name(), key)
+            self._save(keys)
+
+    def replace_host_key(self, host: Host, key: paramiko.PKey) -> None:
+        """The explicit 'this is a new instance' path: every old entry for the address goes."""
+        with self._lock:
+            keys = self._host_keys()
+            name = known_hosts_name(host)
+            keys._entries = [e for e in keys._entries if not _names(e, name)]
+            keys.add(name, key.get_name(), key)
+            self._save(keys)
+
+    # --- connecting ---------------------------------------------------------------------------
+
+    def _pkeys(self, host: Host) -> list[paramiko.PKey]:
+        platform = self.vault.platform_of(host)
+        if platform is None or self.vault.key(platform) is None:
+            where = f"its platform {platform!r}" if platform else "it (no platform chosen)"
+            raise ConnectionProblem(
+                "no_key",
+                f"There is no SSH key for {host.alias}: {where} has none yet.",
+                "Generate or import the platform's key on the Keys page.",
+            )
+        stored = self.vault.key(platform)
+        assert stored is not None
+        passphrase = None
+        if stored.encrypted:
+            passphrase = self.passphrase_for(platform) if self.passphrase_for else None
+            if not passphrase:
+                raise ConnectionProblem(
+                    "passphrase",
+                    f"The {platform} key is protected by a passphrase.",
+                    "Enter it, or load the key into ssh-agent on the Keys page.",
+                )
+        try:
+            return self.vault.load_pkeys(platform, passphrase)
+        except KeyringUnavailable as exc:
+            raise ConnectionProblem("keyring", exc.message, exc.hint) from exc
+        except UserError as exc:
+            raise ConnectionProblem(
+                "passphrase" if stored.encrypted else "no_key", exc.message, exc.hint
+            ) from exc
+
+    def connect(self, host: Host, timeout: float = 10) -> paramiko.SSHClient:
+        """A connected, authenticated client; the caller closes it."""
+        pkeys = self._pkeys(host)
+        last: ConnectionProblem | None = None
+        for pkey in pkeys:  # the current key, then the one a rotation replaced
+            try:
+                return self._connect_with(host, pkey, timeout)
+            except ConnectionProblem as exc:
+                if exc.kind != "auth_failed":
+                    raise
+                last = exc
+        assert last is not None
+        raise last
+
+    def _connect_with(self, host: Host, pkey: paramiko.PKey, timeout: float) -> paramiko.SSHClient:
+        client = paramiko.SSHClient()
+        known = self._host_keys()
+        if self.known_hosts.exists():
+            client.get_host_keys().load(str(self.known_hosts))
+        policy = _RememberingReject()
+        client.set_missing_host_key_policy(policy)
+        where = f"{host.hostname}:{host.port}"
+        try:
+            # The TCP part first, so refused / DNS / timeout come back as plain socket errors.
+            sock = socket.create_connection((host.hostname, host.port), timeout=timeout)
+            client.connect(
+                host.hostname,
+                port=host.port,
+                username=host.user,
+                pkey=pkey,
+                sock=sock,
+                look_for_keys=False,
+                allow_agent=False,
+                timeout=timeout,
+                banner_timeout=timeout,
+                auth_timeout=timeout,
+                channel_timeout=timeout,
+            )
+            return client
+        except Exception as exc:
+            client.close()
+            raise self._explain(exc, host, where, policy.offered, known) from exc
+
+    def _explain(
+        self,
+        exc: Exception,
+        host: Host,
+        where: str,
+        offered: paramiko.PKey | None,
+        known: paramiko.HostKeys,
+    ) -> ConnectionProblem:
+        if isinstance(exc, paramiko.BadHostKeyException) or (
+            offered is not None and known.lookup(known_hosts_name(host))
+        ):
+            key = exc.key if isinstance(exc, paramiko.BadHostKeyException) else offered
+            before = (
+                exc.expected_key
+                if isinstance(exc, paramiko.BadHostKeyException)
+                else next(iter(known.lookup(known_hosts_name(host)).values()))
+            )
+            return ConnectionProblem(
+                "host_key_changed",
+                f"The host key of {host.alias} ({where}) has changed: the connection was blocked.",
+                "On rented GPUs the usual cause is a new instance behind a recycled address. If "
+                "you just created or restarted this instance, choose 'This is a new instance'; "
+                "otherwise do not connect, someone may be intercepting it.",
+                key=key,
+                known_key=before,
+            )
+        if offered is not None:
+            return ConnectionProblem(
+                "host_key_unknown",
+                f"First connection to {host.alias} ({where}): its host key is not known yet.",
+                f"Check that the fingerprint {offered.fingerprint} matches the one your "
+                "provider shows, then trust it.",
+                key=offered,
+            )
+        if isinstance(exc, paramiko.AuthenticationException):
+            return ConnectionProblem(
+                "auth_failed",
+                f"{host.user}@{where} refused the key: the platform does not have this public "
+                "key yet.",
+                "Copy the public key on the Keys page and paste it into the platform's console "
+                "(or the instance's ~/.ssh/authorized_keys), then try again.",
+            )
+        if isinstance(exc, socket.gaierror):
+            return ConnectionProblem(
+                "dns",
+                f"The name {host.hostname!r} could not be found (DNS).",
+                "Check the host name for typos, or your network connection.",
+            )
+        if isinstance(exc, paramiko.ssh_exception.NoValidConnectionsError) or isinstance(
+            exc, ConnectionRefusedError
+        ):
+            return ConnectionProblem(
+                "refused",
+                f"{where} refused the connection.",
+                "The instance may still be starting, stopped, or the port is wrong: check the "
+                "port in the platform's console.",
+            )
+        text = str(exc).lower()
+        if isinstance(exc, TimeoutError) or any(
+            w in text for w in ("timed out", "banner", "no existing session")
+        ):
+            return ConnectionProblem(
+                "timeout",
+                f"{where} did not answer as an SSH server in time.",
+                "The instance may be down, still booting or behind a firewall, or the port may "
+                "belong to another service: check it in the platform's console.",
+            )
+        if isinstance(exc, OSError):
+            return ConnectionProblem("refused", f"Could not reach {where}: {exc.strerror or exc}.")
+        return ConnectionProblem("ssh", f"The SSH connection to {where} failed: {exc}.")
+
+    def test_connection(self, host: Host, timeout: float = 10) -> ConnectionTest:
+        """Connect, run `echo ok`, and time the command's round trip."""
+        try:
+            client = self.connect(host, timeout)
+        except ConnectionProblem as exc:
+            return ConnectionTest(False, None, str(exc), exc)
+        try:
+            start = time.perf_counter()
+            _stdin, stdout, _stderr = client.exec_command("echo ok", timeout=timeout)
+            out = stdout.read().decode(errors="replace").strip()
+            rtt = (time.perf_counter() - start) * 1000
+        except (paramiko.SSHException, OSError) as exc:
+            problem = ConnectionProblem("ssh", f"Connected, but running a command failed: {exc}.")
+            return ConnectionTest(False, None, str(problem), problem)
+        finally:
+            client.close()
+        if out != "ok":
+            return ConnectionTest(False, rtt, f"Connected, but 'echo ok' printed {out!r}.")
+        return ConnectionTest(
+            True, rtt, f"Connected to {host.alias} as {host.user}: round trip {rtt:.0f} ms."
+        )

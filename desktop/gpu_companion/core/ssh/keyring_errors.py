@@ -1,0 +1,64 @@
+"""What a keyring failure means for the user: locked, prompt dismissed, or no Secret Service at all.
+
+Measured against a real gnome-keyring: a wrong unlock password raises `KeyringLocked`, a D-Bus
+session without the daemon raises `InitError("... Prompt dismissed..")`, no D-Bus at all gives
+secretstorage's `SecretServiceNotAvailableException` (or `NoKeyringError` from keyring's fail
+backend when keyring picked its own backend).
+"""
+
+from __future__ import annotations
+
+from gpu_companion.core.common.errors import UserError
+
+KINDS = ("locked", "dismissed", "no_backend", "error")
+
+_WHAT_TO_DO = {
+    "locked": (
+        "Your system keyring is locked.",
+        "Unlock it (log in again, or open your keyring manager, e.g. Seahorse / 'Passwords and "
+        "Keys', and unlock the 'Login' keyring), then try again.",
+    ),
+    "dismissed": (
+        "The keyring did not answer: its unlock prompt was dismissed or no keyring daemon is "
+        "running.",
+        "Start your keyring (e.g. gnome-keyring-daemon or KWallet) and accept its prompt, then try "
+        "again.",
+    ),
+    "no_backend": (
+        "No system keyring (Secret Service) is available, so keys cannot be stored safely.",
+        "Install and start a Secret Service provider (Debian/Ubuntu: gnome-keyring or "
+        "kwalletmanager) inside a desktop session. Keys are never stored in plain text instead.",
+    ),
+    "error": (
+        "The system keyring reported an error.",
+        "Check that your keyring is running and unlocked, then try again.",
+    ),
+}
+
+
+class KeyringUnavailable(UserError):
+    """The OS keyring cannot be used right now; `kind` is one of KINDS."""
+
+    def __init__(self, kind: str, detail: str = "") -> None:
+        message, hint = _WHAT_TO_DO[kind]
+        super().__init__(message, hint=hint)
+        self.kind = kind
+        self.detail = detail
+
+
+def classify(exc: BaseException) -> KeyringUnavailable | None:
+    """Map an exception raised by keyring/secretstorage/jeepney to KeyringUnavailable, else None."""
+    names = {cls.__name__ for cls in type(exc).__mro__}
+    module = type(exc).__module__ or ""
+    text = str(exc)
+    if "KeyringLocked" in names or "LockedException" in names:
+        return KeyringUnavailable("locked", text)
+    if "dismissed" in text.lower():
+        return KeyringUnavailable("dismissed", text)
+    if names & {"NoKeyringError", "SecretServiceNotAvailableException"}:
+        return KeyringUnavailable("no_backend", text)
+    if module.startswith(("jeepney", "dbus")) or "DBusErrorResponse" in names:
+        return KeyringUnavailable("no_backend", text)
+    if "KeyringError" in names or module.startswith(("keyring", "secretstorage")):
+        return KeyringUnavailable("error", text)
+    return None

@@ -1,0 +1,412 @@
+"""One SSH key per platform: the private half only in the OS keyring, the public half on disk.
+
+The private key (OpenSSH format, encrypted when the user chose a passphrase) is a keyring secret;
+the app loads it into paramiko from memory and hands it to ssh-agent over a pipe. Nothing private
+is ever written to disk except by the explicit, warned `export_private_key`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from dataclasses import dataclass
+from datetime import date, datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from cryptography.hazmat.primitives.asymmetric import ed25519, rsa
+
+from gpu_companion.core.common.errors import UserError
+from gpu_companion.core.common.lazy import lazy_import
+from gpu_companion.core.hosts.registry import Host
+from gpu_companion.core.ssh.keyring_errors import KeyringUnavailable, classify
+from gpu_companion.core.ssh.keys import (
+    KEY_KINDS,
+    PrivateKey,
+    fingerprint_of,
+    key_kind,
+    openssh_text,
+    parse_private_key,
+    public_line,
+    to_paramiko,
+)
+from gpu_companion.core.storage.store import Store
+
+if TYPE_CHECKING:
+    import paramiko
+else:
+    paramiko = lazy_import("paramiko")
+
+SERVICE = "gpu-companion"
+_SLUG_RE = re.compile(r"[^a-z0-9._-]+")
+
+__all__ = ["KEY_KINDS", "KeyVault", "KeyringUnavailable", "StoredKey", "RotateResult"]
+
+
+@dataclass(frozen=True)
+class StoredKey:
+    """What the app knows about a platform's key without touching the keyring."""
+
+    platform: str
+    kind: str  # "ed25519" | "rsa" | "ecdsa"
+    bits: int
+    fingerprint: str  # "SHA256:..." as ssh-keygen prints it
+    comment: str
+    created: str  # ISO timestamp (UTC)
+    public_path: Path
+    encrypted: bool
+    has_previous: bool = False
+
+    @property
+    def fingerprint_line(self) -> str:
+        """The line `ssh-keygen -lf <public file>` prints."""
+        return f"{self.bits} {self.fingerprint} {self.comment} ({self.kind.upper()})"
+
+    @property
+    def public_line(self) -> str:
+        return self.public_path.read_text(encoding="ascii").strip()
+
+
+@dataclass(frozen=True)
+class RotateResult:
+    old: StoredKey
+    new: StoredKey
+    hosts_on_old_key: list[str]
+
+
+class KeyVault:
+    """Generate, import, rotate, delete and use per-platform keys.
+
+    `backend` is a keyring backend; None means `keyring.get_keyring()` on first use, so building
+    the vault never touches D-Bus.
+    """
+
+    def __init__(
+        self, store: Store, public_dir: Path, backend: Any = None, service: str = SERVICE
+    ) -> None:
+        self.store = store
+        self.public_dir = public_dir
+        self._backend = backend
+        self.service = service
+
+    # --- keyring access, with every failure mapped to KeyringUnavailable ---------------------
+
+    @property
+    def backend(self) -> Any:
+        if self._backend is None:
+            import keyring
+
+            self._backend = safe_backend(keyring.get_keyring())
+        if not _is_safe(self._backend):
+            raise KeyringUnavailable("no_backend", f"refused {type(self._backend).__name__}")
+        return self._backend
+
+    @backend.setter
+    def backend(self, value: Any) -> None:
+        self._backend = value
+
+    def _keyring(self, op: str, user: str, secret: str | None = None) -> str | None:
+        try:
+            if op == "get":
+                value = self.backend.get_password(self.service, user)
+                return None if value is None else str(value)
+            if op == "set":
+                self.backend.set_password(self.service, user, secret)
+                return None
+            try:
+                self.backend.delete_password(self.service, user)
+            except Exception as exc:  # PasswordDeleteError: nothing stored under that name
+                if type(exc).__name__ != "PasswordDeleteError":
+                    raise
+            return None
+        except Exception as exc:
+            mapped = classify(exc)
+            if mapped is None and isinstance(exc, OSError):
+                mapped = KeyringUnavailable("no_backend", str(exc))
+            if mapped is None:
+                raise
+            raise mapped from exc
+
+    def check_keyring(self) -> None:
+        """Raise KeyringUnavailable when the keyring cannot be read right now."""
+        self._keyring("get", "probe")
+
+    @staticmethod
+    def _secret_name(platform: str, previous: bool = False) -> str:
+        return f"{'previous-' if previous else ''}ssh-key:{platform}"
+
+    # --- metadata in the store ----------------------------------------------------------------
+
+    def keys(self) -> list[StoredKey]:
+        rows = self.store.db.execute(
+            "SELECT platform, kind, bits, fingerprint, comment, created_at, public_file, "
+            "encrypted, has_previous FROM ssh_keys ORDER BY platform"
+        ).fetchall()
+        return [
+            StoredKey(
+                r[0], r[1], r[2], r[3], r[4], r[5], self.public_dir / r[6], bool(r[7]), bool(r[8])
+            )
+            for r in rows
+        ]
+
+    def key(self, platform: str) -> StoredKey | None:
+        return next((k for k in self.keys() if k.platform == platform), None)
+
+    def public_key_path(self, platform: str) -> Path:
+        """Where the platform's public key lives (or will live)."""
+        slug = _SLUG_RE.sub("-", platform.strip().lower()).strip("-.") or "platform"
+        return self.public_dir / f"{slug}.pub"
+
+    def fingerprint(self, platform: str) -> str:
+        return self._require(platform).fingerprint_line
+
+    def _require(self, platform: str) -> StoredKey:
+        found = self.key(platform)
+        if found is None:
+            raise UserError(
+                f"The platform {platform!r} has no SSH key yet.",
+                hint="Generate or import one on the Keys page.",
+            )
+        return found
+
+    def platform_of(self, host: Host) -> str | None:
+        if host.platform_id is None:
+            return None
+        row = self.store.db.execute(
+            "SELECT name FROM platforms WHERE id = ?", [host.platform_id]
+        ).fetchone()
+        return str(row[0]) if row else None
+
+    def hosts_using(self, platform: str) -> list[str]:
+        rows = self.store.db.execute(
+            "SELECT h.alias FROM hosts h JOIN platforms p ON p.id = h.platform_id "
+            "WHERE p.name = ? AND h.state = 'active' ORDER BY h.alias",
+            [platform],
+        ).fetchall()
+        return [str(r[0]) for r in rows]
+
+    def shared_public_keys(self) -> dict[str, list[str]]:
+        """Fingerprints used by more than one platform: one leaked key would open all of them."""
+        seen: dict[str, list[str]] = {}
+        for k in self.keys():
+            seen.setdefault(k.fingerprint, []).append(k.platform)
+        return {fp: names for fp, names in seen.items() if len(names) > 1}
+
+    # --- creating keys ------------------------------------------------------------------------
+
+    def generate(
+        self, platform: str, kind: str = "ed25519", passphrase: str | None = None
+    ) -> StoredKey:
+        """A fresh key for `platform`; refuses to overwrite one (use rotate)."""
+        if kind not in ("ed25519", "rsa"):
+            raise UserError(f"Unknown key type {kind!r}; choose ed25519 or rsa.")
+        self._refuse_existing(platform)
+        key: PrivateKey = (
+            ed25519.Ed25519PrivateKey.generate()
+            if kind == "ed25519"
+            else rsa.generate_private_key(public_exponent=65537, key_size=4096)
+        )
+        return self._save(platform, key, passphrase or None)
+
+    def import_private_key(
+        self,
+        platform: str,
+        pem_text: str,
+        passphrase: str | None = None,
+        new_passphrase: str | None = None,
+    ) -> StoredKey:
+        """Import an OpenSSH or PEM private key (encrypted or not) pasted or read from a file.
+
+        It is stored protected by `new_passphrase` when given, else by the passphrase it came
+        with (None: unencrypted inside the keyring).
+        """
+        self._refuse_existing(platform)
+        key = parse_private_key(pem_text, passphrase)
+        keep = new_passphrase if new_passphrase is not None else passphrase
+        return self._save(platform, key, keep or None)
+
+    def _refuse_existing(self, platform: str) -> None:
+        if not platform.strip():
+            raise UserError("Choose a platform first.")
+        if self.key(platform) is not None:
+            raise UserError(
+                f"{platform!r} already has a key.",
+                hint="Use Rotate to replace it, or Delete it first.",
+            )
+        path = self.public_key_path(platform)
+        clash = next((k for k in self.keys() if k.public_path == path), None)
+        if clash is not None:
+            raise UserError(
+                f"{platform!r} and {clash.platform!r} would share the public key file {path.name}.",
+                hint="Rename one of the platforms.",
+            )
+
+    def _save(
+        self, platform: str, key: PrivateKey, passphrase: str | None, previous: bool = False
+    ) -> StoredKey:
+        kind = key_kind(key)
+        comment = f"gpu-companion:{platform}:{date.today().isoformat()}"
+        pub = public_line(key, comment)
+        bits = 256 if isinstance(key, ed25519.Ed25519PrivateKey) else key.key_size
+        # Keyring first: if it is locked or missing, nothing else is written.
+        self._keyring("set", self._secret_name(platform), openssh_text(key, passphrase))
+        path = self.public_key_path(platform)
+        self.public_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        path.write_text(pub + "\n", encoding="ascii")
+        path.chmod(0o644)
+        stored = StoredKey(
+            platform=platform,
+            kind=kind,
+            bits=bits,
+            fingerprint=fingerprint_of(key),
+            comment=comment,
+            created=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            public_path=path,
+            encrypted=passphrase is not None,
+            has_previous=previous,
+        )
+        with self.store.transaction() as db:
+            db.table("ssh_keys").upsert(
+                {
+                    "platform": platform,
+                    "kind": stored.kind,
+                    "bits": stored.bits,
+                    "fingerprint": stored.fingerprint,
+                    "comment": stored.comment,
+                    "created_at": stored.created,
+                    "public_file": path.name,
+                    "encrypted": int(stored.encrypted),
+                    "has_previous": int(previous),
+                },
+                pk="platform",
+            )
+        return stored
+
+    # --- using keys ---------------------------------------------------------------------------
+
+    def private_text(self, platform: str, previous: bool = False) -> str:
+        self._require(platform)
+        text = self._keyring("get", self._secret_name(platform, previous))
+        if text is None:
+            raise UserError(
+                f"The keyring no longer holds the private key of {platform!r}.",
+                hint="It may have been removed in your keyring manager: rotate or delete the key.",
+            )
+        return text
+
+    def load_pkey(
+        self, platform: str, passphrase: str | None = None, previous: bool = False
+    ) -> paramiko.PKey:
+        """The platform's key as a paramiko key, decrypted in memory."""
+        return to_paramiko(parse_private_key(self.private_text(platform, previous), passphrase))
+
+    def load_pkeys(self, platform: str, passphrase: str | None = None) -> list[paramiko.PKey]:
+        """The current key, then the one it replaced while hosts may still expect it."""
+        keys = [self.load_pkey(platform, passphrase)]
+        if self._require(platform).has_previous:
+            try:
+                keys.append(self.load_pkey(platform, passphrase, previous=True))
+            except UserError:
+                pass
+        return keys
+
+    def load_into_agent(
+        self, platform: str, lifetime_s: int | None = None, passphrase: str | None = None
+    ) -> str:
+        """Add the key to the running ssh-agent through `ssh-add -` (stdin, never a file)."""
+        if not os.environ.get("SSH_AUTH_SOCK"):
+            raise UserError(
+                "No ssh-agent is running in this session (SSH_AUTH_SOCK is not set).",
+                hint='Start one (eval "$(ssh-agent)") or log in to a desktop that runs it.',
+            )
+        key = parse_private_key(self.private_text(platform), passphrase)
+        argv = ["ssh-add"]
+        if lifetime_s:
+            if lifetime_s < 1:
+                raise UserError("The lifetime must be a positive number of seconds.")
+            argv += ["-t", str(int(lifetime_s))]
+        argv.append("-")
+        try:
+            done = subprocess.run(
+                argv,
+                input=openssh_text(key, None).encode(),
+                capture_output=True,
+                timeout=15,
+                check=False,
+            )
+        except FileNotFoundError:
+            raise UserError("ssh-add is not installed (Debian: openssh-client).") from None
+        if done.returncode != 0:
+            err = done.stderr.decode(errors="replace").strip()
+            raise UserError(f"ssh-agent refused the key: {err or 'ssh-add failed'}.")
+        span = f" for {lifetime_s} s" if lifetime_s else " until the agent stops"
+        return f"The {platform} key is loaded into ssh-agent{span}."
+
+    def export_private_key(self, platform: str, path: Path) -> Path:
+        """The one way private material reaches disk: explicit, mode 0600, never overwriting."""
+        text = self.private_text(platform)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            raise UserError(f"{path} already exists; choose a new file name.") from None
+        except OSError as exc:
+            raise UserError(f"Could not create {path}: {exc.strerror}.") from exc
+        with os.fdopen(fd, "w", encoding="ascii") as f:
+            f.write(text)
+        os.chmod(path, 0o600)
+        return path
+
+    # --- rotating and deleting ----------------------------------------------------------------
+
+    def rotate(
+        self, platform: str, kind: str | None = None, passphrase: str | None = None
+    ) -> RotateResult:
+        """A new key; the old private key stays as 'previous' so running hosts stay reachable
+        until the new public key is in place (then `forget_previous`)."""
+        old = self._require(platform)
+        old_text = self.private_text(platform)
+        self._keyring("set", self._secret_name(platform, previous=True), old_text)
+        new_kind = kind or ("rsa" if old.kind == "rsa" else "ed25519")
+        key: PrivateKey = (
+            ed25519.Ed25519PrivateKey.generate()
+            if new_kind == "ed25519"
+            else rsa.generate_private_key(public_exponent=65537, key_size=4096)
+        )
+        new = self._save(platform, key, passphrase or None, previous=True)
+        return RotateResult(old, new, self.hosts_using(platform))
+
+    def forget_previous(self, platform: str) -> None:
+        self._keyring("delete", self._secret_name(platform, previous=True))
+        with self.store.transaction() as db:
+            db.execute("UPDATE ssh_keys SET has_previous = 0 WHERE platform = ?", [platform])
+
+    def delete(self, platform: str) -> None:
+        """Remove the key from the keyring first, then the public file and the record."""
+        stored = self._require(platform)
+        self._keyring("delete", self._secret_name(platform))
+        self._keyring("delete", self._secret_name(platform, previous=True))
+        stored.public_path.unlink(missing_ok=True)
+        with self.store.transaction() as db:
+            db.execute("DELETE FROM ssh_keys WHERE platform = ?", [platform])
+
+
+_UNSAFE_MODULES = ("keyrings.alt", "keyring.backends.fail", "keyring.backends.null")
+
+
+def _is_safe(backend: Any) -> bool:
+    """Plain-text and no-op backends never hold a private key (keyrings.alt stores files)."""
+    return not type(backend).__module__.startswith(_UNSAFE_MODULES)
+
+
+def safe_backend(backend: Any) -> Any:
+    """The backend keyring picked, minus anything unsafe.
+
+    keyring's chainer tries each backend in turn when a write fails, so a locked Secret Service
+    would silently fall through to a plain-text file backend: take the first safe one instead.
+    """
+    from keyring.backends import chainer
+
+    if isinstance(backend, chainer.ChainerBackend):
+        return next((b for b in backend.backends if _is_safe(b)), backend.backends[-1:] or backend)
+    return backend

@@ -1,0 +1,1 @@
+"""The one SQLite file: opening, WAL, the versioned schema and its migrations."""

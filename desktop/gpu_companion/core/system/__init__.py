@@ -1,0 +1,1 @@
+"""This computer: the environment check (keyring, ssh, rsync) and start at login."""

@@ -1,0 +1,304 @@
+"""Runs one job to the end: picks rsync or SFTP, retries dropped connections, then verifies.
+
+`TransferEngine.run(job, host, control)` is a generator of `EngineEvent`s returning a
+`TransferOutcome`; the queue drives it on a worker thread and the GUI only sees the events.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shlex
+import shutil
+import subprocess
+from collections.abc import Callable, Generator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from gpu_companion.core.common.errors import UserError
+from gpu_companion.core.common.lazy import lazy_import
+from gpu_companion.core.hosts.registry import Host
+from gpu_companion.core.transfers.job import (
+    PARTIAL_DIR,
+    EngineChosen,
+    EngineEvent,
+    EngineName,
+    Retrying,
+    TransferControl,
+    TransferJob,
+    TransferNote,
+    TransferOutcome,
+    Verifying,
+)
+from gpu_companion.core.transfers.rsync.engine import (
+    RsyncCommand,
+    RsyncRun,
+    deletions,
+    itemized_differences,
+    rsync_version_argv,
+    run_capture,
+    salvage_temp_files,
+)
+from gpu_companion.core.transfers.rsync.versions import (
+    RsyncVersion,
+    parse_rsync_version,
+    supports_progress2,
+    supports_protect_args,
+)
+from gpu_companion.core.transfers.sftp import SftpRun
+
+if TYPE_CHECKING:
+    import paramiko
+else:
+    paramiko = lazy_import("paramiko")
+
+log = logging.getLogger(__name__)
+
+MKPATH_SINCE: RsyncVersion = (3, 2, 3)
+ClientFactory = Callable[[Host], Any]  # returns a connected paramiko.SSHClient
+
+
+def _connection_errors() -> tuple[type[BaseException], ...]:
+    return (ConnectionError, OSError, EOFError, paramiko.SSHException)
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Backoff for dropped connections: base, 2x base, 4x base ... capped, `attempts` runs."""
+
+    attempts: int = 6
+    base_delay_s: float = 2.0
+    max_delay_s: float = 60.0
+
+    def delay(self, attempt: int) -> float:
+        return float(min(self.max_delay_s, self.base_delay_s * 2 ** max(attempt - 1, 0)))
+
+
+class TransferEngine:
+    """Moves the bytes of one job. `ssh_argv` is how rsync reaches hosts (`ssh -F <config>`);
+    `client_factory` opens a paramiko SSHClient for the SFTP engine and the remote browser."""
+
+    def __init__(
+        self,
+        ssh_argv: Sequence[str],
+        client_factory: ClientFactory,
+        *,
+        retry: RetryPolicy | None = None,
+        env: dict[str, str] | None = None,
+        target: Callable[[Host], str] | None = None,
+    ) -> None:
+        self.ssh_argv = list(ssh_argv)
+        self.client_factory = client_factory
+        self.retry = retry or RetryPolicy()
+        self.env = dict(os.environ if env is None else env)
+        self.target = target or (lambda h: h.alias)
+        self._remote_rsync: dict[str, RsyncVersion | None] = {}
+        self._local_ok: dict[str, bool] = {}
+
+    # --- engine choice -------------------------------------------------------------------
+
+    def local_rsync(self) -> str | None:
+        """rsync on this computer, if it is new enough for --protect-args and progress2."""
+        path = shutil.which("rsync", path=self.env.get("PATH", os.defpath))
+        if path is None:
+            return None
+        if path in self._local_ok:
+            return path if self._local_ok[path] else None
+        out = subprocess.run(
+            [path, "--version"], capture_output=True, text=True, env=self.env, check=False
+        ).stdout
+        version = parse_rsync_version(out)
+        self._local_ok[path] = supports_progress2(version) and supports_protect_args(version)
+        return path if self._local_ok[path] else None
+
+    def remote_rsync_version(self, host: Host) -> RsyncVersion | None:
+        """The host's rsync version, None when it has none (asked once per host)."""
+        if host.alias in self._remote_rsync:
+            return self._remote_rsync[host.alias]
+        proc = subprocess.run(
+            rsync_version_argv(self.ssh_argv, self.target(host)),
+            capture_output=True,
+            text=True,
+            env=self.env,
+            timeout=60,
+            check=False,
+        )
+        if proc.returncode == 255:
+            raise ConnectionError(proc.stderr.strip() or "ssh could not connect")
+        version = parse_rsync_version(proc.stdout) if proc.returncode == 0 else None
+        self._remote_rsync[host.alias] = version
+        return version
+
+    def choose(self, host: Host) -> tuple[EngineName, str]:
+        local = self.local_rsync()
+        if local is None:
+            return "sftp", "rsync 3.1+ is not installed on this computer: using SFTP"
+        remote = self.remote_rsync_version(host)
+        if not (supports_progress2(remote) and supports_protect_args(remote)):
+            return "sftp", f"rsync 3.1+ is not installed on {host.alias}: using SFTP"
+        return "rsync", "rsync on both sides"
+
+    # --- running -------------------------------------------------------------------------
+
+    def run(
+        self, job: TransferJob, host: Host, control: TransferControl
+    ) -> Generator[EngineEvent, None, TransferOutcome]:
+        """Transfer with retries, then verify when the job asks for it."""
+        job = job.validated()
+        engine: EngineName | None = None
+        attempt = 0
+        total_sent = 0
+        outcome = TransferOutcome("failed", message="not started")
+        while True:
+            attempt += 1
+            try:
+                if engine is None:
+                    engine, reason = self.choose(host)
+                    yield EngineChosen(engine, reason)
+                    if engine == "sftp" and job.options.delete:
+                        return TransferOutcome(
+                            "failed",
+                            message="Deleting files at the destination needs rsync on both "
+                            "sides; turn deletion off for this job or install rsync.",
+                        )
+                if engine == "rsync":
+                    outcome = yield from self._rsync_once(job, host, control)
+                else:
+                    outcome = yield from self._sftp_once(job, host, control)
+            except _connection_errors() as exc:
+                if control.stop_requested:
+                    return TransferOutcome(control.stop_requested, bytes_sent=total_sent)
+                outcome = TransferOutcome(
+                    "failed", message=f"The connection failed: {exc}", retryable=True
+                )
+            total_sent += outcome.bytes_sent
+            if outcome.outcome != "failed" or not outcome.retryable:
+                break
+            if attempt >= self.retry.attempts:
+                return _with_sent(outcome, total_sent, f" Gave up after {attempt} attempts.")
+            delay = self.retry.delay(attempt)
+            yield Retrying(attempt, delay, outcome.message)
+            if control.wait(delay):
+                return TransferOutcome(control.stop_requested or "paused", bytes_sent=total_sent)
+        if outcome.outcome != "done" or not job.options.verify:
+            return _with_sent(outcome, total_sent)
+        assert engine is not None
+        yield Verifying(engine)
+        try:
+            bad = self._verify(job, host, engine)
+        except _connection_errors() as exc:
+            return TransferOutcome(
+                "failed",
+                message=f"Verification could not run: {exc}",
+                bytes_sent=total_sent,
+                retryable=True,
+            )
+        if bad:
+            shown = ", ".join(bad[:5]) + (f" and {len(bad) - 5} more" if len(bad) > 5 else "")
+            return TransferOutcome(
+                "failed",
+                message=f"Verification failed: {len(bad)} file(s) differ between the two sides "
+                f"({shown}). Retry the job to copy them again.",
+                bytes_sent=total_sent,
+                literal_bytes=outcome.literal_bytes,
+            )
+        return TransferOutcome(
+            "done", verified=True, bytes_sent=total_sent, literal_bytes=outcome.literal_bytes
+        )
+
+    def _rsync_once(
+        self, job: TransferJob, host: Host, control: TransferControl
+    ) -> Generator[EngineEvent, None, TransferOutcome]:
+        if job.direction == "download":
+            Path(job.local_path).mkdir(parents=True, exist_ok=True)
+            if job.first_started_at:
+                moved = salvage_temp_files(Path(job.local_path), job.first_started_at)
+                if moved:
+                    yield TransferNote(f"Kept {len(moved)} partly received file(s) for resume.")
+        cmd = self._command(job, host, "transfer")
+        return (yield from RsyncRun(cmd, control).events())
+
+    def _sftp_once(
+        self, job: TransferJob, host: Host, control: TransferControl
+    ) -> Generator[EngineEvent, None, TransferOutcome]:
+        client = self.client_factory(host)
+        try:
+            run = SftpRun(job, client, control)
+            try:
+                return (yield from run.events())
+            finally:
+                run.close()
+        finally:
+            client.close()
+
+    def _command(self, job: TransferJob, host: Host, purpose: str) -> RsyncCommand:
+        rsync = self.local_rsync()
+        if rsync is None:
+            raise UserError("rsync is not installed on this computer.")
+        remote = self._remote_rsync.get(host.alias)
+        return RsyncCommand.prepare(
+            job,
+            self.target(host),
+            self.ssh_argv,
+            rsync=rsync,
+            purpose=purpose,
+            base_env=self.env,
+            mkpath=remote is not None and remote >= MKPATH_SINCE,
+        )
+
+    def _verify(self, job: TransferJob, host: Host, engine: EngineName) -> list[str]:
+        if engine == "rsync":
+            code, out = run_capture(self._command(job, host, "verify"))
+            if code != 0:
+                raise ConnectionError(f"rsync exit code {code}: {out.strip()[-300:]}")
+            return itemized_differences(out)
+        client = self.client_factory(host)
+        try:
+            run = SftpRun(job, client, TransferControl())
+            try:
+                return run.verify()
+            finally:
+                run.close()
+        finally:
+            client.close()
+
+    # --- safety helpers ------------------------------------------------------------------
+
+    def preview_delete(self, job: TransferJob, host: Host) -> list[str]:
+        """What `--delete` would remove at the destination (a dry run); needs rsync."""
+        code, out = run_capture(self._command(job, host, "preview-delete"))
+        if code != 0:
+            raise UserError(f"The delete preview failed (rsync exit code {code}).", hint=out[-300:])
+        return deletions(out)
+
+    def discard_partial(self, job: TransferJob, host: Host) -> None:
+        """Remove the partial data a cancelled job left at its destination."""
+        if job.direction == "download":
+            root = Path(job.local_path)
+            for dirpath, dirnames, _files in os.walk(root):
+                if PARTIAL_DIR in dirnames:
+                    shutil.rmtree(Path(dirpath) / PARTIAL_DIR, ignore_errors=True)
+                    dirnames.remove(PARTIAL_DIR)
+            return
+        path = job.remote_path
+        remote = shlex.quote("./" + path if path.startswith("-") else path)
+        cmd = f"find {remote} -depth -type d -name {PARTIAL_DIR} -exec rm -rf {{}} +"
+        subprocess.run(
+            [*self.ssh_argv, self.target(host), cmd],
+            capture_output=True,
+            env=self.env,
+            timeout=120,
+            check=False,
+        )
+
+
+def _with_sent(outcome: TransferOutcome, sent: int, extra: str = "") -> TransferOutcome:
+    return TransferOutcome(
+        outcome.outcome,
+        message=outcome.message + extra,
+        verified=outcome.verified,
+        bytes_sent=sent,
+        literal_bytes=outcome.literal_bytes,
+        retryable=outcome.retryable,
+    )

@@ -1,0 +1,52 @@
+"""Lists folders on a host over SFTP, one level at a time (the remote path picker is lazy)."""
+
+from __future__ import annotations
+
+import posixpath
+import stat
+from dataclasses import dataclass
+from typing import Any
+
+from gpu_companion.core.common.errors import UserError
+from gpu_companion.core.hosts.registry import Host
+from gpu_companion.core.transfers.engine import ClientFactory
+
+
+@dataclass(frozen=True)
+class RemoteEntry:
+    name: str
+    path: str
+    is_dir: bool
+    size: int
+
+
+def list_remote_dir(
+    client_factory: ClientFactory, host: Host, path: str = ".", *, dirs_only: bool = True
+) -> tuple[str, list[RemoteEntry]]:
+    """(the absolute path, its entries sorted folders first); raises UserError when unreadable."""
+    client: Any = client_factory(host)
+    try:
+        sftp = client.open_sftp()
+        try:
+            absolute = sftp.normalize(path)
+            attrs = sftp.listdir_attr(absolute)
+        except OSError as exc:
+            raise UserError(f"Cannot list {path} on {host.alias}: {exc}") from exc
+        finally:
+            sftp.close()
+    finally:
+        client.close()
+    entries = [
+        RemoteEntry(
+            a.filename,
+            posixpath.join(absolute, a.filename),
+            stat.S_ISDIR(a.st_mode or 0),
+            a.st_size or 0,
+        )
+        for a in attrs
+        if a.filename not in (".", "..")
+    ]
+    if dirs_only:
+        entries = [e for e in entries if e.is_dir]
+    entries.sort(key=lambda e: (not e.is_dir, e.name.lower()))
+    return absolute, entries

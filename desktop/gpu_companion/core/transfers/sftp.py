@@ -1,0 +1,334 @@
+"""The fallback engine where rsync is missing on one side: SFTP over paramiko, resumable by offset.
+
+It keeps rsync's conventions (partial data in `.rsync-partial/NAME` beside the final file, mtime
+and mode kept, unchanged files skipped by size and mtime), so either engine can resume the
+other's partial file, and it reports the same `TransferProgress` events.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import posixpath
+import shlex
+import stat
+import time
+from collections.abc import Generator, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gpu_companion.core.transfers.job import (
+    PARTIAL_DIR,
+    TransferControl,
+    TransferJob,
+    TransferOutcome,
+    TransferProgress,
+    is_excluded,
+)
+
+CHUNK = 256 * 1024
+_PROGRESS_EVERY_S = 0.25
+
+
+@dataclass(frozen=True)
+class _File:
+    rel: str
+    size: int
+    mtime: int
+    mode: int
+
+
+class SftpRun:
+    """One run of a job over an open paramiko SSHClient (the caller owns and closes it)."""
+
+    def __init__(self, job: TransferJob, client: Any, control: TransferControl) -> None:
+        self.job = job
+        self.client = client
+        self.sftp = client.open_sftp()
+        self.control = control
+        self._stopped = False
+        self.bytes_sent = 0
+        self._last_emit = 0.0
+        self._started = time.monotonic()
+        self._bucket_t = time.monotonic()
+        self._bucket_bytes = 0
+        control.set_stopper(self._stop)
+
+    def _stop(self) -> None:
+        self._stopped = True
+
+    def close(self) -> None:
+        self.control.set_stopper(None)
+        self.sftp.close()
+
+    # --- listing -------------------------------------------------------------------------
+
+    def _local_files(self, root: Path) -> list[_File]:
+        if root.is_file():
+            st = root.stat()
+            return [_File(root.name, st.st_size, int(st.st_mtime), stat.S_IMODE(st.st_mode))]
+        files = []
+        for dirpath, dirnames, filenames in os.walk(root):
+            rel_dir = os.path.relpath(dirpath, root)
+            rel_dir = "" if rel_dir == "." else rel_dir
+            dirnames[:] = sorted(
+                d
+                for d in dirnames
+                if not is_excluded(posixpath.join(rel_dir, d), self.job.options.excludes)
+            )
+            for name in sorted(filenames):
+                rel = posixpath.join(rel_dir, name)
+                path = Path(dirpath) / name
+                if is_excluded(rel, self.job.options.excludes) or not path.is_file():
+                    continue
+                st = path.stat()
+                files.append(_File(rel, st.st_size, int(st.st_mtime), stat.S_IMODE(st.st_mode)))
+        return files
+
+    def _remote_exists(self, path: str) -> bool:
+        try:
+            self.sftp.stat(path)
+        except FileNotFoundError:
+            return False
+        return True
+
+    def _remote_files(self, root: str) -> list[_File]:
+        try:
+            st = self.sftp.stat(root)
+        except FileNotFoundError:
+            return []
+        if not stat.S_ISDIR(st.st_mode or 0) or not self.job.options.source_is_dir:
+            name = posixpath.basename(root.rstrip("/"))
+            return [_File(name, st.st_size or 0, int(st.st_mtime or 0), stat.S_IMODE(st.st_mode))]
+        files: list[_File] = []
+        stack = [""]
+        while stack:
+            rel_dir = stack.pop()
+            for attr in sorted(
+                self.sftp.listdir_attr(posixpath.join(root, rel_dir) if rel_dir else root),
+                key=lambda a: a.filename,
+            ):
+                rel = posixpath.join(rel_dir, attr.filename)
+                if is_excluded(rel, self.job.options.excludes):
+                    continue
+                if stat.S_ISDIR(attr.st_mode or 0):
+                    stack.append(rel)
+                elif stat.S_ISREG(attr.st_mode or 0):
+                    files.append(
+                        _File(
+                            rel,
+                            attr.st_size or 0,
+                            int(attr.st_mtime or 0),
+                            stat.S_IMODE(attr.st_mode),
+                        )
+                    )
+        return files
+
+    # --- running -------------------------------------------------------------------------
+
+    def events(self) -> Generator[TransferProgress, None, TransferOutcome]:
+        job = self.job
+        upload = job.direction == "upload"
+        local_root = Path(job.local_path)
+        files = self._local_files(local_root) if upload else self._remote_files(job.remote_path)
+        if upload and not local_root.exists():
+            return TransferOutcome("failed", message=f"{local_root} does not exist.")
+        if not upload and not files and not self._remote_exists(job.remote_path):
+            return TransferOutcome(
+                "failed", message=f"{job.remote_path} does not exist on {job.host_alias}."
+            )
+        total = sum(f.size for f in files)
+        done = 0
+        for f in files:
+            if self._stopped:
+                break
+            src, dst = self._paths(f)
+            if self._up_to_date(f, dst, upload):
+                done += f.size
+                continue
+            copy = self._copy_upload(f, src, dst) if upload else self._copy_download(f, src, dst)
+            for moved in copy:
+                done += moved
+                now = time.monotonic()
+                if now - self._last_emit >= _PROGRESS_EVERY_S:
+                    self._last_emit = now
+                    rate = self.bytes_sent / max(now - self._started, 1e-3)
+                    eta = int((total - done) / rate) if rate > 0 else None
+                    yield TransferProgress(done, total, rate, eta, f.rel)
+        requested = self.control.stop_requested
+        if self._stopped and requested in ("paused", "cancelled"):
+            return TransferOutcome(requested, bytes_sent=self.bytes_sent)
+        yield TransferProgress(total, total, None, 0, None)
+        return TransferOutcome("done", bytes_sent=self.bytes_sent, literal_bytes=self.bytes_sent)
+
+    def _paths(self, f: _File) -> tuple[str, str]:
+        job = self.job
+        local_root = Path(job.local_path)
+        if job.direction == "upload":
+            src = str(local_root if local_root.is_file() else local_root / f.rel)
+            return src, posixpath.join(job.remote_path, f.rel)
+        if not job.options.source_is_dir:
+            return job.remote_path, str(local_root / f.rel)
+        return posixpath.join(job.remote_path, f.rel), str(local_root / f.rel)
+
+    def _up_to_date(self, f: _File, dst: str, upload: bool) -> bool:
+        try:
+            if upload:
+                st = self.sftp.stat(dst)
+                return bool(st.st_size == f.size and int(st.st_mtime or 0) == f.mtime)
+            lst = os.stat(dst)
+            return lst.st_size == f.size and int(lst.st_mtime) == f.mtime
+        except (FileNotFoundError, OSError):
+            return False
+
+    def _throttle(self, n: int) -> None:
+        limit = self.job.options.bwlimit_kbps * 1024
+        if not limit:
+            return
+        self._bucket_bytes += n
+        ahead = self._bucket_bytes / limit - (time.monotonic() - self._bucket_t)
+        if ahead > 0:
+            self.control.wait(ahead)
+
+    def _copy_upload(self, f: _File, src: str, dst: str) -> Iterator[int]:
+        parent = posixpath.dirname(dst) or "."
+        partial_dir = posixpath.join(parent, PARTIAL_DIR)
+        partial = posixpath.join(partial_dir, posixpath.basename(dst))
+        self._makedirs(parent)
+        try:
+            self.sftp.mkdir(partial_dir, 0o700)
+        except OSError:
+            pass  # exists already
+        try:
+            offset = self.sftp.stat(partial).st_size or 0
+        except FileNotFoundError:
+            offset = 0
+        if offset > f.size:
+            offset = 0
+        yield offset
+        with open(src, "rb") as lf, self.sftp.open(partial, "ab" if offset else "wb") as rf:
+            rf.set_pipelined(True)
+            lf.seek(offset)
+            while not self._stopped:
+                data = lf.read(CHUNK)
+                if not data:
+                    break
+                rf.write(data)
+                self.bytes_sent += len(data)
+                self._throttle(len(data))
+                yield len(data)
+        if self._stopped:
+            return
+        self.sftp.chmod(partial, f.mode)
+        self.sftp.utime(partial, (f.mtime, f.mtime))
+        self.sftp.posix_rename(partial, dst)
+        self._rmdir_quiet(partial_dir)
+
+    def _copy_download(self, f: _File, src: str, dst: str) -> Iterator[int]:
+        parent = Path(dst).parent
+        parent.mkdir(parents=True, exist_ok=True)
+        partial = parent / PARTIAL_DIR / Path(dst).name
+        partial.parent.mkdir(mode=0o700, exist_ok=True)
+        offset = partial.stat().st_size if partial.exists() else 0
+        if offset > f.size:
+            offset = 0
+        yield offset
+        with self.sftp.open(src, "rb") as rf, open(partial, "ab" if offset else "wb") as lf:
+            rf.seek(offset)
+            rf.prefetch(f.size - offset)
+            while not self._stopped:
+                data = rf.read(CHUNK)
+                if not data:
+                    break
+                lf.write(data)
+                self.bytes_sent += len(data)
+                self._throttle(len(data))
+                yield len(data)
+        if self._stopped:
+            return
+        os.chmod(partial, f.mode)
+        os.utime(partial, (f.mtime, f.mtime))
+        os.replace(partial, dst)
+        try:
+            partial.parent.rmdir()
+        except OSError:
+            pass
+
+    def _makedirs(self, path: str) -> None:
+        parts: list[str] = []
+        while path not in ("", "/", "."):
+            try:
+                self.sftp.stat(path)
+                break
+            except FileNotFoundError:
+                parts.append(path)
+                path = posixpath.dirname(path)
+        for p in reversed(parts):
+            self.sftp.mkdir(p)
+
+    def _rmdir_quiet(self, path: str) -> None:
+        try:
+            self.sftp.rmdir(path)
+        except OSError:
+            pass  # another file's partial data is still there
+
+    # --- verification --------------------------------------------------------------------
+
+    def verify(self) -> list[str]:
+        """Names whose sha256 differs between the two sides (missing files count)."""
+        job = self.job
+        upload = job.direction == "upload"
+        files = (
+            self._local_files(Path(job.local_path))
+            if upload
+            else self._remote_files(job.remote_path)
+        )
+        pairs = [self._paths(f) for f in files]
+        local_paths = [src if upload else dst for src, dst in pairs]
+        remote_paths = [dst if upload else src for src, dst in pairs]
+        remote_sums = self.remote_sha256(remote_paths)
+        bad = []
+        for f, lp, rp in zip(files, local_paths, remote_paths, strict=True):
+            if remote_sums.get(rp) != _local_sha256(lp):
+                bad.append(f.rel)
+        return bad
+
+    def remote_sha256(self, paths: list[str]) -> dict[str, str | None]:
+        """`sha256sum` on the host in batches; files it cannot hash are read back over SFTP."""
+        sums: dict[str, str | None] = {}
+        for i in range(0, len(paths), 200):
+            batch = paths[i : i + 200]
+            cmd = "sha256sum -- " + " ".join(shlex.quote(p) for p in batch)
+            _in, out, _err = self.client.exec_command(cmd)
+            text = out.read().decode("utf-8", "replace")
+            out.channel.recv_exit_status()
+            for line in text.splitlines():  # `DIGEST  NAME`; escaped names start with `\\`
+                if len(line) > 66 and not line.startswith("\\") and line[64:66] == "  ":
+                    sums[line[66:]] = line[:64]
+        for p in paths:
+            if sums.get(p) is None:
+                sums[p] = self._sftp_sha256(p)
+        return sums
+
+    def _sftp_sha256(self, path: str) -> str | None:
+        h = hashlib.sha256()
+        try:
+            with self.sftp.open(path, "rb") as rf:
+                rf.prefetch()
+                for data in iter(lambda: rf.read(CHUNK), b""):
+                    h.update(data)
+        except OSError:
+            return None
+        return h.hexdigest()
+
+
+def _local_sha256(path: str) -> str | None:
+    h = hashlib.sha256()
+    try:
+        with open(path, "rb") as f:
+            for data in iter(lambda: f.read(1 << 20), b""):
+                h.update(data)
+    except OSError:
+        return None
+    return h.hexdigest()

@@ -1,0 +1,81 @@
+import pytest
+
+from gpu_companion.core.common.errors import ValidationError
+from gpu_companion.core.hosts.registry import LOCAL_HOST, Host, HostRegistry, Platform
+
+
+@pytest.fixture
+def registry(store):
+    return HostRegistry(store)
+
+
+def test_platform_and_host_round_trip(registry):
+    vast = registry.save_platform(Platform("vast.ai", "https://cloud.vast.ai", "second", "USD"))
+    host = registry.save_host(Host("gpu1", "ssh4.vast.ai", 41022, "root", vast.id, "RTX 4090", 2))
+    assert registry.platforms() == [vast]
+    assert registry.hosts() == [host]
+    assert registry.host("gpu1") == host
+    registry.save_host(Host("gpu1", "ssh5.vast.ai", 41023, "root", vast.id, id=host.id))
+    assert registry.host("gpu1").hostname == "ssh5.vast.ai"
+
+
+def test_duplicates_are_refused_case_insensitively(registry):
+    registry.save_platform(Platform("RunPod"))
+    with pytest.raises(ValidationError, match="already exists") as err:
+        registry.save_platform(Platform("runpod"))
+    assert err.value.field == "name"
+    registry.save_host(Host("gpu1", "10.0.0.1"))
+    with pytest.raises(ValidationError, match="already exists") as err:
+        registry.save_host(Host("GPU1", "10.0.0.2"))
+    assert err.value.field == "alias"
+
+
+@pytest.mark.parametrize(
+    "host,field",
+    [
+        (Host("gpu 1", "h"), "alias"),
+        (Host("local", "h"), "alias"),
+        (Host("gpu1", "h", port=0), "port"),
+        (Host("gpu1", "h", port=70000), "port"),
+        (Host("gpu1", "h\nProxyCommand x"), "hostname"),
+        (Host("gpu1", "h", user="ro ot"), "user"),
+        (Host("gpu1", "h", gpu_count=65), "gpu_count"),
+        (Host("gpu1", "h", platform_id=999), "platform"),
+    ],
+)
+def test_bad_hosts_are_refused_and_nothing_is_written(registry, host, field):
+    with pytest.raises(ValidationError) as err:
+        registry.save_host(host)
+    assert err.value.field == field
+    assert registry.hosts() == []
+
+
+@pytest.mark.parametrize(
+    "platform,field",
+    [
+        (Platform(""), "name"),
+        (Platform("x", console_url="javascript:alert(1)"), "console_url"),
+        (Platform("x", billing_granularity="fortnight"), "billing_granularity"),
+        (Platform("x", currency="DOGE"), "currency"),
+    ],
+)
+def test_bad_platforms(registry, platform, field):
+    with pytest.raises(ValidationError) as err:
+        registry.save_platform(platform)
+    assert err.value.field == field
+
+
+def test_a_platform_in_use_cannot_be_deleted(registry):
+    p = registry.save_platform(Platform("Lambda"))
+    h = registry.save_host(Host("lam1", "1.2.3.4", platform_id=p.id))
+    with pytest.raises(ValidationError, match="lam1"):
+        registry.delete_platform(p.id)
+    registry.delete_host(h.id)
+    registry.delete_platform(p.id)
+    assert registry.platforms() == []
+
+
+def test_this_computer_is_built_in(registry):
+    assert registry.host("local") is LOCAL_HOST
+    assert LOCAL_HOST.is_local
+    assert LOCAL_HOST not in registry.hosts()
