@@ -277,7 +277,7 @@ def redraw_times(gpus: int = 8) -> tuple[float, ...]:
     from PySide6.QtWidgets import QApplication
 
     from gpu_companion.core.monitor.history import HostHistory, MinuteRow
-    from gpu_companion.ui.gpu_plots import GpuPlots
+    from gpu_companion.ui.monitor.plots import GpuPlots
 
     app = QApplication.instance() or QApplication([])
     now = time.time()

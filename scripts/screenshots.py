@@ -218,7 +218,7 @@ def capture(key, geometry):
     print(f"{out}/{key}.png")
 
 def shoot_welcome():
-    from gpu_companion.ui.welcome import WelcomeDialog
+    from gpu_companion.ui.shell.welcome import WelcomeDialog
     dialog = WelcomeDialog(ctx, win)
     dialog.show()
     def wait():

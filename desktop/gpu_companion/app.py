@@ -32,16 +32,16 @@ from gpu_companion.core.ssh.vault import KeyVault
 from gpu_companion.core.storage.store import Store
 from gpu_companion.core.transfers.service import build_transfer_queue
 from gpu_companion.logsetup import setup_logging
-from gpu_companion.ui.main_window import MainWindow
-from gpu_companion.ui.pages.base import Page
-from gpu_companion.ui.pages.hosts import HostsPage
-from gpu_companion.ui.pages.keys import KeysPage
-from gpu_companion.ui.pages.monitor import MonitorPage
-from gpu_companion.ui.pages.release import ReleasePage
-from gpu_companion.ui.pages.settings import SettingsPage
-from gpu_companion.ui.pages.spend import SpendPage
-from gpu_companion.ui.pages.transfers import TransfersPage
-from gpu_companion.ui.tray import Tray, TrayModel
+from gpu_companion.ui.common.page import Page
+from gpu_companion.ui.hosts.page import HostsPage
+from gpu_companion.ui.keys.page import KeysPage
+from gpu_companion.ui.monitor.page import MonitorPage
+from gpu_companion.ui.release.page import ReleasePage
+from gpu_companion.ui.settings.page import SettingsPage
+from gpu_companion.ui.shell.main_window import MainWindow
+from gpu_companion.ui.shell.tray import Tray, TrayModel
+from gpu_companion.ui.spend.page import SpendPage
+from gpu_companion.ui.transfers.page import TransfersPage
 
 if TYPE_CHECKING:
     from gpu_companion.core.monitor.live import Monitor
@@ -219,7 +219,7 @@ def _follow_color_scheme(app: QApplication) -> None:
 
 
 def run_gui(argv: list[str], smoke_test: bool = False, background: bool = False) -> int:
-    from gpu_companion.ui.single_instance import SingleInstance, server_name
+    from gpu_companion.ui.shell.single_instance import SingleInstance, server_name
 
     QApplication.setHighDpiScaleFactorRoundingPolicy(
         Qt.HighDpiScaleFactorRoundingPolicy.PassThrough
@@ -256,18 +256,18 @@ def run_gui(argv: list[str], smoke_test: bool = False, background: bool = False)
     if smoke_test:
         return smoke(ctx, window, errors)
     if os.environ.get("GPU_COMPANION_EXIT_AFTER_FIRST_PAINT"):  # benchmarks/startup.py
-        from gpu_companion.ui.first_paint import exit_after_first_paint
+        from gpu_companion.ui.shell.first_paint import exit_after_first_paint
 
         exit_after_first_paint(window)
     elif not (background and ctx.tray is not None and ctx.tray.available):
         from PySide6.QtCore import QTimer
 
-        from gpu_companion.ui.welcome import show_welcome_once
+        from gpu_companion.ui.shell.welcome import show_welcome_once
 
         QTimer.singleShot(0, lambda: show_welcome_once(ctx, window))
     if not (background and ctx.tray is not None and ctx.tray.available):
         window.show()
-    from gpu_companion.ui.worker import run_in_thread
+    from gpu_companion.ui.common.worker import run_in_thread
 
     run_in_thread(ctx.managed_ssh.sync_quietly)  # hosts from an earlier run, keys changed
     log.info("GPU Companion %s started", __version__)

@@ -17,7 +17,7 @@ def ctx(app_paths, qapp):
 @pytest.fixture
 def window(ctx, qtbot):
     from gpu_companion.app import build_window
-    from gpu_companion.ui import worker
+    from gpu_companion.ui.common import worker
 
     win = build_window(ctx)
     qtbot.addWidget(win)

@@ -44,7 +44,7 @@ def test_smoke_test_fails_clearly_on_a_broken_database(tmp_path):
 
 def test_smoke_test_fails_instead_of_waiting_on_an_error_dialog(tmp_path):
     code = (
-        "from gpu_companion.ui.pages.settings import SettingsPage\n"
+        "from gpu_companion.ui.settings.page import SettingsPage\n"
         "def broken(self):\n"
         "    raise RuntimeError('page bug')\n"
         "SettingsPage.refresh = broken\n"

@@ -21,9 +21,9 @@ from PySide6.QtWidgets import (
 from gpu_companion.core.common.errors import UserError, ValidationError
 from gpu_companion.core.hosts.registry import Host, Platform
 from gpu_companion.core.ssh.command import parse_ssh_command
+from gpu_companion.ui.common.worker import run_in_thread
 from gpu_companion.ui.wizard.plan_pages import WizardPage
 from gpu_companion.ui.wizard.services import NOT_YET
-from gpu_companion.ui.worker import run_in_thread
 
 CHECKLIST = (
     ("image", "A pre-built CUDA + PyTorch image (e.g. “PyTorch 2.x, CUDA 12.x”), not a bare OS"),

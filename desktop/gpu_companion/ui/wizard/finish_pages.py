@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
 
 from gpu_companion.core.hosts.registry import CURRENCIES
 from gpu_companion.core.selfcheck.check import SelfCheckOptions
-from gpu_companion.ui.selfcheck_view import SelfCheckView
+from gpu_companion.ui.common.selfcheck_view import SelfCheckView
 from gpu_companion.ui.wizard.plan_pages import WizardPage
 from gpu_companion.ui.wizard.services import NOT_YET, BudgetPlan, RentalPlan
 

@@ -42,7 +42,7 @@ from gpu_companion.core.planning.estimate import (
     job_hours,
 )
 from gpu_companion.core.planning.model_shapes import MODEL_PRESETS
-from gpu_companion.ui.models import RowTableModel
+from gpu_companion.ui.common.models import RowTableModel
 
 if TYPE_CHECKING:
     from gpu_companion.ui.wizard import FirstRentalWizard

@@ -1,0 +1,179 @@
+"""The self-check's results as they stream in (one row per step, the fix under each failure), and
+the dialog the Hosts page opens for a host."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from html import escape
+from typing import Any
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QTextBrowser,
+    QVBoxLayout,
+    QWidget,
+)
+
+from gpu_companion.core.hosts.registry import Host
+from gpu_companion.core.selfcheck.check import SelfCheckOptions, run_selfcheck
+from gpu_companion.core.selfcheck.rules import CheckStep, Status
+from gpu_companion.ui.common.worker import Worker, run_in_thread
+
+MARKS = {
+    Status.PASS: ("✔ pass", "#2f855a"),
+    Status.WARN: ("▲ warn", "#b7791f"),
+    Status.FAIL: ("✖ fail", "#c53030"),
+    Status.SKIP: ("– skip", "#718096"),
+}
+
+
+class SelfCheckView(QWidget):
+    """Runs the self-check off the GUI thread and lists each step as it arrives."""
+
+    finished = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.steps: list[CheckStep] = []
+        self.worker: Worker | None = None
+        self.results = QTextBrowser()
+        self.results.setObjectName("selfcheckSteps")
+        self.results.setOpenLinks(False)
+        self.status = QLabel("Not run yet.")
+        self.status.setObjectName("selfcheckStatus")
+        self.status.setWordWrap(True)
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setObjectName("cancelSelfcheck")
+        self.cancel_button.setEnabled(False)
+        self.cancel_button.clicked.connect(self.cancel)
+        row = QHBoxLayout()
+        row.addWidget(self.status, 1)
+        row.addWidget(self.cancel_button)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.addWidget(self.results)
+        lay.addLayout(row)
+
+    @property
+    def running(self) -> bool:
+        return self.worker is not None
+
+    def start(
+        self, host: Host, connect: Callable[[Host], Any], options: SelfCheckOptions | None = None
+    ) -> None:
+        if self.running:
+            return
+        self.steps.clear()
+        self.results.clear()
+        self.status.setText(f"Checking {host.alias} ({host.user}@{host.hostname}:{host.port})…")
+        self.cancel_button.setEnabled(True)
+        self.worker = run_in_thread(
+            run_selfcheck,
+            host,
+            connect,
+            options,
+            on_yield=self.add_step,
+            on_error=self._failed,
+            on_finished=self._done,
+        )
+
+    def cancel(self) -> None:
+        if self.worker is not None:
+            self.worker.cancel()
+            self.status.setText("Cancelling after the current step…")
+
+    def add_step(self, step: CheckStep) -> None:
+        self.steps.append(step)
+        self.results.setHtml(self.html())
+
+    def html(self) -> str:
+        """One table row per step; the fix sits under the evidence, wrapped, never cut off."""
+        rows = []
+        for step in self.steps:
+            mark, color = MARKS[step.status]
+            found = escape(step.evidence)
+            if step.hint:
+                found += f"<br><span style='color:{color}'>Fix: {escape(step.hint)}</span>"
+            rows.append(
+                f"<tr><td style='color:{color}; white-space:pre'>{mark}</td>"
+                f"<td><b>{escape(step.title)}</b></td><td>{found}</td></tr>"
+            )
+        return "<table cellspacing='0' cellpadding='4' width='100%'>" + "".join(rows) + "</table>"
+
+    def _failed(self, exc: Exception) -> None:
+        self.status.setText(f"The self-check stopped: {exc}")
+
+    def _done(self) -> None:
+        cancelled = self.worker is not None and self.worker.cancel_event.is_set()
+        self.worker = None
+        self.cancel_button.setEnabled(False)
+        if cancelled:
+            self.status.setText("Cancelled.")
+        elif self.steps:
+            self.status.setText(self.summary())
+        self.finished.emit()
+
+    def summary(self) -> str:
+        counts = {s: sum(1 for step in self.steps if step.status is s) for s in Status}
+        failed = [step.title for step in self.steps if step.status is Status.FAIL]
+        text = (
+            f"{counts[Status.PASS]} passed, {counts[Status.WARN]} warnings, "
+            f"{counts[Status.FAIL]} failed, {counts[Status.SKIP]} skipped."
+        )
+        if failed:
+            text += " Fix first: " + ", ".join(failed) + "."
+        return text
+
+
+class SelfCheckDialog(QDialog):
+    """The Hosts page's "Self-check" for one host, over the app's own connection."""
+
+    def __init__(
+        self,
+        host: Host,
+        connect: Callable[[Host], Any],
+        options: SelfCheckOptions | None = None,
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.setWindowTitle(f"Self-check — {host.alias}")
+        self.host, self.connect, self.options = host, connect, options
+        lay = QVBoxLayout(self)
+        intro = QLabel(
+            "Checks the GPU, the driver against PyTorch, a matmul and its BF16 speed, the data "
+            "disk, Python and pip — over one SSH command, in about a minute."
+        )
+        intro.setWordWrap(True)
+        lay.addWidget(intro)
+        self.view = SelfCheckView()
+        lay.addWidget(self.view)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        self.run_button = buttons.addButton("Run again", QDialogButtonBox.ButtonRole.ActionRole)
+        self.run_button.setObjectName("runSelfcheck")
+        self.run_button.clicked.connect(self.run)
+        buttons.rejected.connect(self.reject)
+        lay.addWidget(buttons)
+        self.view.finished.connect(lambda: self.run_button.setEnabled(True))
+        self.resize(820, 520)
+
+    def run(self) -> None:
+        self.run_button.setEnabled(False)
+        self.view.start(self.host, self.connect, self.options)
+
+    def done(self, result: int) -> None:
+        self.view.cancel()
+        super().done(result)
+
+
+def open_selfcheck(ctx: Any, host: Host, parent: QWidget | None = None) -> SelfCheckDialog:
+    """Open the dialog for `host` and start the check at once over the app's own connection."""
+    dialog = SelfCheckDialog(host, ctx.sessions.connect, parent=parent)
+    dialog.setObjectName("selfcheckDialog")
+    dialog.open()
+    dialog.run()
+    return dialog

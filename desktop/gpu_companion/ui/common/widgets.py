@@ -1,0 +1,151 @@
+"""Small shared widgets: the empty state every page shows first, and in-app banners."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QSizePolicy,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from gpu_companion.core.common.notifier import Level, Message
+from gpu_companion.ui.common.icons import icon
+
+
+def form_error_label() -> QLabel:
+    """The red message under a form, hidden until a save is refused."""
+    label = QLabel()
+    label.setObjectName("formError")
+    label.setStyleSheet("color: #c53030;")
+    label.setWordWrap(True)
+    label.hide()
+    return label
+
+
+class EmptyState(QWidget):
+    """A centred icon, heading, explanation and the next action."""
+
+    def __init__(
+        self,
+        icon_name: str,
+        heading: str,
+        text: str,
+        actions: list[tuple[str, Callable[[], None]]] | None = None,
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.setObjectName("emptyState")
+        lay = QVBoxLayout(self)
+        lay.addStretch(1)
+        pic = QLabel()
+        pic.setPixmap(icon(icon_name).pixmap(64, 64))
+        pic.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        lay.addWidget(pic)
+        self.heading = QLabel(heading)
+        self.heading.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        font = self.heading.font()
+        font.setPointSizeF(font.pointSizeF() * 1.4)
+        font.setBold(True)
+        self.heading.setFont(font)
+        lay.addWidget(self.heading)
+        self.text = QLabel(text)
+        self.text.setWordWrap(True)
+        self.text.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.text.setMinimumWidth(420)
+        self.text.setMaximumWidth(560)
+        row = QHBoxLayout()
+        row.addStretch(1)
+        row.addWidget(self.text)
+        row.addStretch(1)
+        lay.addLayout(row)
+        self.buttons: list[QPushButton] = []
+        brow = QHBoxLayout()
+        brow.addStretch(1)
+        for label, slot in actions or []:
+            b = QPushButton(label)
+            b.clicked.connect(slot)
+            brow.addWidget(b)
+            self.buttons.append(b)
+        brow.addStretch(1)
+        lay.addLayout(brow)
+        lay.addStretch(2)
+
+
+_BANNER_COLORS = {
+    Level.INFO: ("#e6f0fb", "#1a4971"),
+    Level.WARNING: ("#fff4d6", "#6b4b00"),
+    Level.ERROR: ("#fde2e1", "#7a1c17"),
+}
+
+
+class Banner(QFrame):
+    """One in-app alert with a dismiss button (used where no system tray exists)."""
+
+    dismissed = Signal()
+
+    def __init__(self, message: Message, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.message = message
+        bg, fg = _BANNER_COLORS[message.level]
+        self.setObjectName("banner")
+        self.setStyleSheet(
+            f"QFrame#banner {{ background: {bg}; border-radius: 6px; }} "
+            f"QFrame#banner QLabel {{ color: {fg}; }}"
+        )
+        lay = QHBoxLayout(self)
+        lay.setContentsMargins(10, 6, 6, 6)
+        self.label = QLabel(message.text)
+        self.label.setWordWrap(True)
+        self.label.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
+        lay.addWidget(self.label)
+        close = QToolButton()
+        close.setText("✕")
+        close.setAutoRaise(True)
+        close.setToolTip("Dismiss")
+        close.clicked.connect(self._dismiss)
+        lay.addWidget(close)
+
+    def _dismiss(self) -> None:
+        self.hide()
+        self.dismissed.emit()
+        QTimer.singleShot(0, self.deleteLater)
+
+
+class BannerArea(QWidget):
+    """A stack of banners at the top of the window; the newest first, at most `limit` shown."""
+
+    def __init__(self, limit: int = 3, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.limit = limit
+        self._lay = QVBoxLayout(self)
+        self._lay.setContentsMargins(8, 4, 8, 0)
+        self._lay.setSpacing(4)
+        self._banners: list[Banner] = []
+
+    def banners(self) -> list[Banner]:
+        """The banners on show, newest first."""
+        self._banners = [b for b in self._banners if not b.isHidden()]
+        return list(self._banners)
+
+    def show_message(self, message: Message) -> Banner:
+        for b in self.banners():
+            if message.key and b.message.key == message.key:
+                b.label.setText(message.text)
+                return b
+        banner = Banner(message, self)
+        self._lay.insertWidget(0, banner)
+        self._banners.insert(0, banner)
+        banner.show()
+        for old in self._banners[self.limit :]:
+            old.hide()
+            old.deleteLater()
+        del self._banners[self.limit :]  # a deleted banner must not be touched again
+        return banner

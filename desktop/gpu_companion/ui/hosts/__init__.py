@@ -1,0 +1,1 @@
+"""The Hosts page: platforms and hosts, connection tests and host-key dialogs."""

@@ -1,0 +1,440 @@
+"""Hosts page: platforms and hosts, add/edit/remove with field-level messages, ssh config import."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFormLayout,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QMessageBox,
+    QPlainTextEdit,
+    QPushButton,
+    QSpinBox,
+    QSplitter,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from gpu_companion.core.common.errors import UserError, ValidationError
+from gpu_companion.core.hosts.registry import CURRENCIES, GRANULARITIES, LOCAL_HOST, Host, Platform
+from gpu_companion.core.hosts.ssh_import import ImportCandidate, scan_ssh_config
+from gpu_companion.ui.common.models import RowTableModel
+from gpu_companion.ui.common.page import EmptyStatePage
+from gpu_companion.ui.common.widgets import EmptyState, form_error_label
+from gpu_companion.ui.hosts.connection import HostConnection, SshOptionsDialog, sync_ssh_config
+
+if TYPE_CHECKING:
+    from gpu_companion.app import AppContext
+
+
+class _FormDialog(QDialog):
+    """A form whose save() may raise ValidationError; the message shows next to the right field."""
+
+    def __init__(self, title: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle(title)
+        self.form = QFormLayout()
+        self.error = form_error_label()
+        self.buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel
+        )
+        self.buttons.accepted.connect(self._try_accept)
+        self.buttons.rejected.connect(self.reject)
+        lay = QVBoxLayout(self)
+        lay.addLayout(self.form)
+        lay.addWidget(self.error)
+        lay.addWidget(self.buttons)
+        self.fields: dict[str, QWidget] = {}
+        self.result_value: object = None
+
+    def add(self, name: str, label: str, widget: QWidget) -> QWidget:
+        self.fields[name] = widget
+        widget.setObjectName(name)
+        self.form.addRow(label, widget)
+        return widget
+
+    def save(self) -> object:
+        raise NotImplementedError
+
+    def _try_accept(self) -> None:
+        try:
+            self.result_value = self.save()
+        except ValidationError as exc:
+            self.show_error(exc.message, exc.field)
+            return
+        except UserError as exc:
+            self.show_error(str(exc))
+            return
+        self.accept()
+
+    def show_error(self, text: str, field: str = "") -> None:
+        self.error.setText(text)
+        self.error.show()
+        for name, w in self.fields.items():
+            w.setStyleSheet("border: 1px solid #c53030;" if name == field else "")
+        if field in self.fields:
+            self.fields[field].setFocus()
+
+
+class PlatformDialog(_FormDialog):
+    def __init__(self, ctx: AppContext, platform: Platform | None, parent: QWidget | None = None):
+        super().__init__("Edit platform" if platform else "Add platform", parent)
+        self.ctx = ctx
+        self.platform = platform or Platform(name="")
+        self.name = self.add("name", "Name", QLineEdit(self.platform.name))
+        self.name.setPlaceholderText("e.g. vast.ai, RunPod, university cluster")
+        self.console_url = self.add(
+            "console_url", "Console URL", QLineEdit(self.platform.console_url)
+        )
+        self.granularity = QComboBox()
+        self.granularity.addItems(list(GRANULARITIES))
+        self.granularity.setCurrentText(self.platform.billing_granularity)
+        self.add("billing_granularity", "Billed per", self.granularity)
+        self.currency = QComboBox()
+        self.currency.addItems(list(CURRENCIES))
+        self.currency.setCurrentText(self.platform.currency)
+        self.add("currency", "Currency", self.currency)
+
+    def save(self) -> Platform:
+        return self.ctx.registry.save_platform(
+            replace(
+                self.platform,
+                name=self.name.text(),
+                console_url=self.console_url.text(),
+                billing_granularity=self.granularity.currentText(),
+                currency=self.currency.currentText(),
+            )
+        )
+
+
+class HostDialog(_FormDialog):
+    def __init__(self, ctx: AppContext, host: Host | None, parent: QWidget | None = None):
+        super().__init__("Edit host" if host else "Add host", parent)
+        self.ctx = ctx
+        self.host = host or Host(alias="", hostname="")
+        self.alias = self.add("alias", "Alias", QLineEdit(self.host.alias))
+        self.alias.setPlaceholderText("short name for `ssh ALIAS`, e.g. gpu1")
+        self.hostname = self.add("hostname", "Host name or IP", QLineEdit(self.host.hostname))
+        self.port = self.add("port", "Port", QLineEdit(str(self.host.port)))
+        self.user = self.add("user", "User", QLineEdit(self.host.user))
+        self.platform = QComboBox()
+        self.platform.addItem("(none)", None)
+        for p in ctx.registry.platforms():
+            self.platform.addItem(p.name, p.id)
+        idx = self.platform.findData(self.host.platform_id)
+        self.platform.setCurrentIndex(max(idx, 0))
+        self.add("platform", "Platform", self.platform)
+        self.gpu_model = self.add("gpu_model", "GPU model", QLineEdit(self.host.gpu_model))
+        self.gpu_count = QSpinBox()
+        self.gpu_count.setRange(0, 64)
+        self.gpu_count.setValue(self.host.gpu_count)
+        self.add("gpu_count", "GPU count", self.gpu_count)
+        self.notes = QPlainTextEdit(self.host.notes)
+        self.notes.setMaximumHeight(70)
+        self.add("notes", "Notes", self.notes)
+
+    def save(self) -> Host:
+        port_text = self.port.text().strip()
+        return self.ctx.registry.save_host(
+            replace(
+                self.host,
+                alias=self.alias.text(),
+                hostname=self.hostname.text(),
+                port=int(port_text) if port_text.lstrip("-").isdigit() else port_text,  # type: ignore[arg-type]
+                user=self.user.text(),
+                platform_id=self.platform.currentData(),
+                gpu_model=self.gpu_model.text(),
+                gpu_count=self.gpu_count.value(),
+                notes=self.notes.toPlainText(),
+            )
+        )
+
+
+class ImportDialog(QDialog):
+    """Shows what an ~/.ssh/config holds and imports only the ticked, valid, new aliases."""
+
+    def __init__(self, ctx: AppContext, path: Path, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.ctx = ctx
+        self.setWindowTitle("Import hosts from ssh config")
+        existing = frozenset(h.alias.lower() for h in ctx.registry.hosts())
+        self.candidates = scan_ssh_config(path, existing)
+        lay = QVBoxLayout(self)
+        lay.addWidget(
+            QLabel(
+                f"Hosts found in {path} (wildcard entries are skipped; the file is "
+                "only read, never changed):"
+            )
+        )
+        self.list = QListWidget()
+        for c in self.candidates:
+            item = QListWidgetItem(self._describe(c))
+            item.setData(Qt.ItemDataRole.UserRole, c)
+            if c.host and not c.exists:
+                item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+                item.setCheckState(Qt.CheckState.Checked)
+            else:
+                item.setFlags(item.flags() & ~Qt.ItemFlag.ItemIsEnabled)
+            self.list.addItem(item)
+        if not self.candidates:
+            self.list.addItem(QListWidgetItem("No importable Host entries found."))
+        lay.addWidget(self.list)
+        buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
+        )
+        buttons.button(QDialogButtonBox.StandardButton.Ok).setText("Import")
+        buttons.accepted.connect(self.do_import)
+        buttons.rejected.connect(self.reject)
+        lay.addWidget(buttons)
+        self.imported: list[Host] = []
+        self.resize(560, 360)
+
+    @staticmethod
+    def _describe(c: ImportCandidate) -> str:
+        if c.host is None:
+            return f"{c.alias} — cannot import: {c.problem}"
+        h = c.host
+        text = f"{h.alias} → {h.user}@{h.hostname}:{h.port}"
+        return text + ("  (already in GPU Companion)" if c.exists else "")
+
+    def checked(self) -> list[Host]:
+        out = []
+        for i in range(self.list.count()):
+            item = self.list.item(i)
+            c = item.data(Qt.ItemDataRole.UserRole)
+            if (
+                isinstance(c, ImportCandidate)
+                and c.host
+                and item.checkState() == Qt.CheckState.Checked
+            ):
+                out.append(c.host)
+        return out
+
+    def do_import(self) -> None:
+        for host in self.checked():
+            self.imported.append(self.ctx.registry.save_host(host))
+        self.accept()
+
+
+class HostsPage(EmptyStatePage):
+    key, title, icon_name = "hosts", "Hosts", "hosts"
+
+    def __init__(self, ctx: AppContext, parent: QWidget | None = None) -> None:
+        super().__init__(ctx, parent)
+        self.empty = EmptyState(
+            "hosts",
+            "No rented hosts yet",
+            "Add the platform you rent from, then the host it gave you (host name, port and user "
+            "from its console). Already use ~/.ssh/config? Import from it. “This computer” is "
+            "always listed below for local GPUs.",
+            [
+                ("Add platform", self.add_platform),
+                ("Add host", self.add_host),
+                ("Import from ~/.ssh/config", self.import_config),
+            ],
+        )
+        self.stack.addWidget(self.empty)
+
+        content = QWidget()
+        lay = QVBoxLayout(content)
+        bar = QHBoxLayout()
+        for label, slot, name in (
+            ("Add platform", self.add_platform, "addPlatform"),
+            ("Add host", self.add_host, "addHost"),
+            ("Edit", self.edit_selected, "edit"),
+            ("Remove", self.remove_selected, "remove"),
+            ("Import from ~/.ssh/config", self.import_config, "import"),
+            ("Self-check", self.self_check_selected, "selfCheck"),
+            ("Test connection", self.test_connection, "testConnection"),
+            ("SSH options…", self.ssh_options, "sshOptions"),
+        ):
+            b = QPushButton(label)
+            b.setObjectName(name)
+            b.clicked.connect(slot)
+            bar.addWidget(b)
+        bar.addStretch(1)
+        lay.addLayout(bar)
+
+        split = QSplitter(Qt.Orientation.Vertical)
+        self.platform_model: RowTableModel[Platform] = RowTableModel(
+            [
+                ("Platform", lambda p: p.name),
+                ("Billed per", lambda p: p.billing_granularity),
+                ("Currency", lambda p: p.currency),
+                ("Console", lambda p: p.console_url),
+            ]
+        )
+        self.platform_view = self._table(self.platform_model, "platforms")
+        self.host_model: RowTableModel[Host] = RowTableModel(
+            [
+                ("Alias", lambda h: h.alias),
+                ("Address", self._address),
+                ("Platform", self._platform_name),
+                ("GPUs", self._gpus),
+                ("State", self._state),
+                ("Notes", lambda h: h.notes),
+            ]
+        )
+        self.host_view = self._table(self.host_model, "hosts")
+        self.host_view.doubleClicked.connect(self.edit_selected)
+        split.addWidget(self._titled("Platforms", self.platform_view))
+        split.addWidget(self._titled("Hosts", self.host_view))
+        split.setStretchFactor(1, 3)
+        lay.addWidget(split)
+        self.connection_status = QLabel()
+        self.connection_status.setObjectName("connectionStatus")
+        self.connection_status.setWordWrap(True)
+        lay.addWidget(self.connection_status)
+        self.connection = HostConnection(ctx, self, self.connection_status)
+        self.stack.addWidget(content)
+        self._platform_names: dict[int | None, str] = {}
+        self._last: tuple[QTableView, RowTableModel] = (self.host_view, self.host_model)  # type: ignore[type-arg]
+        for v, m in ((self.host_view, self.host_model), (self.platform_view, self.platform_model)):
+            v.clicked.connect(lambda _i, v=v, m=m: setattr(self, "_last", (v, m)))
+        self.refresh()
+
+    def _table(self, model: RowTableModel, name: str) -> QTableView:  # type: ignore[type-arg]
+        view = QTableView()
+        view.setObjectName(name)
+        view.setModel(model)
+        view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        view.verticalHeader().hide()
+        view.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        view.horizontalHeader().setStretchLastSection(True)
+        view.setAlternatingRowColors(True)
+        return view
+
+    @staticmethod
+    def _titled(title: str, widget: QWidget) -> QWidget:
+        box = QWidget()
+        lay = QVBoxLayout(box)
+        lay.setContentsMargins(0, 0, 0, 0)
+        label = QLabel(f"<b>{title}</b>")
+        lay.addWidget(label)
+        lay.addWidget(widget)
+        return box
+
+    def _address(self, h: Host) -> str:
+        return "this computer" if h.is_local else f"{h.user}@{h.hostname}:{h.port}"
+
+    def _platform_name(self, h: Host) -> str:
+        return "—" if h.is_local else self._platform_names.get(h.platform_id, "—")
+
+    def _gpus(self, h: Host) -> str:
+        if h.is_local:
+            return "local nvidia-smi"
+        return f"{h.gpu_count} × {h.gpu_model}" if h.gpu_count else (h.gpu_model or "—")
+
+    @staticmethod
+    def _state(h: Host) -> str:
+        return "built in" if h.is_local else h.state
+
+    def refresh(self) -> None:
+        platforms = self.ctx.registry.platforms()
+        hosts = self.ctx.registry.hosts()
+        self._platform_names = {p.id: p.name for p in platforms}
+        self.platform_model.set_rows(platforms)
+        self.host_model.set_rows([LOCAL_HOST, *hosts])
+        self.stack.setCurrentIndex(1 if (platforms or hosts) else 0)
+
+    def _selected(self) -> Host | Platform | None:
+        """The selected row of the table the user touched last."""
+        view, model = self._last
+        rows = view.selectionModel().selectedRows()
+        return model.row(rows[0].row()) if rows else None  # type: ignore[no-any-return]
+
+    def add_platform(self) -> None:
+        if PlatformDialog(self.ctx, None, self).exec():
+            self.refresh()
+            self.ctx.notifier.info("Platform added.", source="hosts")
+
+    def add_host(self) -> None:
+        if HostDialog(self.ctx, None, self).exec():
+            self.refresh()
+            sync_ssh_config(self.ctx)
+            self.ctx.notifier.info("Host added.", source="hosts")
+
+    def edit_selected(self) -> None:
+        item = self._selected()
+        if isinstance(item, Host) and not item.is_local:
+            if HostDialog(self.ctx, item, self).exec():
+                self.refresh()
+                sync_ssh_config(self.ctx)
+        elif isinstance(item, Platform):
+            if PlatformDialog(self.ctx, item, self).exec():
+                self.refresh()
+
+    def remove_selected(self) -> None:
+        item = self._selected()
+        if item is None or (isinstance(item, Host) and item.is_local):
+            return
+        name = item.alias if isinstance(item, Host) else item.name
+        answer = QMessageBox.question(self, "Remove", f"Remove {name!r}? Its history is kept.")
+        if answer != QMessageBox.StandardButton.Yes:
+            return
+        try:
+            if isinstance(item, Host):
+                assert item.id is not None
+                self.ctx.registry.delete_host(item.id)
+            else:
+                assert item.id is not None
+                self.ctx.registry.delete_platform(item.id)
+        except UserError as exc:
+            QMessageBox.warning(self, "Cannot remove", str(exc))
+        self.refresh()
+        sync_ssh_config(self.ctx)
+
+    def self_check_selected(self) -> None:
+        item = self._selected()
+        if isinstance(item, Host) and not item.is_local:
+            from gpu_companion.ui.common.selfcheck_view import open_selfcheck
+
+            open_selfcheck(self.ctx, item, self)
+
+    def import_config(self) -> None:
+        path = Path.home() / ".ssh" / "config"
+        try:
+            dialog = ImportDialog(self.ctx, path, self)
+        except UserError as exc:
+            QMessageBox.warning(self, "Import", str(exc))
+            return
+        if dialog.exec():
+            self.refresh()
+            sync_ssh_config(self.ctx)
+            self.ctx.notifier.info(
+                f"Imported {len(dialog.imported)} host(s) from {path}.", source="hosts"
+            )
+
+    def _selected_host(self) -> Host | None:
+        rows = self.host_view.selectionModel().selectedRows()
+        return self.host_model.row(rows[0].row()) if rows else None
+
+    def test_connection(self) -> None:
+        host = self._selected_host()
+        if host is None:
+            self.connection_status.setText("Select a host to test.")
+            return
+        self.connection.test(host)
+
+    def ssh_options(self) -> None:
+        host = self._selected_host()
+        if host is None or host.is_local:
+            self.connection_status.setText("Select a rented host first.")
+            return
+        if SshOptionsDialog(self.ctx, host, self).exec():
+            sync_ssh_config(self.ctx)

@@ -1,0 +1,1 @@
+"""The Keys page: one key per platform, generate, import, rotate, export, load into an agent."""

@@ -1,1 +1,0 @@
-"""One module per sidebar page."""

@@ -1,0 +1,1 @@
+"""The Release page: the backup checklist, its dialogs and the release flow."""

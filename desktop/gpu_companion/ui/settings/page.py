@@ -1,0 +1,135 @@
+"""Settings page: start at login, the environment check, where the app keeps its files."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QUrl
+from PySide6.QtGui import QDesktopServices
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from gpu_companion import __version__
+from gpu_companion.core.system.autostart import Autostart
+from gpu_companion.ui.common.page import Page
+
+if TYPE_CHECKING:
+    from gpu_companion.app import AppContext
+    from gpu_companion.ui.shell.welcome import WelcomeDialog
+
+log = logging.getLogger(__name__)
+
+
+class SettingsPage(Page):
+    key, title, icon_name = "settings", "Settings", "settings"
+
+    def __init__(self, ctx: AppContext, parent: QWidget | None = None) -> None:
+        super().__init__(ctx, parent)
+        self.autostart = Autostart()
+        self.welcome: WelcomeDialog | None = None
+        lay = QVBoxLayout(self)
+
+        startup = QGroupBox("Start-up")
+        slay = QVBoxLayout(startup)
+        self.start_at_login = QCheckBox("Start GPU Companion in the tray when I log in")
+        self.start_at_login.setObjectName("startAtLogin")
+        self.start_at_login.setChecked(self.autostart.is_enabled())
+        self.start_at_login.toggled.connect(self._toggle_autostart)
+        slay.addWidget(self.start_at_login)
+        self.autostart_note = QLabel()
+        self.autostart_note.setObjectName("autostartNote")
+        self.autostart_note.setWordWrap(True)
+        self._update_autostart_note()
+        slay.addWidget(self.autostart_note)
+        check_row = QHBoxLayout()
+        self.check_button = QPushButton("Check this computer…")
+        self.check_button.setObjectName("checkEnvironment")
+        self.check_button.clicked.connect(self.open_check)
+        check_row.addWidget(QLabel("Keyring, ssh, ssh-agent and rsync, and how to install them:"))
+        check_row.addWidget(self.check_button)
+        check_row.addStretch(1)
+        slay.addLayout(check_row)
+        lay.addWidget(startup)
+
+        box = QGroupBox("Where GPU Companion keeps its files")
+        form = QFormLayout(box)
+        for label, path in (
+            ("Data (database)", ctx.paths.data_dir),
+            ("Configuration", ctx.paths.config_dir),
+            ("Logs", ctx.paths.log_dir),
+        ):
+            row = QHBoxLayout()
+            text = QLabel(str(path))
+            text.setTextInteractionFlags(text.textInteractionFlags().TextSelectableByMouse)
+            row.addWidget(text, 1)
+            button = QPushButton("Open folder")
+            button.clicked.connect(lambda _=False, p=path: self.open_folder(p))
+            row.addWidget(button)
+            form.addRow(label, row)
+        lay.addWidget(box)
+        about = QGroupBox("About")
+        alay = QVBoxLayout(about)
+        alay.addWidget(
+            QLabel(
+                f"GPU Companion {__version__}. Private keys live only in your system keyring; "
+                "the app "
+                "never stores them in plain files. The colour theme follows your system."
+            )
+        )
+        lay.addWidget(about)
+        lay.addStretch(1)
+
+    def refresh(self) -> None:
+        enabled = self.autostart.is_enabled()  # the user may have removed the entry by hand
+        if enabled != self.start_at_login.isChecked():
+            self.start_at_login.blockSignals(True)
+            self.start_at_login.setChecked(enabled)
+            self.start_at_login.blockSignals(False)
+        self._update_autostart_note()
+
+    def _toggle_autostart(self, on: bool) -> None:
+        try:
+            if on:
+                self.autostart.enable()
+            else:
+                self.autostart.disable()
+        except (OSError, ValueError) as exc:
+            log.warning("start at login: %s", exc)
+            self.ctx.notifier.error(
+                f"Could not change start at login ({self.autostart.location}): {exc}",
+                source="settings",
+                key="autostart",
+            )
+            self.start_at_login.blockSignals(True)
+            self.start_at_login.setChecked(self.autostart.is_enabled())
+            self.start_at_login.blockSignals(False)
+        self._update_autostart_note()
+
+    def _update_autostart_note(self) -> None:
+        where = self.autostart.location
+        self.autostart_note.setText(
+            f"Entry: {where}" if self.autostart.is_enabled() else f"Would be written to {where}"
+        )
+
+    def open_check(self) -> WelcomeDialog:
+        from gpu_companion.ui.shell.welcome import WelcomeDialog
+
+        if self.welcome is None or not self.welcome.isVisible():
+            self.welcome = WelcomeDialog(self.ctx, self)
+        self.welcome.open()
+        return self.welcome
+
+    @staticmethod
+    def open_folder(path: Path) -> None:
+        path.mkdir(parents=True, exist_ok=True)
+        QDesktopServices.openUrl(QUrl.fromLocalFile(str(path)))

@@ -1,0 +1,240 @@
+"""The tray: its state, tooltip and menu come from a testable model over the ledger; the real
+QSystemTrayIcon shows them where a tray exists, and alerts fall back to in-app banners where not."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+from PySide6.QtCore import QEvent, QObject, QTimer
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QMenu, QSystemTrayIcon, QWidget
+
+from gpu_companion.core.common.notifier import Level, Message
+from gpu_companion.core.spend.alerts import RENTAL_ALERTS, SpendAlerts, format_duration, rental_name
+from gpu_companion.core.spend.budgets import Budgets
+from gpu_companion.core.spend.ledger import SpendLedger
+from gpu_companion.core.spend.money import format_money, format_totals
+from gpu_companion.core.spend.reports import burn_text, today
+from gpu_companion.ui.common.icons import icon
+
+STATES = ("idle", "ok", "warning", "over")  # nothing running / within budget / warning / over
+STATE_WORDS = {
+    "idle": "nothing running",
+    "ok": "running within budget",
+    "warning": "budget warning",
+    "over": "over budget",
+}
+REFRESH_MS = 30_000
+
+
+@dataclass(frozen=True)
+class TrayEntry:
+    rental_id: int
+    text: str
+    host_alias: str = ""
+
+
+@dataclass(frozen=True)
+class TraySnapshot:
+    state: str
+    tooltip: str
+    entries: list[TrayEntry] = field(default_factory=list)
+
+
+class TrayModel:
+    """What the tray shows, computed from the ledger and the budgets (no Qt)."""
+
+    def __init__(self, ledger: SpendLedger, budgets: Budgets) -> None:
+        self.ledger = ledger
+        self.budgets = budgets
+
+    def snapshot(self) -> TraySnapshot:
+        now = self.ledger.now()
+        running = self.ledger.running()
+        budget = self.budgets.overall_state(now)
+        if budget in ("warning", "over"):
+            state = budget
+        else:
+            state = "ok" if running else "idle"
+        burn = burn_text(self.ledger)
+        head = f"{len(running)} running, {burn}" if running and burn else STATE_WORDS["idle"]
+        if running and not burn:
+            head = f"{len(running)} running, not billed"
+        tooltip = f"GPU Companion — {head}\nToday: {format_totals(today(self.ledger))}"
+        if state in ("warning", "over"):
+            tooltip += f"\n{STATE_WORDS[state].capitalize()}"
+        entries = [
+            TrayEntry(
+                r.id or 0,
+                f"{rental_name(r)} · {format_duration(r.elapsed(now))} · "
+                f"{format_money(r.cost_at(now), r.currency)}",
+                r.host_alias,
+            )
+            for r in running
+        ]
+        return TraySnapshot(state, tooltip, entries)
+
+
+def notification_for(message: Message) -> tuple[str, str, QSystemTrayIcon.MessageIcon]:
+    """Title, text and icon of the tray balloon for a notifier message."""
+    kind = {
+        Level.ERROR: QSystemTrayIcon.MessageIcon.Critical,
+        Level.WARNING: QSystemTrayIcon.MessageIcon.Warning,
+    }.get(message.level, QSystemTrayIcon.MessageIcon.Information)
+    title = "GPU Companion — spend" if message.source == "spend" else "GPU Companion"
+    return title, message.text, kind
+
+
+class Tray(QObject):
+    """Delivers notifier messages (a tray balloon when a tray exists, else `fallback(message)`),
+    keeps the icon, tooltip and menu current, and runs the spend alerts every half minute."""
+
+    def __init__(
+        self,
+        show_window: Callable[[], None],
+        quit_app: Callable[[], None],
+        fallback: Callable[[Message], None],
+        parent: QObject | None = None,
+        available: bool | None = None,
+        model: TrayModel | None = None,
+        navigate: Callable[[str], None] | None = None,
+        alerts: SpendAlerts | None = None,
+        open_release: Callable[[str], None] | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.fallback = fallback
+        self.model = model
+        self.alerts = alerts
+        self._show_window = show_window
+        self._quit = quit_app
+        self._navigate = navigate or (lambda _key: None)
+        self._open_release = open_release
+        self.available = QSystemTrayIcon.isSystemTrayAvailable() if available is None else available
+        self.state = "idle"
+        self.tooltip = "GPU Companion — nothing running"
+        self.menu = QMenu()
+        self._submenus: list[QMenu] = []
+        self.icon: QSystemTrayIcon | None = None
+        if self.available:
+            self.icon = QSystemTrayIcon(icon("tray-idle"), self)
+            self.icon.setContextMenu(self.menu)
+            self.icon.activated.connect(lambda _reason: show_window())
+        self.refresh()
+        if self.icon is not None:
+            self.icon.show()
+        self.timer = QTimer(self)
+        self.timer.setInterval(REFRESH_MS)
+        self.timer.timeout.connect(self.tick)
+        if model is not None:
+            self.timer.start()
+
+    # --- state ----------------------------------------------------------------------------
+    def tick(self) -> None:
+        """Run the alert rules and refresh what the tray shows."""
+        if self.alerts is not None:
+            self.alerts.check()
+        self.refresh()
+
+    def refresh(self) -> None:
+        snap = (
+            self.model.snapshot() if self.model is not None else TraySnapshot("idle", self.tooltip)
+        )
+        self.state, self.tooltip = snap.state, snap.tooltip
+        self._build_menu(snap)
+        if self.icon is not None:
+            self.icon.setIcon(icon(f"tray-{snap.state}"))
+            self.icon.setToolTip(snap.tooltip)
+
+    def _build_menu(self, snap: TraySnapshot) -> None:
+        self.menu.clear()
+        for sub in self._submenus:
+            sub.deleteLater()
+        self._submenus = []
+        self.menu.addAction("Open GPU Companion", self._show_window)
+        if snap.entries:
+            self.menu.addSeparator()
+        for entry in snap.entries:
+            sub = self.menu.addMenu(entry.text)
+            self._submenus.append(sub)
+            sub.addAction("Open the monitor", lambda: self._open("monitor"))
+            sub.addAction("Release checklist", self._releaser(entry.host_alias))
+            if self.alerts is not None:
+                sub.addAction("Snooze its alerts for 1 hour", self._snoozer(entry.rental_id))
+                sub.addAction("Mute its alerts", self._muter(entry.rental_id))
+        self.menu.addSeparator()
+        self.menu.addAction("Spend", lambda: self._open("spend"))
+        self.menu.addSeparator()
+        self.menu.addAction("Quit", self._quit)
+
+    def _open(self, key: str) -> None:
+        self._show_window()
+        self._navigate(key)
+
+    def _releaser(self, alias: str) -> Callable[[], None]:
+        """Open the release checklist with this rental's host chosen, when it has one."""
+
+        def open_checklist() -> None:
+            self._show_window()
+            if alias and self._open_release is not None:
+                self._open_release(alias)
+            else:
+                self._navigate("release")
+
+        return open_checklist
+
+    def _snoozer(self, rental_id: int) -> Callable[[], None]:
+        def snooze() -> None:
+            assert self.alerts is not None
+            for kind in RENTAL_ALERTS:
+                self.alerts.snooze(rental_id, kind, timedelta(hours=1))
+
+        return snooze
+
+    def _muter(self, rental_id: int) -> Callable[[], None]:
+        def mute() -> None:
+            assert self.alerts is not None
+            for kind in RENTAL_ALERTS:
+                self.alerts.mute(rental_id, kind)
+
+        return mute
+
+    def actions(self) -> list[QAction]:
+        """Every action of the menu, submenus flattened (for tests and accessibility)."""
+        out: list[QAction] = []
+        for action in self.menu.actions():
+            out.append(action)
+            if action.menu() is not None:
+                out.extend(action.menu().actions())  # type: ignore[union-attr]
+        return out
+
+    # --- delivery -------------------------------------------------------------------------
+    def deliver(self, message: Message) -> None:
+        if self.icon is not None and message.level is not Level.INFO:
+            self.icon.showMessage(*notification_for(message))
+        else:
+            self.fallback(message)
+
+    def keep_window_in_tray(self, window: QWidget, running: Callable[[], bool]) -> None:
+        """Before the window handles a close, tell it whether a rental runs (it then hides to
+        the tray instead of quitting, where a tray exists)."""
+        watcher = _CloseWatcher(window, running, self)
+        window.installEventFilter(watcher)
+
+    def hide(self) -> None:
+        self.timer.stop()
+        if self.icon is not None:
+            self.icon.hide()
+
+
+class _CloseWatcher(QObject):
+    def __init__(self, window: QWidget, running: Callable[[], bool], parent: QObject) -> None:
+        super().__init__(parent)
+        self._window = window
+        self._running = running
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self._window and event.type() == QEvent.Type.Close:
+            self._window.keep_in_tray = self._running()  # type: ignore[attr-defined]
+        return False

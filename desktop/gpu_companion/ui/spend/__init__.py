@@ -1,0 +1,1 @@
+"""The Spend page: rentals, charges, budgets, charts and CSV."""

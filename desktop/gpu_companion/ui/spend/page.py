@@ -1,0 +1,416 @@
+"""Spend page: live meters of running rentals, budgets, history with filters, a chart by
+platform, cost per successful experiment, CSV export and import."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QTimer
+from PySide6.QtGui import QHideEvent, QShowEvent
+from PySide6.QtWidgets import (
+    QComboBox,
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QMessageBox,
+    QProgressBar,
+    QPushButton,
+    QTableView,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from gpu_companion.core.common.errors import UserError
+from gpu_companion.core.spend.alerts import format_duration, rental_name
+from gpu_companion.core.spend.ledger import HistoryFilter
+from gpu_companion.core.spend.ledger_csv import export_csv
+from gpu_companion.core.spend.metering import Rental, period_of
+from gpu_companion.core.spend.money import format_money, format_totals
+from gpu_companion.core.spend.reports import (
+    burn_text,
+    experiment_costs,
+    period_report,
+    today,
+)
+from gpu_companion.ui.common.models import RowTableModel
+from gpu_companion.ui.common.page import EmptyStatePage
+from gpu_companion.ui.common.widgets import EmptyState
+from gpu_companion.ui.common.worker import run_in_thread
+from gpu_companion.ui.spend.dialogs import (
+    AlertsDialog,
+    BudgetDialog,
+    CsvImportDialog,
+    OutcomeDialog,
+    StartRentalDialog,
+)
+from gpu_companion.ui.spend.tabs import ChartTab, ExperimentsTab, make_table
+
+if TYPE_CHECKING:
+    from gpu_companion.app import AppContext
+
+HISTORY_LIMIT = 5000
+PERIODS = {  # filter label -> (bucket, how many back), None: everything
+    "Last 30 days": ("30 days", 0),
+    "This month": ("month", 0),
+    "Last month": ("month", 1),
+    "This week": ("week", 0),
+    "This year": ("year", 0),
+    "All time": None,
+}
+
+
+class SpendPage(EmptyStatePage):
+    key, title, icon_name = "spend", "Spend", "spend"
+
+    def __init__(self, ctx: AppContext, parent: QWidget | None = None) -> None:
+        super().__init__(ctx, parent)
+        self.ledger = ctx.ledger
+        self.empty = EmptyState(
+            "spend",
+            "No platform to meter yet",
+            "Every rental is metered here from its start time, with budgets, alerts and "
+            "reports. Add the platform you rent from (and its hosts) first.",
+            [("Add a host", lambda: ctx.navigate("hosts"))],
+        )
+        self.stack.addWidget(self.empty)
+        body = QWidget()
+        self.stack.addWidget(body)
+        lay = QVBoxLayout(body)
+
+        top = QHBoxLayout()
+        self.summary = QLabel()
+        self.summary.setObjectName("spendSummary")
+        font = self.summary.font()
+        font.setPointSizeF(font.pointSizeF() * 1.15)
+        self.summary.setFont(font)
+        top.addWidget(self.summary, 1)
+        self.buttons: dict[str, QPushButton] = {}
+        for name, label, slot in (
+            ("start", "Start rental…", self.start_rental),
+            ("stop", "Stop meter", self.stop_rental),
+            ("budget", "Budget…", self.set_budget),
+            ("alerts", "Alerts…", self.edit_alerts),
+            ("import", "Import CSV…", self.import_csv),
+            ("export", "Export CSV…", self.export_csv),
+        ):
+            b = QPushButton(label)
+            b.setObjectName(f"spend_{name}")
+            b.clicked.connect(slot)
+            top.addWidget(b)
+            self.buttons[name] = b
+        lay.addLayout(top)
+        self.budget_box = QVBoxLayout()
+        lay.addLayout(self.budget_box)
+        self.budget_bars: list[QProgressBar] = []
+
+        lay.addWidget(QLabel("<b>Running now</b>"))
+        self.running_model: RowTableModel[Rental] = RowTableModel(
+            [
+                ("Rental", rental_name),
+                ("Platform", lambda r: r.platform_name),
+                ("GPU", lambda r: f"{r.gpu_count} × {r.gpu_model}" if r.gpu_model else ""),
+                ("Billing", lambda r: f"{r.billing_mode}, {r.rate} {r.currency}/{_unit(r)}"),
+                ("Started", lambda r: self._local(r.started_at)),
+                ("Elapsed", lambda r: format_duration(r.elapsed(self.ledger.now()))),
+                ("Cost so far", lambda r: format_money(r.cost_at(self.ledger.now()), r.currency)),
+                ("Planned end", lambda r: self._local(r.planned_end) if r.planned_end else ""),
+            ]
+        )
+        self.running_view = make_table(self.running_model)  # type: ignore[arg-type]
+        self.running_view.setMaximumHeight(120)
+        lay.addWidget(self.running_view)
+
+        self.tabs = QTabWidget()
+        lay.addWidget(self.tabs, 1)
+        self._build_history()
+        self.chart_tab = ChartTab(self.ledger)
+        self.chart = self.chart_tab.chart
+        self.tabs.addTab(self.chart_tab, "Chart")
+        self.tabs.currentChanged.connect(lambda i: i == 1 and self.chart_tab.load())
+        self.experiments = ExperimentsTab()
+        self.exp_model = self.experiments.model
+        self.tabs.addTab(self.experiments, "Experiments")
+
+        self.meter = QTimer(self)  # live meters: recomputed from timestamps, so cheap
+        self.meter.setInterval(1000)
+        self.meter.timeout.connect(self.tick)
+        self._ticks = 0
+        self.refresh()
+
+    # --- building -------------------------------------------------------------------------
+    def _build_history(self) -> None:
+        page = QWidget()
+        lay = QVBoxLayout(page)
+        filters = QHBoxLayout()
+        self.f_period, self.f_platform, self.f_gpu, self.f_tag = (QComboBox() for _ in range(4))
+        self.f_period.addItems(list(PERIODS))
+        for label, combo in (
+            ("Period", self.f_period),
+            ("Platform", self.f_platform),
+            ("GPU", self.f_gpu),
+            ("Tag", self.f_tag),
+        ):
+            filters.addWidget(QLabel(label))
+            filters.addWidget(combo)
+            combo.activated.connect(lambda _i: self._load_history())
+        filters.addStretch(1)
+        self.outcome_button = QPushButton("Experiment…")
+        self.outcome_button.clicked.connect(self.edit_outcome)
+        filters.addWidget(self.outcome_button)
+        lay.addLayout(filters)
+        now = self.ledger.now
+        self.history_model: RowTableModel[Rental] = RowTableModel(
+            [
+                ("Started", lambda r: self._local(r.started_at)),
+                ("Ended", lambda r: self._local(r.ended_at) if r.ended_at else "running"),
+                ("Rental", rental_name),
+                ("Platform", lambda r: r.platform_name),
+                ("GPU", lambda r: f"{r.gpu_count} × {r.gpu_model}" if r.gpu_model else ""),
+                ("Hours", lambda r: f"{r.elapsed(now()).total_seconds() / 3600:.2f}"),
+                ("Cost", lambda r: format_money(r.cost_at(now()), r.currency)),
+                ("Tag", lambda r: r.tag),
+                ("Outcome", lambda r: r.outcome),
+                ("Ended by", lambda r: _end_note(r)),
+            ]
+        )
+        self.history_view = make_table(self.history_model)  # type: ignore[arg-type]
+        lay.addWidget(self.history_view, 1)
+        self.history_total = QLabel()
+        lay.addWidget(self.history_total)
+        self.tabs.addTab(page, "History")
+
+    # --- showing --------------------------------------------------------------------------
+    def _local(self, when: datetime | None) -> str:
+        return when.astimezone(self.ledger.tz).strftime("%Y-%m-%d %H:%M") if when else ""
+
+    def refresh(self) -> None:
+        has_platform = bool(self.ctx.registry.platforms())
+        self.stack.setCurrentIndex(1 if has_platform else 0)
+        if not has_platform:
+            return
+        self.running_model.set_rows(self.ledger.running())
+        self._fill_filters()
+        self._load_history()
+        self._show_summary()
+        self.exp_model.set_rows(experiment_costs(self.ledger))
+        if self.tabs.currentIndex() == 1:
+            self.chart_tab.load()
+        if self.ctx.tray is not None:
+            self.ctx.tray.refresh()
+
+    def _fill_filters(self) -> None:
+        def refill(combo: QComboBox, everything: str, items: list[tuple[str, object]]) -> None:
+            current = combo.currentData()
+            combo.clear()
+            combo.addItem(everything, None)
+            for label, data in items:
+                combo.addItem(label, data)
+            combo.setCurrentIndex(max(combo.findData(current), 0))
+
+        refill(
+            self.f_platform,
+            "All platforms",
+            [(p.name, p.id) for p in self.ctx.registry.platforms()],
+        )
+        refill(self.f_gpu, "All GPUs", [(g, g) for g in self.ledger.distinct("gpu_model")])
+        refill(self.f_tag, "All tags", [(t, t) for t in self.ledger.distinct("tag")])
+        currencies = sorted(
+            {r[0] for r in self.ledger.store.db.execute("SELECT DISTINCT currency FROM rentals")}
+            | {p.currency for p in self.ctx.registry.platforms()}
+        )
+        self.chart_tab.set_currencies(currencies)
+
+    def history_filter(self) -> HistoryFilter:
+        since = until = None
+        choice = PERIODS[self.f_period.currentText()]
+        if choice is not None:
+            bucket, back = choice
+            now = self.ledger.now()
+            if bucket == "30 days":
+                since, until = now - timedelta(days=30), None
+            elif bucket == "year":
+                local = now.astimezone(self.ledger.tz)
+                since = local.replace(month=1, day=1, hour=0, minute=0, second=0)
+                until = since.replace(year=since.year + 1)
+            else:
+                since, until = period_of(now, bucket, self.ledger.tz)
+                for _ in range(back):
+                    since, until = period_of(since - timedelta(seconds=1), bucket, self.ledger.tz)
+        return HistoryFilter(
+            since=since,
+            until=until,
+            platform_id=self.f_platform.currentData(),
+            gpu_model=self.f_gpu.currentData() or "",
+            tag=self.f_tag.currentData() or "",
+        )
+
+    def _load_history(self) -> None:
+        rows = self.ledger.history(self.history_filter(), limit=HISTORY_LIMIT)
+        self.history_model.set_rows(rows)
+        totals: dict[str, int] = {}
+        now = self.ledger.now()
+        for r in rows:
+            totals[r.currency] = totals.get(r.currency, 0) + r.cost_at(now)
+        more = " (the newest shown)" if len(rows) == HISTORY_LIMIT else ""
+        self.history_total.setText(f"{len(rows)} rentals{more}: {format_totals(totals)}")
+
+    def _show_summary(self) -> None:
+        month = period_report(self.ledger, "month").totals
+        burn = burn_text(self.ledger)
+        self.summary.setText(
+            f"Today {format_totals(today(self.ledger))} · this month {format_totals(month)}"
+            + (f" · burning {burn}" if burn else " · nothing billing now")
+        )
+        for bar in self.budget_bars:
+            self.budget_box.removeWidget(bar)
+            bar.setParent(None)
+            bar.deleteLater()
+        self.budget_bars = []
+        for st in self.ctx.budgets.statuses():
+            b = st.budget
+            bar = QProgressBar()
+            bar.setRange(0, 100)
+            bar.setValue(min(st.percent, 100))
+            text = (
+                f"{b.title}: {st.percent}% — {format_money(st.spent_minor, b.currency)} of "
+                f"{format_money(b.amount_minor, b.currency)}"
+            )
+            if st.forecast is not None and st.percent < 100:
+                text += f" · runs out {self._local(st.forecast)} at this rate"
+            bar.setFormat(text)
+            color = {"ok": "#38a169", "warning": "#d69e2e", "over": "#c53030"}[st.state]
+            bar.setStyleSheet(f"QProgressBar::chunk {{ background: {color}; }}")
+            self.budget_box.addWidget(bar)
+            self.budget_bars.append(bar)
+
+    def tick(self) -> None:
+        """Once a second: the meters re-read the clock; every 10 s the totals too."""
+        rows = self.running_model.rowCount()
+        if rows:
+            self.running_model.dataChanged.emit(
+                self.running_model.index(0, 5), self.running_model.index(rows - 1, 6)
+            )
+        self._ticks += 1
+        if self._ticks % 10 == 0:
+            self._show_summary()
+
+    def showEvent(self, event: QShowEvent) -> None:
+        self.meter.start()
+        super().showEvent(event)
+
+    def hideEvent(self, event: QHideEvent) -> None:
+        self.meter.stop()
+        super().hideEvent(event)
+
+    # --- actions --------------------------------------------------------------------------
+    def _selected(self, view: QTableView, model: RowTableModel[Rental]) -> Rental | None:
+        rows = view.selectionModel().selectedRows()
+        return model.row(rows[0].row()) if rows else None
+
+    def start_rental(self) -> None:
+        dialog = StartRentalDialog(self.ctx, self)
+        if dialog.exec():
+            self.refresh()
+
+    def stop_rental(self) -> None:
+        r = self._selected(self.running_view, self.running_model)
+        if r is None and self.running_model.rowCount() == 1:
+            r = self.running_model.row(0)
+        if r is None or r.id is None:
+            self.ctx.notifier.info("Select the running rental to stop.")
+            return
+        cost = format_money(r.cost_at(self.ledger.now()), r.currency)
+        answer = QMessageBox.question(
+            self,
+            "Stop the meter",
+            f"Stop metering {rental_name(r)} now, at {cost}?\n\nThis only ends the ledger's "
+            "meter: release the instance on the platform too (the Release page checks your "
+            "backups first).",
+        )
+        if answer == QMessageBox.StandardButton.Yes:
+            self.stop(r)
+
+    def stop(self, r: Rental) -> None:
+        assert r.id is not None
+        try:
+            self.ledger.end_rental(r.id, reason="stopped on the Spend page")
+        except UserError as exc:
+            self.ctx.notifier.warning(str(exc), source="spend")
+        self.refresh()
+
+    def edit_alerts(self) -> None:
+        r = self._selected(self.running_view, self.running_model)
+        AlertsDialog(self.ctx, r, self).exec()
+
+    def set_budget(self) -> None:
+        if BudgetDialog(self.ctx, self).exec():
+            self.refresh()
+
+    def edit_outcome(self) -> None:
+        r = self._selected(self.history_view, self.history_model)
+        if r is None:
+            self.ctx.notifier.info("Select a rental in the history first.")
+            return
+        if OutcomeDialog(self.ctx, r, self).exec():
+            self.refresh()
+
+    def import_csv(self) -> None:
+        name, _ = QFileDialog.getOpenFileName(self, "Import rentals", "", "CSV files (*.csv)")
+        if name:
+            self.run_import(Path(name))
+
+    def run_import(self, path: Path) -> CsvImportDialog:
+        dialog = CsvImportDialog(self.ctx, path, self)
+        dialog.finished.connect(lambda _code: self._imported(dialog))
+        dialog.open()
+        return dialog
+
+    def _imported(self, dialog: CsvImportDialog) -> None:
+        res = dialog.result_value
+        if res is not None:
+            self.ctx.notifier.info(
+                f"Imported {res.rentals} rentals and {res.charges} charges "
+                f"({res.refused} rows refused, {res.duplicates} already there).",
+                source="spend",
+            )
+            self.refresh()
+
+    def export_csv(self) -> None:
+        name, _ = QFileDialog.getSaveFileName(
+            self, "Export the ledger", "gpu-companion-ledger.csv", "CSV files (*.csv)"
+        )
+        if name:
+            self.run_export(Path(name))
+
+    def run_export(self, path: Path) -> None:
+        def write() -> int:
+            tmp = path.with_name(f".{path.name}.part")
+            with tmp.open("w", encoding="utf-8", newline="") as out:
+                count = export_csv(self.ledger, out)
+            tmp.replace(path)
+            return count
+
+        self._export_worker = run_in_thread(
+            write,
+            on_result=lambda n: self.ctx.notifier.info(
+                f"Exported {n} rows to {path}.", source="spend"
+            ),
+            on_error=lambda exc: self.ctx.notifier.error(
+                f"Could not export to {path}: {exc}", source="spend"
+            ),
+        )
+
+
+def _unit(r: Rental) -> str:
+    return {"weekly": "week", "monthly": "month"}.get(r.billing_mode, "h")
+
+
+def _end_note(r: Rental) -> str:
+    note = r.end_reason
+    override = r.evidence.get("override_reason") if r.evidence else None
+    if override:
+        note += f" (override: {override})"
+    return note

@@ -1,0 +1,391 @@
+"""Transfers page: the queue with progress bars, job actions, drop files on a host to upload."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import Qt, QUrl, Signal
+from PySide6.QtGui import QDesktopServices, QDragEnterEvent, QDragMoveEvent, QDropEvent
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QMessageBox,
+    QPushButton,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from gpu_companion.core.common.errors import UserError
+from gpu_companion.core.hosts.registry import Host
+from gpu_companion.core.transfers.job import JobState, TransferJob, validate_remote_path
+from gpu_companion.core.transfers.presets import sync_checkpoints, upload_options
+from gpu_companion.core.transfers.queue import TransferQueue
+from gpu_companion.ui.common.page import EmptyStatePage
+from gpu_companion.ui.common.widgets import EmptyState
+from gpu_companion.ui.common.worker import Worker, run_in_thread
+from gpu_companion.ui.transfers.dialogs import SyncCheckpointsDialog, TransferDialog
+from gpu_companion.ui.transfers.model import PROGRESS_COLUMN, ProgressDelegate, TransferTableModel
+from gpu_companion.ui.transfers.remote_picker import RemotePathDialog
+
+if TYPE_CHECKING:
+    from gpu_companion.app import AppContext
+
+HOST_ROLE = Qt.ItemDataRole.UserRole + 1
+
+
+class HostDropList(QListWidget):
+    """Hosts as drop targets: dropping local files or folders on one queues their upload."""
+
+    files_dropped = Signal(str, list)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setAcceptDrops(True)
+        self.setDragDropMode(QAbstractItemView.DragDropMode.DropOnly)
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        if event.mimeData().hasUrls():
+            event.acceptProposedAction()
+        else:
+            event.ignore()
+
+    def dragMoveEvent(self, event: QDragMoveEvent) -> None:
+        if event.mimeData().hasUrls() and self.itemAt(event.position().toPoint()) is not None:
+            event.acceptProposedAction()
+        else:
+            event.ignore()
+
+    def dropEvent(self, event: QDropEvent) -> None:
+        item = self.itemAt(event.position().toPoint())
+        paths = [u.toLocalFile() for u in event.mimeData().urls() if u.isLocalFile()]
+        if item is None or not paths:
+            event.ignore()
+            return
+        event.acceptProposedAction()
+        self.files_dropped.emit(str(item.data(HOST_ROLE)), paths)
+
+
+class TransfersPage(EmptyStatePage):
+    key, title, icon_name = "transfers", "Transfers", "transfers"
+
+    def __init__(self, ctx: AppContext, parent: QWidget | None = None) -> None:
+        super().__init__(ctx, parent)
+        self.queue: TransferQueue = ctx.transfers
+        self.lanes: dict[str, Worker] = {}
+        self.open_url: Callable[[QUrl], object] = QDesktopServices.openUrl
+        self.empty = EmptyState(
+            self.icon_name,
+            "No host to transfer to",
+            "Uploads and downloads here resume after a dropped connection and end with a "
+            "checksum on both sides. Add a host first.",
+            [("Add a host", lambda: ctx.navigate("hosts"))],
+        )
+        self.stack.addWidget(self.empty)
+        self.stack.addWidget(self._build_content())
+        self.refresh()
+        self.start_lanes()
+
+    # --- layout --------------------------------------------------------------------------
+
+    def _build_content(self) -> QWidget:
+        left = QWidget()
+        left.setFixedWidth(190)
+        ll = QVBoxLayout(left)
+        ll.setContentsMargins(0, 0, 0, 0)
+        hint = QLabel("<b>Hosts</b><br>Drop files or folders on a host to upload them.")
+        hint.setWordWrap(True)
+        ll.addWidget(hint)
+        self.host_list = HostDropList()
+        self.host_list.setObjectName("hostDropList")
+        self.host_list.files_dropped.connect(self.upload_dropped)
+        ll.addWidget(self.host_list)
+        ll.addWidget(QLabel("Upload into (on the host)"))
+        self.upload_dir = QLineEdit("uploads")
+        self.upload_dir.setObjectName("uploadDir")
+        ll.addWidget(self.upload_dir)
+
+        right = QWidget()
+        rl = QVBoxLayout(right)
+        bar = QHBoxLayout()
+        self.buttons: dict[str, QPushButton] = {}
+        for name, label, slot in (
+            ("upload", "Upload…", lambda: self.new_transfer("upload")),
+            ("download", "Download…", lambda: self.new_transfer("download")),
+            ("checkpoints", "Sync checkpoints…", self.sync_checkpoints_dialog),
+            ("pause", "Pause", self.pause_selected),
+            ("resume", "Resume", self.resume_selected),
+            ("cancel", "Cancel…", lambda: self.cancel_selected()),
+            ("retry", "Retry", self.retry_selected),
+            ("open", "Open folder", self.open_selected_folder),
+        ):
+            b = QPushButton(label)
+            b.setObjectName(f"transfer_{name}")
+            b.clicked.connect(slot)
+            bar.addWidget(b)
+            self.buttons[name] = b
+        bar.addStretch(1)
+        rl.addLayout(bar)
+        self.model = TransferTableModel(self)
+        self.table = QTableView()
+        self.table.setObjectName("transferTable")
+        self.table.setModel(self.model)
+        self.table.setItemDelegateForColumn(PROGRESS_COLUMN, ProgressDelegate(self.table))
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.verticalHeader().hide()
+        self.table.setWordWrap(False)
+        self.table.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(PROGRESS_COLUMN, QHeaderView.ResizeMode.Fixed)
+        header.resizeSection(PROGRESS_COLUMN, 120)
+        self.table.selectionModel().currentRowChanged.connect(self._update_buttons)
+        rl.addWidget(self.table)
+        self.detail = QLabel()
+        self.detail.setObjectName("transferDetail")
+        self.detail.setWordWrap(True)
+        rl.addWidget(self.detail)
+
+        content = QWidget()
+        row = QHBoxLayout(content)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(left)
+        row.addWidget(right, 1)
+        return content
+
+    # --- state ---------------------------------------------------------------------------
+
+    def refresh(self) -> None:
+        hosts = self._hosts()
+        self.host_list.clear()
+        for h in hosts:
+            item = QListWidgetItem(h.alias)
+            item.setData(HOST_ROLE, h.alias)
+            self.host_list.addItem(item)
+        selected = self.selected_job()
+        jobs = self.queue.jobs()
+        self.model.set_jobs(jobs)
+        for row, job in enumerate(jobs):  # keep the user's selection across the reload
+            if selected is not None and job.id == selected.id:
+                self.table.selectRow(row)
+        self.stack.setCurrentIndex(1 if hosts or jobs else 0)
+        self._update_buttons()
+
+    def _hosts(self) -> list[Host]:
+        return self.ctx.registry.hosts(include_released=False)
+
+    def selected_job(self) -> TransferJob | None:
+        index = self.table.selectionModel().currentIndex()
+        if not index.isValid():
+            return None
+        return self.model.job(index.row())
+
+    def _update_buttons(self, *_args: object) -> None:
+        job = self.selected_job()
+        state = job.state if job else None
+        self.buttons["pause"].setEnabled(state in (JobState.RUNNING, JobState.QUEUED))
+        self.buttons["resume"].setEnabled(state is JobState.PAUSED)
+        self.buttons["cancel"].setEnabled(
+            state in (JobState.RUNNING, JobState.QUEUED, JobState.PAUSED)
+        )
+        self.buttons["retry"].setEnabled(state in (JobState.FAILED, JobState.CANCELLED))
+        self.buttons["open"].setEnabled(job is not None)
+        self.detail.setText(job.message if job else "")
+
+    def _on_job(self, job: TransferJob) -> None:
+        self.model.upsert(job)
+        self._update_buttons()
+        if job.state is JobState.FAILED:
+            self.ctx.notifier.error(
+                f"Transfer to {job.host_alias} failed: {job.message}",
+                source="transfers",
+                key=f"transfer-{job.id}",
+            )
+
+    # --- running -------------------------------------------------------------------------
+
+    def start_lanes(self) -> None:
+        """One worker per host with queued jobs; each reports job snapshots by signal."""
+        for alias in self.queue.lanes_to_start():
+            if alias in self.lanes:
+                continue
+            self.lanes[alias] = run_in_thread(
+                self.queue.run_lane,
+                alias,
+                on_yield=self._on_job,
+                on_error=self._lane_error,
+                on_finished=lambda a=alias: self._lane_finished(a),
+            )
+
+    def _lane_finished(self, alias: str) -> None:
+        self.lanes.pop(alias, None)
+        self.refresh()
+        self.start_lanes()
+
+    def _lane_error(self, exc: Exception) -> None:
+        self.ctx.notifier.error(f"A transfer lane stopped: {exc}", source="transfers")
+
+    def stop(self) -> None:
+        """App quit: running jobs are paused (partial data kept) and their lanes end."""
+        for w in list(self.lanes.values()):
+            w.cancel()
+        self.queue.shutdown()
+
+    # --- actions -------------------------------------------------------------------------
+
+    def add_job(self, job: TransferJob) -> TransferJob | None:
+        try:
+            added = self.queue.add(job)
+        except UserError as exc:
+            self.ctx.notifier.error(str(exc), source="transfers")
+            return None
+        self.model.upsert(added)
+        self.stack.setCurrentIndex(1)
+        self.start_lanes()
+        return added
+
+    def upload_dropped(self, alias: str, paths: list[str]) -> list[TransferJob]:
+        try:
+            folder = validate_remote_path(self.upload_dir.text())
+        except UserError as exc:
+            self.ctx.notifier.error(str(exc), source="transfers")
+            return []
+        added = []
+        for p in paths:
+            local = Path(p)
+            remote = f"{folder.rstrip('/')}/{local.name}" if local.is_dir() else folder
+            job = self.add_job(TransferJob(alias, "upload", p, remote, upload_options()))
+            if job is not None:
+                added.append(job)
+        return added
+
+    def browse_remote(self, host: Host, start: str = ".") -> str | None:
+        dialog = RemotePathDialog(host, self.queue.engine.client_factory, start, self)
+        return dialog.path() if dialog.exec() else None
+
+    def new_transfer(self, direction: str) -> None:
+        dialog = TransferDialog(
+            self._hosts(),
+            "upload" if direction == "upload" else "download",
+            self.browse_remote,
+            self,
+        )
+        if dialog.exec() and dialog.job is not None:
+            self.submit(dialog.job)
+
+    def submit(self, job: TransferJob) -> None:
+        """Queue a job; one with --delete first shows what the dry run would delete."""
+        if not job.options.delete:
+            self.add_job(job)
+            return
+        host = self.ctx.registry.host(job.host_alias)
+        if host is None:
+            return
+        run_in_thread(
+            self.queue.engine.preview_delete,
+            job,
+            host,
+            on_result=lambda names: self._confirm_delete(job, names),
+            on_error=lambda exc: self.ctx.notifier.error(str(exc), source="transfers"),
+        )
+
+    def _confirm_delete(self, job: TransferJob, names: list[str]) -> None:
+        listing = "\n".join(names[:30])
+        if len(names) > 30:
+            listing += f"\n… and {len(names) - 30} more"
+        answer = self.ask(
+            "Delete at the destination?",
+            f"This transfer would delete {len(names)} file(s) at the destination:\n\n"
+            f"{listing or '(nothing)'}\n\nQueue it with deletion?",
+        )
+        if answer:
+            self.add_job(replace(job, options=replace(job.options, delete_previewed=True)))
+
+    def ask(self, title: str, text: str) -> bool:
+        box = QMessageBox.question(self, title, text)
+        return box == QMessageBox.StandardButton.Yes
+
+    def sync_checkpoints_dialog(self) -> None:
+        default = str(Path.home() / "GPU checkpoints")
+        dialog = SyncCheckpointsDialog(self._hosts(), self.browse_remote, default, self)
+        if dialog.exec():
+            self.queue_checkpoint_sync(dialog)
+
+    def queue_checkpoint_sync(self, dialog: SyncCheckpointsDialog) -> TransferJob | None:
+        host = dialog.chosen_host()
+        if host is None:
+            return None
+        local = os.path.join(dialog.local.text().strip(), host.alias)
+        try:
+            job = sync_checkpoints(self.queue, host, dialog.remote.text(), local)
+        except UserError as exc:
+            self.ctx.notifier.error(str(exc), source="transfers")
+            return None
+        self.model.upsert(job)
+        self.start_lanes()
+        return job
+
+    def pause_selected(self) -> None:
+        job = self.selected_job()
+        if job and job.id is not None:
+            self.queue.pause(job.id)
+            self._reload(job.id)
+
+    def resume_selected(self) -> None:
+        job = self.selected_job()
+        if job and job.id is not None:
+            self.queue.resume(job.id)
+            self._reload(job.id)
+            self.start_lanes()
+
+    def retry_selected(self) -> None:
+        job = self.selected_job()
+        if job and job.id is not None:
+            self.queue.retry(job.id)
+            self._reload(job.id)
+            self.start_lanes()
+
+    def cancel_selected(self, keep_partial: bool | None = None) -> None:
+        job = self.selected_job()
+        if not job or job.id is None:
+            return
+        if keep_partial is None:
+            box = QMessageBox(self)
+            box.setWindowTitle("Cancel transfer")
+            box.setText("Keep the partly transferred data? Kept data lets a retry resume.")
+            keep = box.addButton("Keep partial data", QMessageBox.ButtonRole.AcceptRole)
+            box.addButton("Delete partial data", QMessageBox.ButtonRole.DestructiveRole)
+            back = box.addButton("Don't cancel", QMessageBox.ButtonRole.RejectRole)
+            box.exec()
+            if box.clickedButton() is back:
+                return
+            keep_partial = box.clickedButton() is keep
+        job_id = job.id
+        run_in_thread(
+            self.queue.cancel, job_id, keep_partial, on_finished=lambda: self._reload(job_id)
+        )
+
+    def open_selected_folder(self) -> None:
+        job = self.selected_job()
+        if job is None:
+            return
+        path = Path(job.local_path)
+        folder = path if path.is_dir() else path.parent
+        self.open_url(QUrl.fromLocalFile(str(folder)))
+
+    def _reload(self, job_id: int) -> None:
+        job = self.queue.get(job_id)
+        if job is not None:
+            self.model.upsert(job)
+            self._update_buttons()

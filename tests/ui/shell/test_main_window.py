@@ -1,0 +1,146 @@
+"""The shell: pages, empty states, remembered geometry and page, banners, single instance."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from PySide6.QtCore import QRect
+
+from gpu_companion.app import PAGES, AppContext, build_window
+from gpu_companion.core.common.notifier import Level, Message
+
+EXPECTED = ["hosts", "keys", "monitor", "transfers", "release", "spend", "settings"]
+
+
+def test_sidebar_lists_every_page_in_order(window):
+    assert list(window.pages) == EXPECTED
+    titles = [window.sidebar.item(i).text() for i in range(window.sidebar.count())]
+    assert titles == ["Hosts", "Keys", "Monitor", "Transfers", "Release", "Spend", "Settings"]
+
+
+def test_every_placeholder_page_says_what_to_do_next(window, qtbot):
+    for key in ("transfers", "release", "spend"):  # spend: until a platform
+        page = window.navigate(key)
+        assert page.empty.heading.text()
+        assert page.empty.buttons[0].text() == "Add a host"
+        page.empty.buttons[0].click()
+        assert window.current_key() == "hosts"
+
+
+def test_last_page_and_geometry_survive_a_restart(app_paths, qapp, qtbot):
+    ctx = AppContext(app_paths)
+    win = build_window(ctx)
+    qtbot.addWidget(win)
+    win.show()
+    win.setGeometry(QRect(10, 20, 760, 530))
+    win.navigate("spend")
+    win.save_state()
+    size = win.size()
+    win.close()
+    ctx.close()
+
+    ctx2 = AppContext(app_paths)
+    win2 = build_window(ctx2)
+    qtbot.addWidget(win2)
+    assert win2.current_key() == "spend"
+    assert win2.size() == size
+    ctx2.close()
+
+
+def test_warnings_become_banners_when_there_is_no_tray(window, ctx, qtbot):
+    assert ctx.tray is not None and not ctx.tray.available  # offscreen has no tray
+    ctx.notifier.post(Message(Level.WARNING, "Budget 80% reached", key="budget"))
+    qtbot.waitUntil(lambda: len(window.banners.banners()) == 1)
+    ctx.notifier.post(Message(Level.WARNING, "Budget 100% reached", key="budget"))
+    qtbot.wait(20)
+    assert [b.label.text() for b in window.banners.banners()] == ["Budget 100% reached"]
+    ctx.notifier.info("Saved.")
+    qtbot.waitUntil(lambda: window.statusBar().currentMessage() == "Saved.")
+    assert len(window.banners.banners()) == 1
+
+
+def test_banners_are_capped_and_the_newest_stay(window, ctx, qtbot):
+    for i in range(5):
+        ctx.notifier.warning(f"alert {i}")
+    qtbot.waitUntil(lambda: window.statusBar().currentMessage() == "alert 4")
+    texts = [b.label.text() for b in window.banners.banners()]
+    assert sorted(texts) == ["alert 2", "alert 3", "alert 4"]
+
+
+def test_wizard_entry_opens_the_first_rental_wizard(window, ctx, qtbot):
+    from gpu_companion.ui.wizard import FirstRentalWizard
+
+    window.navigate("settings")
+    window.wizard_action.trigger()
+    assert isinstance(ctx.wizard, FirstRentalWizard) and ctx.wizard.isVisible()
+    assert ctx.wizard.currentPage() is ctx.wizard.task_page
+    ctx.wizard.reject()
+    assert window.current_key() == "hosts"  # where the new host will show
+
+
+def test_settings_page_shows_where_files_live(window, ctx):
+    from PySide6.QtWidgets import QLabel
+
+    page = window.navigate("settings")
+    texts = {label.text() for label in page.findChildren(QLabel)}
+    assert str(ctx.paths.data_dir) in texts and str(ctx.paths.log_dir) in texts
+
+
+def test_closing_without_a_tray_quits(window, ctx):
+    quit_calls = []
+    ctx.quit = lambda: quit_calls.append(1)
+    window.keep_in_tray = True  # even with a rental running, no tray means quit
+    window.close()
+    assert quit_calls == [1]
+
+
+def test_pages_list_matches_the_design():
+    assert [p.key for p in PAGES] == EXPECTED
+
+
+def test_a_second_instance_brings_the_first_forward(qapp, qtbot, tmp_path):
+    from gpu_companion.ui.shell.single_instance import SingleInstance, server_name
+
+    name = server_name(str(tmp_path))
+    first = SingleInstance(name)
+    assert first.claim()
+    with qtbot.waitSignal(first.raise_requested, timeout=5000):
+        code = (
+            "from PySide6.QtCore import QCoreApplication\n"
+            "from gpu_companion.ui.shell.single_instance import SingleInstance\n"
+            "app = QCoreApplication([])\n"
+            f"print(SingleInstance({name!r}).claim())\n"
+        )
+        proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+        qtbot.waitUntil(lambda: proc.poll() is not None, timeout=10000)
+    assert proc.stdout.read().strip() == "False"
+    first.release()
+    again = SingleInstance(name)
+    assert again.claim()  # after the first one leaves, a new one can claim
+    again.release()
+
+
+def test_an_unexpected_exception_shows_the_log_path(window, ctx, monkeypatch):
+    import logging
+
+    from PySide6.QtWidgets import QMessageBox
+
+    from gpu_companion.app import _install_excepthook
+    from gpu_companion.logsetup import setup_logging
+
+    handler = setup_logging(ctx.paths.log_file)
+    shown = []
+    monkeypatch.setattr(QMessageBox, "critical", lambda _parent, title, text: shown.append(text))
+    monkeypatch.setattr(sys, "excepthook", sys.excepthook)
+    _install_excepthook(ctx)
+    try:
+        raise RuntimeError("kaboom")
+    except RuntimeError:
+        sys.excepthook(*sys.exc_info())
+    handler.flush()
+    logging.getLogger().removeHandler(handler)
+    handler.close()
+    assert len(shown) == 1 and "kaboom" in shown[0] and str(ctx.paths.log_file) in shown[0]
+    logged = ctx.paths.log_file.read_text()
+    assert "RuntimeError: kaboom" in logged and "Traceback" in logged

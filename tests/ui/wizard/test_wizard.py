@@ -1,0 +1,347 @@
+"""The first-rental wizard walked page by page with pytest-qt: against the harness sshd with the
+real CPU build of torch on the test host, and with the services this build does not have yet."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtWidgets import QWizard
+
+from gpu_companion.core.selfcheck.check import SelfCheckOptions
+from gpu_companion.core.selfcheck.rules import Status
+from gpu_companion.ui.common import worker
+from gpu_companion.ui.wizard import FirstRentalWizard
+from gpu_companion.ui.wizard.services import NOT_YET, WizardServices
+
+SMALL_CHECK = SelfCheckOptions(disk_test_mb=2, min_free_gb=0.001)
+
+
+class HostKeyUnknown(Exception):
+    """What core/connection raises on first contact (issue 3): kind, fingerprint and key."""
+
+    kind = "host_key_unknown"
+
+    def __init__(self, fingerprint: str, key: str) -> None:
+        super().__init__(f"unknown host key {fingerprint}")
+        self.fingerprint, self.key = fingerprint, key
+
+
+class HarnessSessions:
+    """Real paramiko connections to the harness sshd (RejectPolicy, the server's key in a
+    known_hosts file); refuses with HostKeyUnknown until `trust_host_key` is called, as the real
+    SessionFactory will."""
+
+    def __init__(self, server, factory) -> None:
+        self.server, self.connect_factory = server, factory(server)
+        self.trusted: list[str] = []
+
+    def connect(self, host):
+        if not self.trusted:
+            raise HostKeyUnknown("SHA256:harness", self.server.host_public_key())
+        return self.connect_factory(host)
+
+    def trust_host_key(self, host, key) -> None:
+        assert key == self.server.host_public_key()
+        self.trusted.append(key)
+
+
+def _next(wizard: FirstRentalWizard, qtbot) -> None:
+    button = wizard.button(QWizard.WizardButton.NextButton)
+    qtbot.waitUntil(button.isEnabled, timeout=5000)
+    before = wizard.currentId()
+    button.click()
+    assert wizard.currentId() == before + 1, "the page did not accept its answers"
+
+
+def _walk_to_connection(wizard: FirstRentalWizard, qtbot, ssh_command: str) -> None:
+    task = wizard.task_page
+    task.task.setCurrentIndex(task.task.findData("qlora-4bit"))
+    task.model.setCurrentIndex(task.model.findData("qwen2.5-7b"))
+    task.context.setValue(2048)
+    _next(wizard, qtbot)
+    assert "GiB</b> in total for Qwen2.5 7B" in wizard.estimate_page.total.text()
+    assert wizard.estimate_page.model.rowCount() >= 5
+    _next(wizard, qtbot)
+    ranked = [job.card.id for job in wizard.gpu_page.model.rows()]
+    assert len(ranked) >= 10
+    costs = [job.low + job.high for job in wizard.gpu_page.model.rows()]
+    assert costs == sorted(costs)  # cheapest job first
+    wizard.gpu_page.select("h100-sxm")
+    assert "INT8 TOPS" in wizard.gpu_page.int8.text() and "fits" in wizard.gpu_page.verdict.text()
+    _next(wizard, qtbot)
+    billing = wizard.billing_page
+    billing.fields["spot"].setText("1.20")
+    advice = billing.result.toPlainText()
+    assert "For a first run, rent on demand" in advice and "checkpoint" in advice
+    # back to the task: the answers are still there, and so is the chosen card
+    for _ in range(3):
+        wizard.back()
+    assert wizard.currentPage() is task and task.selected_task().value == "qlora-4bit"
+    _next(wizard, qtbot)
+    _next(wizard, qtbot)
+    assert wizard.state.card.id == "h100-sxm"
+    _next(wizard, qtbot)
+    assert billing.fields["spot"].text() == "1.20"
+    _next(wizard, qtbot)
+    create = wizard.create_page
+    create.platform.setEditText("vast.ai")
+    assert not wizard.button(QWizard.WizardButton.NextButton).isEnabled()  # checklist first
+    for box in create.checks.values():
+        box.setChecked(True)
+    if wizard.services.keys is not None:
+        create.generate.click()
+        qtbot.waitUntil(lambda: wizard.state.key is not None, timeout=10000)
+    _next(wizard, qtbot)
+    conn = wizard.connection_page
+    conn.paste.setText("ssh -p 2222 root@bad;host")
+    assert "Not understood" in conn.paste_note.text()
+    conn.paste.setText(ssh_command)
+    _next(wizard, qtbot)
+
+
+def _wizard(ctx, qtbot, services: WizardServices) -> FirstRentalWizard:
+    wizard = FirstRentalWizard(ctx, services)
+    wizard.selfcheck_options = SMALL_CHECK
+    qtbot.addWidget(wizard)
+    wizard.show()
+    return wizard
+
+
+def test_walk_without_the_services_this_build_lacks(ctx, qtbot):
+    wizard = _wizard(ctx, qtbot, WizardServices())
+    _walk_to_connection(wizard, qtbot, "ssh -p 2222 root@1.2.3.4 -L 8080:localhost:8080")
+    assert wizard.create_page.key_status.text() == NOT_YET["keys"]
+    host = ctx.registry.host("gpu1")
+    assert (host.hostname, host.port, host.user) == ("1.2.3.4", 2222, "root")
+    assert host.gpu_model == "H100 SXM" and host.platform_id == wizard.state.platform.id
+    assert wizard.first_connection_page.status.text() == NOT_YET["sessions"]
+    _next(wizard, qtbot)
+    assert wizard.selfcheck_page.notice.text() == NOT_YET["sessions"]
+    _next(wizard, qtbot)
+    assert wizard.budget_page.notice.text() == NOT_YET["ledger"]
+    assert wizard.budget_page.plans() is not None
+    wizard.button(QWizard.WizardButton.FinishButton).click()
+    assert wizard.result() == QWizard.DialogCode.Accepted
+    assert wizard.state.rental is None  # no ledger: nothing pretends to meter
+
+
+def test_changing_the_address_after_going_back_updates_the_same_host(ctx, qtbot):
+    wizard = _wizard(ctx, qtbot, WizardServices())
+    _walk_to_connection(wizard, qtbot, "ssh -p 2222 root@1.2.3.4")
+    wizard.back()
+    wizard.connection_page.paste.setText("ssh root@host -p 22 -i key")
+    _next(wizard, qtbot)
+    assert [(h.alias, h.hostname, h.port) for h in ctx.registry.hosts()] == [("gpu1", "host", 22)]
+
+
+class _Key:
+    def __init__(self, public_key: str, fingerprint: str) -> None:
+        self.public_key, self.fingerprint = public_key, fingerprint
+
+
+class _Keys:
+    """Stands in for core/keyvault.KeyVault (issue 3) to test this page's side of the call."""
+
+    def __init__(self, fail: bool = False) -> None:
+        self.fail, self.calls = fail, []
+
+    def generate(self, platform_name: str, kind: str = "ed25519"):
+        from gpu_companion.core.common.errors import UserError
+
+        self.calls.append(platform_name)
+        if self.fail:
+            raise UserError("The keyring is locked.", hint="Unlock it and try again.")
+        return _Key(f"ssh-ed25519 AAAAC3Nza gpu-companion:{platform_name}", "SHA256:abc")
+
+
+def _to_create_page(wizard, qtbot):
+    for _ in range(4):
+        _next(wizard, qtbot)
+    assert wizard.currentPage() is wizard.create_page
+    return wizard.create_page
+
+
+def test_the_key_is_generated_for_the_platform_and_copied(ctx, qtbot):
+    from PySide6.QtGui import QGuiApplication
+
+    keys = _Keys()
+    wizard = _wizard(ctx, qtbot, WizardServices(keys=keys))
+    create = _to_create_page(wizard, qtbot)
+    create.generate.click()
+    assert "Name the platform first" in create.key_status.text() and not keys.calls
+    create.platform.setEditText("RunPod")
+    create.generate.click()
+    qtbot.waitUntil(lambda: wizard.state.key is not None)
+    assert keys.calls == ["RunPod"]
+    assert create.public_key.toPlainText().endswith("gpu-companion:RunPod")
+    assert "SHA256:abc" in create.key_status.text()
+    create.copy.click()
+    assert QGuiApplication.clipboard().text() == create.public_key.toPlainText()
+
+
+def test_a_key_failure_is_shown_and_nothing_is_kept(ctx, qtbot):
+    wizard = _wizard(ctx, qtbot, WizardServices(keys=_Keys(fail=True)))
+    create = _to_create_page(wizard, qtbot)
+    create.platform.setEditText("RunPod")
+    create.generate.click()
+    qtbot.waitUntil(lambda: "No key was made" in create.key_status.text())
+    assert "Unlock it" in create.key_status.text()
+    assert wizard.state.key is None and not create.copy.isEnabled()
+    assert create.generate.isEnabled()
+
+
+def _check_and_finish(wizard, qtbot, server, standin):
+    first = wizard.first_connection_page
+    qtbot.waitUntil(first.trust_button.isVisible, timeout=10000)
+    assert "SHA256:" in first.status.text()
+    first.trust_button.click()
+    qtbot.waitUntil(lambda: wizard.state.connected, timeout=10000)
+    _next(wizard, qtbot)
+    view = wizard.selfcheck_page.view
+    qtbot.waitUntil(lambda: not view.running and bool(view.steps), timeout=60000)
+    steps = {s.key: s for s in view.steps}
+    assert steps["gpus"].status is Status.PASS
+    available = steps["cuda_available"]
+    assert available.status is Status.FAIL and available.evidence.startswith("False")
+    assert "CPU-only" in available.hint and "download.pytorch.org/whl/cu" in available.hint
+    assert "failed" in view.status.text()
+    # back and forth keeps the result rather than re-running it; "Run again" repeats it
+    wizard.back()
+    _next(wizard, qtbot)
+    assert not view.running and view.steps
+    standin.configure(mem_used=3, processes=[{"pid": 4242, "name": "python", "used_mib": 900}])
+    wizard.selfcheck_page.again.click()
+    assert not wizard.button(QWizard.WizardButton.NextButton).isEnabled()
+    qtbot.waitUntil(lambda: not view.running and len(view.steps) == 10, timeout=60000)
+    assert "pid 4242 python" in {s.key: s for s in view.steps}["gpus"].evidence
+    _next(wizard, qtbot)
+    wizard.budget_page.budget.setText("abc")
+    assert not wizard.button(QWizard.WizardButton.FinishButton).isEnabled()
+    wizard.budget_page.budget.setText("80")
+    wizard.button(QWizard.WizardButton.FinishButton).click()
+    worker.wait_all()
+
+
+@pytest.mark.sshd
+def test_walk_connects_and_self_checks_the_harness_host(
+    ctx, qtbot, torch_sshd, standin, ssh_client_factory
+):
+    standin.configure(mem_used=3)
+    sessions = HarnessSessions(torch_sshd, ssh_client_factory)
+    wizard = _wizard(ctx, qtbot, WizardServices(sessions=sessions))
+    _walk_to_connection(wizard, qtbot, f"ssh -p {torch_sshd.port} {torch_sshd.user}@127.0.0.1")
+    _check_and_finish(wizard, qtbot, torch_sshd, standin)
+    assert sessions.trusted == [torch_sshd.host_public_key()]
+    assert wizard.result() == QWizard.DialogCode.Accepted
+
+
+@pytest.mark.sshd
+@pytest.mark.keyring
+def test_end_to_end_leaves_host_key_rental_and_budget(
+    ctx, qtbot, torch_sshd, standin, keyring_backend
+):
+    """The issue's acceptance walk with the app's real services: the key vault on the harness
+    keyring, the app's own verified connection, the spend ledger."""
+    from gpu_companion.core.ssh.vault import KeyVault
+
+    ctx.vault = KeyVault(
+        ctx.store,
+        ctx.paths.data_dir / "keys",
+        backend=keyring_backend,
+        service=f"gpu-companion-test-{id(ctx)}",
+    )
+    ctx.sessions.vault = ctx.vault
+    standin.configure(mem_used=3)
+    wizard = _wizard(ctx, qtbot, WizardServices.from_context(ctx))
+    _walk_to_connection(wizard, qtbot, f"ssh -p {torch_sshd.port} {torch_sshd.user}@127.0.0.1")
+    torch_sshd.authorize(wizard.state.key.public_key)
+    _check_and_finish(wizard, qtbot, torch_sshd, standin)
+    assert wizard.result() == QWizard.DialogCode.Accepted
+    host = ctx.registry.host("gpu1")
+    assert host is not None
+    platform = ctx.registry.platform(host.platform_id)
+    stored = ctx.vault.key(platform.name)
+    assert stored is not None and stored.public_line == wizard.state.key.public_key
+    rental = ctx.ledger.running_for_host(host.id)
+    assert rental is not None and rental.gpu_model == host.gpu_model
+    assert [b.platform_id for b in ctx.budgets.all()] == [host.platform_id]
+
+
+class _Ledger:
+    """Stands in for the spend ledger (issue 6) to test what Finish hands it."""
+
+    def __init__(self, fail: bool = False) -> None:
+        self.fail, self.rentals, self.budgets = fail, [], []
+
+    def start_rental(self, plan):
+        from gpu_companion.core.common.errors import UserError
+
+        if self.fail:
+            raise UserError("The ledger file is read-only.")
+        self.rentals.append(plan)
+        return len(self.rentals)
+
+    def set_budget(self, plan):
+        self.budgets.append(plan)
+        return len(self.budgets)
+
+
+def test_finish_hands_the_rental_and_budget_to_the_ledger(ctx, qtbot):
+    from decimal import Decimal
+
+    ledger = _Ledger()
+    wizard = _wizard(ctx, qtbot, WizardServices(ledger=ledger))
+    _walk_to_connection(wizard, qtbot, "ssh -p 2222 root@1.2.3.4")
+    _next(wizard, qtbot)
+    _next(wizard, qtbot)
+    budget = wizard.budget_page
+    budget.budget.setText("120")
+    budget.hours.setValue(8)
+    assert "8 h on demand at 2.65/h ≈ 21.20 USD, 18% of this budget." in budget.summary.text()
+    wizard.button(QWizard.WizardButton.FinishButton).click()
+    assert wizard.result() == QWizard.DialogCode.Accepted
+    (rental,) = ledger.rentals
+    host = ctx.registry.host("gpu1")
+    assert (rental.host_id, rental.gpu_model, rental.billing_mode) == (
+        host.id,
+        "H100 SXM",
+        "on-demand",
+    )
+    assert (rental.rate, rental.currency, rental.planned_hours) == (Decimal("2.65"), "USD", 8)
+    assert ledger.budgets[0].amount == Decimal("120") and wizard.state.budget == 1
+
+
+def test_a_ledger_failure_keeps_the_wizard_open(ctx, qtbot):
+    wizard = _wizard(ctx, qtbot, WizardServices(ledger=_Ledger(fail=True)))
+    _walk_to_connection(wizard, qtbot, "ssh -p 2222 root@1.2.3.4")
+    _next(wizard, qtbot)
+    _next(wizard, qtbot)
+    wizard.button(QWizard.WizardButton.FinishButton).click()
+    assert wizard.isVisible() and wizard.result() != QWizard.DialogCode.Accepted
+    assert "read-only" in wizard.budget_page.notice.text()
+
+
+def test_finish_meters_the_rental_and_sets_the_budget_in_the_spend_ledger(ctx, qtbot):
+    from datetime import timedelta
+    from decimal import Decimal
+
+    services = WizardServices.from_context(ctx)
+    assert services.ledger is not None
+    wizard = _wizard(ctx, qtbot, WizardServices(ledger=services.ledger))
+    _walk_to_connection(wizard, qtbot, "ssh -p 2222 root@1.2.3.4")
+    _next(wizard, qtbot)
+    _next(wizard, qtbot)
+    wizard.budget_page.budget.setText("120")
+    wizard.budget_page.hours.setValue(8)
+    wizard.button(QWizard.WizardButton.FinishButton).click()
+    assert wizard.result() == QWizard.DialogCode.Accepted
+    host = ctx.registry.host("gpu1")
+    rental = ctx.ledger.running_for_host(host.id)
+    assert rental is not None
+    assert (rental.rate, rental.currency, rental.gpu_model) == (Decimal("2.65"), "USD", "H100 SXM")
+    assert rental.planned_end - rental.started_at == timedelta(hours=8)
+    [budget] = ctx.budgets.all()
+    assert (budget.period, budget.amount_minor, budget.platform_id) == (
+        "month",
+        12000,
+        host.platform_id,
+    )
