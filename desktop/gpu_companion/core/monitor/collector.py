@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
+from gpu_companion.core.common.backoff import Backoff
 from gpu_companion.core.hosts.registry import Host
 from gpu_companion.core.monitor.collector_errors import (
     Failure,
@@ -213,9 +214,11 @@ class HostCollector:
     # --- the loop -----------------------------------------------------------------------
 
     def _run(self) -> None:
-        delay = self.config.backoff_initial_s
+        backoff = Backoff(self.config.backoff_initial_s, self.config.backoff_max_s)
+        attempt = 1
         first = True
         while not self._stop.is_set():
+            delay = backoff.delay(attempt)
             if not first:
                 self._set_state(HostState.RECONNECTING, self._status.message, self._status.hint)
             first = False
@@ -231,22 +234,20 @@ class HostCollector:
                     failure = replace(failure, message=failure.message.replace(
                         "this host", "this computer"))  # fmt: skip
                 if self._went_live:
-                    delay = self.config.backoff_initial_s
+                    attempt = 1
+                    delay = backoff.delay(attempt)
                 if not failure.retry:
                     self._set_state(failure.state, failure.message, failure.hint)
                     self._wake.wait()  # until reconnect() or stop()
                     continue
                 if failure.state in (HostState.GPU_LOST, HostState.NO_DRIVER):
-                    delay = self.config.backoff_max_s
+                    delay = backoff.max_s
                 self._set_state(failure.state, failure.message, failure.hint, retry_in_s=delay)
             finally:
                 self._close_transport()
             if self._stop.is_set():
                 break
-            if self._wake.wait(delay):
-                delay = self.config.backoff_initial_s
-            else:
-                delay = min(delay * 2, self.config.backoff_max_s)
+            attempt = 1 if self._wake.wait(delay) else attempt + 1
         self._set_state(HostState.STOPPED)
 
     def _open(self) -> Transport:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from gpu_companion.core.common.backoff import Backoff
 from gpu_companion.core.common.errors import UserError
 from gpu_companion.core.common.lazy import lazy_import
 from gpu_companion.core.hosts.registry import Host
@@ -72,7 +73,7 @@ class RetryPolicy:
     max_delay_s: float = 60.0
 
     def delay(self, attempt: int) -> float:
-        return float(min(self.max_delay_s, self.base_delay_s * 2 ** max(attempt - 1, 0)))
+        return Backoff(self.base_delay_s, self.max_delay_s).delay(attempt)
 
 
 class TransferEngine:
