@@ -156,13 +156,14 @@ def fleet_run(h: Harness, hosts: int, real: int, gpus: int, seconds: float) -> d
     from PySide6.QtCore import QElapsedTimer, QTimer
     from PySide6.QtWidgets import QApplication
 
-    from gpu_companion.app import AppContext, build_window
     from gpu_companion.core.common.paths import AppPaths
     from gpu_companion.core.monitor.live import Monitor
+    from gpu_companion.services import build_services
+    from gpu_companion.ui.shell.build import build_window
 
     app = QApplication.instance() or QApplication([])
     h.standin.configure(gpu_count=gpus)
-    ctx = AppContext(AppPaths.default())
+    ctx = build_services(AppPaths.default())
     real_aliases = [f"real{i:02d}" for i in range(real)]
     fake_aliases = [f"synth{i:02d}" for i in range(hosts - real)]
     for alias in real_aliases + fake_aliases:

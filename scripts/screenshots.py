@@ -48,17 +48,18 @@ DRIVER = r"""
 import subprocess, sys
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
-from gpu_companion.app import AppContext, build_window
+from gpu_companion.services import build_services
+from gpu_companion.ui.shell.build import build_window
 from gpu_companion.core.common.paths import AppPaths
 from gpu_companion.core.hosts.registry import Host, Platform
 
 out, pages = sys.argv[1], sys.argv[2].split(",")
 if pages == ["all"]:
-    from gpu_companion.app import PAGES
+    from gpu_companion.ui.shell.build import PAGES
     pages = [p.key for p in PAGES] + ["monitor-lambda-h100", "monitor-vast-4090", "welcome"]
 app = QApplication([])
 app.setStyle("Fusion")
-ctx = AppContext(AppPaths.default())
+ctx = build_services(AppPaths.default())
 vast = lam = None
 if not ctx.registry.platforms():
     vast = ctx.registry.save_platform(Platform("vast.ai", "https://cloud.vast.ai", "second", "USD"))
@@ -219,7 +220,7 @@ def capture(key, geometry):
 
 def shoot_welcome():
     from gpu_companion.ui.shell.welcome import WelcomeDialog
-    dialog = WelcomeDialog(ctx, win)
+    dialog = WelcomeDialog(ctx, win, win)
     dialog.show()
     def wait():
         if dialog.checking:
@@ -263,7 +264,7 @@ WIZARD_DRIVER = r"""
 import subprocess, sys
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
-from gpu_companion.app import AppContext
+from gpu_companion.services import build_services
 from gpu_companion.core.common.paths import AppPaths
 from gpu_companion.core.selfcheck.rules import Findings, judge
 from gpu_companion.ui.wizard import FirstRentalWizard
@@ -271,7 +272,7 @@ from gpu_companion.ui.wizard import FirstRentalWizard
 out = sys.argv[1]
 app = QApplication([])
 app.setStyle("Fusion")
-ctx = AppContext(AppPaths.default())
+ctx = build_services(AppPaths.default())
 wiz = FirstRentalWizard(ctx)
 wiz.resize(1000, 700)
 wiz.move(50, 40)

@@ -1,4 +1,4 @@
-"""UI fixtures: an AppContext on a temp data dir, and a built main window torn down cleanly."""
+"""UI fixtures: the app's Services on a temp data dir, and a built main window torn down cleanly."""
 
 from __future__ import annotations
 
@@ -7,17 +7,17 @@ import pytest
 
 @pytest.fixture
 def ctx(app_paths, qapp):
-    from gpu_companion.app import AppContext
+    from gpu_companion.services import build_services
 
-    context = AppContext(app_paths)
+    context = build_services(app_paths)
     yield context
     context.close()
 
 
 @pytest.fixture
 def window(ctx, qtbot):
-    from gpu_companion.app import build_window
     from gpu_companion.ui.common import worker
+    from gpu_companion.ui.shell.build import build_window
 
     win = build_window(ctx)
     qtbot.addWidget(win)
@@ -25,3 +25,27 @@ def window(ctx, qtbot):
     yield win
     worker.wait_all()
     win.save_state()
+
+
+class RecordingNavigator:
+    """A page shown alone (no main window around it) records where it asked to go."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, str]] = []
+
+    def navigate(self, key: str):  # type: ignore[no-untyped-def]
+        self.calls.append(("navigate", key))
+
+    def open_release(self, alias: str) -> None:
+        self.calls.append(("open_release", alias))
+
+    def open_wizard(self) -> None:
+        self.calls.append(("open_wizard", ""))
+
+    def refresh_tray(self) -> None:
+        self.calls.append(("refresh_tray", ""))
+
+
+@pytest.fixture
+def nav() -> RecordingNavigator:
+    return RecordingNavigator()

@@ -25,7 +25,7 @@ def test_user_guide_pictures_exist_and_every_page_has_one():
     pictures = re.findall(r"!\[[^\]]*\]\((screenshots/[\w-]+\.png)\)", guide)
     for pic in pictures:
         assert (REPO / "docs" / pic).exists(), pic
-    from gpu_companion.app import PAGES
+    from gpu_companion.ui.shell.build import PAGES
 
     shown = {p.split("/")[1].removesuffix(".png") for p in pictures}
     assert {cls.key for cls in PAGES} | {"welcome"} <= shown

@@ -5,15 +5,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 from typing import Any
 
-from gpu_companion.core.common.paths import AppPaths
 from gpu_companion.core.hosts.registry import LOCAL_ALIAS, LOCAL_HOST, Host, HostRegistry
 from gpu_companion.core.monitor.collector import ClientFactory
 from gpu_companion.core.monitor.nvsmi import GpuSample
 from gpu_companion.core.monitor.snapshot import Snapshot, take_snapshots
-from gpu_companion.core.storage.store import Store
 
 
 def register(sub: Any) -> None:
@@ -30,23 +27,17 @@ def register(sub: Any) -> None:
     p.set_defaults(handler=run)
 
 
-def _resolve(aliases: list[str]) -> tuple[list[Host], list[str]]:
-    paths = AppPaths.default().ensure()
-    store = Store(paths.database)
-    try:
-        registry = HostRegistry(store)
-        if not aliases:
-            return [LOCAL_HOST, *registry.hosts(include_released=False)], []
-        hosts, unknown = [], []
-        for alias in dict.fromkeys(aliases):
-            host = LOCAL_HOST if alias == LOCAL_ALIAS else registry.host(alias)
-            if host is None:
-                unknown.append(alias)
-            else:
-                hosts.append(host)
-        return hosts, unknown
-    finally:
-        store.close()
+def _resolve(registry: HostRegistry, aliases: list[str]) -> tuple[list[Host], list[str]]:
+    if not aliases:
+        return [LOCAL_HOST, *registry.hosts(include_released=False)], []
+    hosts, unknown = [], []
+    for alias in dict.fromkeys(aliases):
+        host = LOCAL_HOST if alias == LOCAL_ALIAS else registry.host(alias)
+        if host is None:
+            unknown.append(alias)
+        else:
+            hosts.append(host)
+    return hosts, unknown
 
 
 def _n(value: float | None, unit: str = "") -> str:
@@ -93,29 +84,19 @@ def _as_dict(snap: Snapshot) -> dict[str, Any]:
 
 def run(args: argparse.Namespace, factory: ClientFactory | None = None) -> int:
     """Exit 0 when every host answered, 1 when one failed, 2 for an unknown alias."""
-    hosts, unknown = _resolve(list(args.aliases))
-    for alias in unknown:
-        print(f"{alias}: no such host. Add it on the Hosts page, or use 'local' for this "
-              "computer.", file=sys.stderr)  # fmt: skip
-    if unknown:
-        return 2
-    store = None
-    if factory is None:  # the app's own connections: keys from the keyring, its known_hosts
-        from gpu_companion.core.common.paths import AppPaths
-        from gpu_companion.core.ssh.config_writer import SshConfigWriter
-        from gpu_companion.core.ssh.connection import SessionFactory
-        from gpu_companion.core.ssh.vault import KeyVault
-        from gpu_companion.core.storage.store import Store
+    from gpu_companion.services import build_services
 
-        paths = AppPaths.default().ensure()
-        store = Store(paths.database)
-        vault = KeyVault(store, paths.data_dir / "keys")
-        factory = SessionFactory(vault, SshConfigWriter(Path.home()).known_hosts).connect
+    services = build_services()  # the app's own connections: keys from the keyring, known_hosts
     try:
-        snaps = take_snapshots(hosts, factory, timeout=args.timeout)
+        hosts, unknown = _resolve(services.registry, list(args.aliases))
+        for alias in unknown:
+            print(f"{alias}: no such host. Add it on the Hosts page, or use 'local' for this "
+                  "computer.", file=sys.stderr)  # fmt: skip
+        if unknown:
+            return 2
+        snaps = take_snapshots(hosts, factory or services.sessions.connect, timeout=args.timeout)
     finally:
-        if store is not None:
-            store.close()
+        services.close()
     if args.json:
         print(json.dumps([_as_dict(s) for s in snaps], indent=2))
     else:

@@ -11,13 +11,11 @@ from pathlib import Path
 from typing import Any
 
 from gpu_companion.core.common.errors import UserError
-from gpu_companion.core.common.paths import AppPaths
 from gpu_companion.core.spend.budgets import Budgets
 from gpu_companion.core.spend.ledger import SpendLedger
 from gpu_companion.core.spend.ledger_csv import apply_import, export_csv, parse_csv
 from gpu_companion.core.spend.money import format_money, format_totals
 from gpu_companion.core.spend.reports import burn_text, period_report
-from gpu_companion.core.storage.store import Store
 
 
 def register(sub: Any) -> None:
@@ -39,8 +37,9 @@ def register(sub: Any) -> None:
 
 
 def _ledger() -> SpendLedger:
-    paths = AppPaths.default().ensure()
-    return SpendLedger(Store(paths.database))
+    from gpu_companion.services import build_services
+
+    return build_services().ledger
 
 
 def _fail(message: str) -> int:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 from typing import Any
 
 from gpu_companion.core.common.errors import UserError, ValidationError
@@ -45,24 +44,18 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from gpu_companion.core.common.paths import AppPaths
-    from gpu_companion.core.hosts.registry import HostRegistry
-    from gpu_companion.core.ssh.config_writer import SshConfigWriter
     from gpu_companion.core.ssh.managed import entries_from_registry
-    from gpu_companion.core.ssh.vault import KeyVault
-    from gpu_companion.core.storage.store import Store
+    from gpu_companion.services import build_services
 
-    writer = SshConfigWriter(Path.home())
+    services = build_services()
+    writer = services.ssh_config
     try:
         if args.action == "remove":
             changed = writer.remove()
             print("\n".join(f"changed: {p}" for p in changed) or "nothing to remove")
             return 0
-        paths = AppPaths.default().ensure()
-        store = Store(paths.database)
         try:
-            registry = HostRegistry(store)
-            entries = entries_from_registry(registry, KeyVault(store, paths.data_dir / "keys"))
+            entries = entries_from_registry(services.registry, services.vault)
             if args.action == "print":
                 text, skipped = writer.plan(entries)
                 sys.stdout.write(text)
@@ -71,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
                 skipped = {}
                 print(result.summary())
         finally:
-            store.close()
+            services.close()
         for alias, why in skipped.items():
             print(f"skipped {alias}: {why}", file=sys.stderr)
         return 0

@@ -30,7 +30,7 @@ def test_release_enables_only_when_all_passed_and_not_stale(window, ctx, qtbot, 
     ctx.release.sync = RsyncCheckpointSync(box.ssh_argv, ctx.release.backup_root)
     ctx.release.settings.save_config(host.alias, passing_setup(box, custom=()))
     page = window.navigate("release")
-    ctx.open_release(host.alias)  # the tray's way in
+    window.open_release(host.alias)  # the tray's way in
     assert window.stack.currentWidget() is page and page.host_box.currentData() == "box"
     assert not page.release_btn.isEnabled()
     assert "0 of" not in page.status.text() and "not passed" in page.status.text()

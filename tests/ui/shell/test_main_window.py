@@ -7,8 +7,9 @@ import sys
 
 from PySide6.QtCore import QRect
 
-from gpu_companion.app import PAGES, AppContext, build_window
 from gpu_companion.core.common.notifier import Level, Message
+from gpu_companion.services import build_services
+from gpu_companion.ui.shell.build import PAGES, build_window
 
 EXPECTED = ["hosts", "keys", "monitor", "transfers", "release", "spend", "settings"]
 
@@ -29,7 +30,7 @@ def test_every_placeholder_page_says_what_to_do_next(window, qtbot):
 
 
 def test_last_page_and_geometry_survive_a_restart(app_paths, qapp, qtbot):
-    ctx = AppContext(app_paths)
+    ctx = build_services(app_paths)
     win = build_window(ctx)
     qtbot.addWidget(win)
     win.show()
@@ -40,7 +41,7 @@ def test_last_page_and_geometry_survive_a_restart(app_paths, qapp, qtbot):
     win.close()
     ctx.close()
 
-    ctx2 = AppContext(app_paths)
+    ctx2 = build_services(app_paths)
     win2 = build_window(ctx2)
     qtbot.addWidget(win2)
     assert win2.current_key() == "spend"
@@ -49,7 +50,7 @@ def test_last_page_and_geometry_survive_a_restart(app_paths, qapp, qtbot):
 
 
 def test_warnings_become_banners_when_there_is_no_tray(window, ctx, qtbot):
-    assert ctx.tray is not None and not ctx.tray.available  # offscreen has no tray
+    assert window.tray is not None and not window.tray.available  # offscreen has no tray
     ctx.notifier.post(Message(Level.WARNING, "Budget 80% reached", key="budget"))
     qtbot.waitUntil(lambda: len(window.banners.banners()) == 1)
     ctx.notifier.post(Message(Level.WARNING, "Budget 100% reached", key="budget"))
@@ -73,9 +74,9 @@ def test_wizard_entry_opens_the_first_rental_wizard(window, ctx, qtbot):
 
     window.navigate("settings")
     window.wizard_action.trigger()
-    assert isinstance(ctx.wizard, FirstRentalWizard) and ctx.wizard.isVisible()
-    assert ctx.wizard.currentPage() is ctx.wizard.task_page
-    ctx.wizard.reject()
+    assert isinstance(window.wizard, FirstRentalWizard) and window.wizard.isVisible()
+    assert window.wizard.currentPage() is window.wizard.task_page
+    window.wizard.reject()
     assert window.current_key() == "hosts"  # where the new host will show
 
 
@@ -89,7 +90,7 @@ def test_settings_page_shows_where_files_live(window, ctx):
 
 def test_closing_without_a_tray_quits(window, ctx):
     quit_calls = []
-    ctx.quit = lambda: quit_calls.append(1)
+    window.quit_app = lambda: quit_calls.append(1)
     window.keep_in_tray = True  # even with a rental running, no tray means quit
     window.close()
     assert quit_calls == [1]
@@ -133,7 +134,7 @@ def test_an_unexpected_exception_shows_the_log_path(window, ctx, monkeypatch):
     shown = []
     monkeypatch.setattr(QMessageBox, "critical", lambda _parent, title, text: shown.append(text))
     monkeypatch.setattr(sys, "excepthook", sys.excepthook)
-    _install_excepthook(ctx)
+    _install_excepthook(ctx.paths, window)
     try:
         raise RuntimeError("kaboom")
     except RuntimeError:

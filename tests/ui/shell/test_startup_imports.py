@@ -19,9 +19,10 @@ from gpu_companion.core.common.fast_imports import import_sqlite_utils_without_n
 import_sqlite_utils_without_numpy()  # as cli.main does before the GUI
 from PySide6.QtWidgets import QApplication
 app = QApplication([])
-from gpu_companion.app import AppContext, build_window
-from gpu_companion.core.common.paths import AppPaths
-ctx = AppContext(AppPaths.default())
+import gpu_companion.app  # what gpu-companion imports before the window
+from gpu_companion.services import build_services
+from gpu_companion.ui.shell.build import build_window
+ctx = build_services()
 win = build_window(ctx)
 win.show()
 app.processEvents()

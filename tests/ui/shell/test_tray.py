@@ -106,14 +106,14 @@ def test_alerts_become_banners_without_a_tray_and_the_window_stays_while_billing
     window, ctx, manual_clock, qtbot
 ):
     p, h = _setup(ctx, manual_clock)
-    assert ctx.tray is not None and not ctx.tray.available
+    assert window.tray is not None and not window.tray.available
     ctx.ledger.start_rental(p.id, "3", host_id=h.id, max_runtime=timedelta(hours=1))
     manual_clock.advance(minutes=50)
-    ctx.tray.tick()  # what the tray's timer does every 30 s
+    window.tray.tick()  # what the tray's timer does every 30 s
     qtbot.waitUntil(lambda: len(window.banners.banners()) == 1)
     banner = window.banners.banners()[0]
     assert "vast-4090 reaches its planned runtime in 10 min" in banner.label.text()
-    assert ctx.tray.state == "ok"
+    assert window.tray.state == "ok"
 
     msg = ctx.alerts.on_idle("vast-4090", manual_clock.now() - timedelta(hours=3))
     assert msg is not None
@@ -121,7 +121,7 @@ def test_alerts_become_banners_without_a_tray_and_the_window_stays_while_billing
     assert window.banners.banners()[0].label.text().startswith("3 h idle = $9 so far")
 
     quits = []
-    ctx.quit = lambda: quits.append(1)
+    window.quit_app = lambda: quits.append(1)
     window.close()
     assert window.keep_in_tray is True  # set from the ledger before the close is handled
     assert quits == [1]  # ...but without a tray, closing still quits

@@ -69,8 +69,8 @@ def test_wizard_button_opens_the_wizard_and_closes(window, ctx, qtbot, tmp_path)
     assert not dialog.isVisible()
     from gpu_companion.ui.wizard import FirstRentalWizard
 
-    assert isinstance(ctx.wizard, FirstRentalWizard) and ctx.wizard.isVisible()
-    ctx.wizard.reject()
+    assert isinstance(window.wizard, FirstRentalWizard) and window.wizard.isVisible()
+    window.wizard.reject()
     assert window.current_key() == "hosts"  # where the wizard's host shows afterwards
     qtbot.waitUntil(lambda: not dialog.checking, timeout=15000)
 

@@ -23,14 +23,14 @@ pytestmark = pytest.mark.sshd
 
 
 @pytest.fixture
-def page(ctx, qtbot, ssh_target):  # type: ignore[no-untyped-def]
+def page(ctx, nav, qtbot, ssh_target):  # type: ignore[no-untyped-def]
     from gpu_companion.ui.common import worker
     from gpu_companion.ui.transfers.page import TransfersPage
 
     t = ssh_target
     ctx.registry.save_host(Host("gpu-test", "127.0.0.1", t.server.port, t.server.user))
     ctx.transfers = make_queue(ctx.store, t)
-    p = TransfersPage(ctx)
+    p = TransfersPage(ctx, nav)
     qtbot.addWidget(p)
     p.show()
     yield p
@@ -86,7 +86,7 @@ def test_dropping_files_on_a_host_uploads_them_verified(page, qtbot, tmp_path: P
 
 
 def test_restart_shows_the_job_paused_at_its_progress_then_resume_verifies(
-    ctx, qtbot, ssh_target, tmp_path: Path
+    ctx, nav, qtbot, ssh_target, tmp_path: Path
 ) -> None:
     from gpu_companion.ui.common import worker
     from gpu_companion.ui.transfers.page import TransfersPage
@@ -103,7 +103,7 @@ def test_restart_shows_the_job_paused_at_its_progress_then_resume_verifies(
             job.id, {"state": "running", "bytes_done": 80_000, "bytes_total": 200_000}
         )
     ctx.transfers = make_queue(ctx.store, t)  # the app starts again
-    page = TransfersPage(ctx)
+    page = TransfersPage(ctx, nav)
     qtbot.addWidget(page)
     try:
         row = _row_of(page, job.id)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timezone
 from typing import Any
@@ -11,6 +10,7 @@ from typing import Any
 import sqlite_utils
 
 from gpu_companion.core.common.errors import ValidationError
+from gpu_companion.core.common.listeners import Listeners
 from gpu_companion.core.common.validation import (
     validate_alias,
     validate_hostname,
@@ -103,11 +103,11 @@ class HostRegistry:
 
     def __init__(self, store: Store) -> None:
         self.store = store
-        self.on_hosts_changed: list[Callable[[], None]] = []  # e.g. re-render the ssh config
+        # e.g. re-render the ssh config, tell the watcher; the value is always None
+        self.on_hosts_changed: Listeners[None] = Listeners("hosts changed")
 
     def _hosts_changed(self) -> None:
-        for callback in self.on_hosts_changed:
-            callback()
+        self.on_hosts_changed.emit(None)
 
     # platforms
     def platforms(self) -> list[Platform]:

@@ -32,7 +32,7 @@ from gpu_companion.core.ssh.managed import (
 from gpu_companion.ui.common.worker import run_in_thread
 
 if TYPE_CHECKING:
-    from gpu_companion.app import AppContext
+    from gpu_companion.services import Services
 
 
 def unknown_key_box(parent: QWidget, host: Host, problem: ConnectionProblem) -> QMessageBox:
@@ -85,7 +85,7 @@ def confirm_replace_box(parent: QWidget, host: Host, problem: ConnectionProblem)
 class HostConnection(QObject):
     """Owned by the Hosts page; `status` shows the last result."""
 
-    def __init__(self, ctx: AppContext, page: QWidget, status: QLabel) -> None:
+    def __init__(self, ctx: Services, page: QWidget, status: QLabel) -> None:
         super().__init__(page)
         self.ctx = ctx
         self.page = page
@@ -176,7 +176,7 @@ class HostConnection(QObject):
 class SshOptionsDialog(QDialog):
     """Jump host and forwarded ports for one host's block in the generated ssh config."""
 
-    def __init__(self, ctx: AppContext, host: Host, parent: QWidget | None = None) -> None:
+    def __init__(self, ctx: Services, host: Host, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.ctx, self.host = ctx, host
         self.setWindowTitle(f"SSH options for {host.alias}")
@@ -223,7 +223,7 @@ class SshOptionsDialog(QDialog):
         self.accept()
 
 
-def sync_ssh_config(ctx: AppContext) -> None:
+def sync_ssh_config(ctx: Services) -> None:
     """Re-render the managed file after a change (~/.ssh/config only where the user set it up)."""
 
     def work() -> None:

@@ -33,12 +33,12 @@ from gpu_companion.core.common.errors import UserError, ValidationError
 from gpu_companion.core.hosts.registry import CURRENCIES, GRANULARITIES, LOCAL_HOST, Host, Platform
 from gpu_companion.core.hosts.ssh_import import ImportCandidate, scan_ssh_config
 from gpu_companion.ui.common.models import RowTableModel
-from gpu_companion.ui.common.page import EmptyStatePage
+from gpu_companion.ui.common.page import EmptyStatePage, Navigator
 from gpu_companion.ui.common.widgets import EmptyState, form_error_label
 from gpu_companion.ui.hosts.connection import HostConnection, SshOptionsDialog, sync_ssh_config
 
 if TYPE_CHECKING:
-    from gpu_companion.app import AppContext
+    from gpu_companion.services import Services
 
 
 class _FormDialog(QDialog):
@@ -91,7 +91,7 @@ class _FormDialog(QDialog):
 
 
 class PlatformDialog(_FormDialog):
-    def __init__(self, ctx: AppContext, platform: Platform | None, parent: QWidget | None = None):
+    def __init__(self, ctx: Services, platform: Platform | None, parent: QWidget | None = None):
         super().__init__("Edit platform" if platform else "Add platform", parent)
         self.ctx = ctx
         self.platform = platform or Platform(name="")
@@ -122,7 +122,7 @@ class PlatformDialog(_FormDialog):
 
 
 class HostDialog(_FormDialog):
-    def __init__(self, ctx: AppContext, host: Host | None, parent: QWidget | None = None):
+    def __init__(self, ctx: Services, host: Host | None, parent: QWidget | None = None):
         super().__init__("Edit host" if host else "Add host", parent)
         self.ctx = ctx
         self.host = host or Host(alias="", hostname="")
@@ -167,7 +167,7 @@ class HostDialog(_FormDialog):
 class ImportDialog(QDialog):
     """Shows what an ~/.ssh/config holds and imports only the ticked, valid, new aliases."""
 
-    def __init__(self, ctx: AppContext, path: Path, parent: QWidget | None = None) -> None:
+    def __init__(self, ctx: Services, path: Path, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.ctx = ctx
         self.setWindowTitle("Import hosts from ssh config")
@@ -233,8 +233,8 @@ class ImportDialog(QDialog):
 class HostsPage(EmptyStatePage):
     key, title, icon_name = "hosts", "Hosts", "hosts"
 
-    def __init__(self, ctx: AppContext, parent: QWidget | None = None) -> None:
-        super().__init__(ctx, parent)
+    def __init__(self, ctx: Services, nav: Navigator, parent: QWidget | None = None) -> None:
+        super().__init__(ctx, nav, parent)
         self.empty = EmptyState(
             "hosts",
             "No rented hosts yet",

@@ -27,14 +27,14 @@ from gpu_companion.core.ssh.keyring_errors import KeyringUnavailable
 from gpu_companion.core.ssh.managed import entries_from_registry
 from gpu_companion.core.ssh.vault import RotateResult, StoredKey
 from gpu_companion.ui.common.models import RowTableModel
-from gpu_companion.ui.common.page import EmptyStatePage
+from gpu_companion.ui.common.page import EmptyStatePage, Navigator
 from gpu_companion.ui.common.widgets import EmptyState
 from gpu_companion.ui.common.worker import run_in_thread
 from gpu_companion.ui.hosts.connection import sync_ssh_config
 from gpu_companion.ui.keys.dialogs import GenerateKeyDialog, ImportKeyDialog, confirm_export
 
 if TYPE_CHECKING:
-    from gpu_companion.app import AppContext
+    from gpu_companion.services import Services
 
 
 @dataclass(frozen=True)
@@ -62,14 +62,14 @@ def _notes(r: KeyRow) -> str:
 class KeysPage(EmptyStatePage):
     key, title, icon_name = "keys", "Keys", "keys"
 
-    def __init__(self, ctx: AppContext, parent: QWidget | None = None) -> None:
-        super().__init__(ctx, parent)
+    def __init__(self, ctx: Services, nav: Navigator, parent: QWidget | None = None) -> None:
+        super().__init__(ctx, nav, parent)
         self.empty = EmptyState(
             "keys",
             "No platforms yet",
             "Each platform you rent from gets its own SSH key, kept in your system keyring and "
             "never in a plain file. Add a platform on the Hosts page first.",
-            [("Add a platform", lambda: ctx.navigate("hosts"))],
+            [("Add a platform", lambda: nav.navigate("hosts"))],
         )
         self.stack.addWidget(self.empty)
         content = QWidget()

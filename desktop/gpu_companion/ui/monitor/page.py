@@ -31,7 +31,7 @@ from gpu_companion.core.hosts.registry import LOCAL_ALIAS, LOCAL_HOST
 from gpu_companion.core.monitor.collector import HostState, HostStatus, PollEvent, TimedSample
 from gpu_companion.core.monitor.hints import Hint
 from gpu_companion.ui.common.models import RowTableModel
-from gpu_companion.ui.common.page import Page
+from gpu_companion.ui.common.page import Navigator, Page
 from gpu_companion.ui.monitor.models import (
     FleetModel,
     FleetRow,
@@ -41,9 +41,9 @@ from gpu_companion.ui.monitor.models import (
 )
 
 if TYPE_CHECKING:
-    from gpu_companion.app import AppContext
     from gpu_companion.core.monitor.history import HostHistory
     from gpu_companion.core.monitor.live import Monitor
+    from gpu_companion.services import Services
     from gpu_companion.ui.monitor.bridge import MonitorBridge
     from gpu_companion.ui.monitor.plots import GpuPlots
 
@@ -80,8 +80,8 @@ def _recent_mean_util(history: HostHistory, now: float) -> list[float]:
 class MonitorPage(Page):
     key, title, icon_name = "monitor", "Monitor", "monitor"
 
-    def __init__(self, ctx: AppContext, parent: QWidget | None = None) -> None:
-        super().__init__(ctx, parent)
+    def __init__(self, ctx: Services, nav: Navigator, parent: QWidget | None = None) -> None:
+        super().__init__(ctx, nav, parent)
         self.monitor: Monitor | None = None
         self.bridge: MonitorBridge | None = None
         self.plots: GpuPlots | None = None
@@ -215,7 +215,7 @@ class MonitorPage(Page):
         self.plot_holder.addWidget(self.plots)
 
     def stop(self) -> None:
-        """Stop redrawing and disconnect (the monitor itself is stopped by AppContext.close)."""
+        """Stop redrawing and disconnect (the monitor itself is stopped by Services.close)."""
         self.timer.stop()
         if self.bridge is not None:
             self.bridge.close()

@@ -34,7 +34,7 @@ from gpu_companion.core.release import (
 )
 from gpu_companion.core.release.items import ManualConfirmation
 from gpu_companion.core.release.leftovers import listed_path
-from gpu_companion.ui.common.page import EmptyStatePage
+from gpu_companion.ui.common.page import EmptyStatePage, Navigator
 from gpu_companion.ui.common.widgets import EmptyState
 from gpu_companion.ui.common.worker import Worker, run_in_thread
 from gpu_companion.ui.release.dialogs import ChecklistSettingsDialog, OverrideDialog
@@ -42,15 +42,15 @@ from gpu_companion.ui.release.flow import ReleaseFlow
 from gpu_companion.ui.release.model import ChecklistModel, describe_record, stream, verdict
 
 if TYPE_CHECKING:
-    from gpu_companion.app import AppContext
+    from gpu_companion.services import Services
 
 
 class ReleasePage(ReleaseFlow, EmptyStatePage):
     key, title, icon_name = "release", "Release", "release"
     staleness_interval_ms = 60_000
 
-    def __init__(self, ctx: AppContext, parent: QWidget | None = None) -> None:
-        super().__init__(ctx, parent)
+    def __init__(self, ctx: Services, nav: Navigator, parent: QWidget | None = None) -> None:
+        super().__init__(ctx, nav, parent)
         self.wiring = ctx.release
         self.checklists: dict[str, ReleaseChecklist] = {}
         self.worker: Worker | None = None
@@ -61,7 +61,7 @@ class ReleasePage(ReleaseFlow, EmptyStatePage):
             "Before you release a rented instance, its backup checklist must pass here: "
             "checkpoints synced, artefacts archived, nothing left behind, no work running. "
             "Add a host to start.",
-            [("Add a host", lambda: ctx.navigate("hosts"))],
+            [("Add a host", lambda: nav.navigate("hosts"))],
         )
         self.stack.addWidget(self.empty)
         content = QWidget()

@@ -21,10 +21,10 @@ from PySide6.QtWidgets import (
 
 from gpu_companion import __version__
 from gpu_companion.core.system.autostart import Autostart
-from gpu_companion.ui.common.page import Page
+from gpu_companion.ui.common.page import Navigator, Page
 
 if TYPE_CHECKING:
-    from gpu_companion.app import AppContext
+    from gpu_companion.services import Services
     from gpu_companion.ui.shell.welcome import WelcomeDialog
 
 log = logging.getLogger(__name__)
@@ -33,8 +33,8 @@ log = logging.getLogger(__name__)
 class SettingsPage(Page):
     key, title, icon_name = "settings", "Settings", "settings"
 
-    def __init__(self, ctx: AppContext, parent: QWidget | None = None) -> None:
-        super().__init__(ctx, parent)
+    def __init__(self, ctx: Services, nav: Navigator, parent: QWidget | None = None) -> None:
+        super().__init__(ctx, nav, parent)
         self.autostart = Autostart()
         self.welcome: WelcomeDialog | None = None
         lay = QVBoxLayout(self)
@@ -125,7 +125,7 @@ class SettingsPage(Page):
         from gpu_companion.ui.shell.welcome import WelcomeDialog
 
         if self.welcome is None or not self.welcome.isVisible():
-            self.welcome = WelcomeDialog(self.ctx, self)
+            self.welcome = WelcomeDialog(self.ctx, self.nav, self)
         self.welcome.open()
         return self.welcome
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QByteArray, QSize, Qt, Signal
@@ -24,15 +25,22 @@ from gpu_companion.ui.common.page import Page
 from gpu_companion.ui.common.widgets import BannerArea
 
 if TYPE_CHECKING:
-    from gpu_companion.app import AppContext
+    from gpu_companion.services import Services
+    from gpu_companion.ui.shell.tray import Tray
 
 
 class MainWindow(QMainWindow):
+    """The sidebar of pages, and the `Navigator` they use to reach each other, the tray and the
+    wizard."""
+
     message_posted = Signal(object)  # re-posts notifier messages onto the GUI thread
 
-    def __init__(self, ctx: AppContext, pages: list[type[Page]]) -> None:
+    def __init__(self, ctx: Services, pages: list[type[Page]]) -> None:
         super().__init__()
         self.ctx = ctx
+        self.tray: Tray | None = None
+        self.wizard: QWidget | None = None  # the open first-rental wizard, if any
+        self.quit_app: Callable[[], None] = lambda: None
         self.setWindowTitle("GPU Companion")
         self.setWindowIcon(icon("app"))
         self.setMinimumSize(QSize(720, 480))
@@ -44,7 +52,7 @@ class MainWindow(QMainWindow):
         toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
         self.wizard_action = QAction(icon("wizard"), "First-rental wizard", self)
         self.wizard_action.setObjectName("wizardAction")
-        self.wizard_action.triggered.connect(ctx.open_wizard)
+        self.wizard_action.triggered.connect(self.open_wizard)
         toolbar.addAction(self.wizard_action)
         self.addToolBar(toolbar)
 
@@ -55,7 +63,7 @@ class MainWindow(QMainWindow):
         self.stack = QStackedWidget()
         self.pages: dict[str, Page] = {}
         for cls in pages:
-            page = cls(ctx)
+            page = cls(ctx, self)
             self.pages[cls.key] = page
             self.stack.addWidget(page)
             item = QListWidgetItem(icon(cls.icon_name), cls.title)
@@ -92,6 +100,26 @@ class MainWindow(QMainWindow):
         self.sidebar.setCurrentRow(keys.index(key))
         return self.pages[key]
 
+    def open_release(self, alias: str) -> None:
+        """Open the release checklist of one host (tray menu, rental alerts)."""
+        from gpu_companion.ui.release.page import ReleasePage
+
+        page = self.navigate("release")
+        if isinstance(page, ReleasePage):
+            page.open_host(alias)
+
+    def open_wizard(self) -> None:
+        """Open the guided first-rental wizard; its new host shows on the Hosts page after."""
+        from gpu_companion.ui.wizard import FirstRentalWizard
+
+        self.wizard = FirstRentalWizard(self.ctx, parent=self)
+        self.wizard.finished.connect(lambda _result: self.navigate("hosts").refresh())
+        self.wizard.open()
+
+    def refresh_tray(self) -> None:
+        if self.tray is not None:
+            self.tray.refresh()
+
     def _on_row(self, row: int) -> None:
         if row < 0:
             return
@@ -105,8 +133,8 @@ class MainWindow(QMainWindow):
     def _show_message(self, message: Message) -> None:
         self.statusBar().showMessage(message.text, 10000)
         if message.level is not Level.INFO:
-            if self.ctx.tray is not None and self.ctx.tray.icon is not None:
-                self.ctx.tray.deliver(message)
+            if self.tray is not None and self.tray.icon is not None:
+                self.tray.deliver(message)
             else:
                 self.banners.show_message(message)
 
@@ -133,16 +161,16 @@ class MainWindow(QMainWindow):
 
     def closeEvent(self, event: QCloseEvent) -> None:
         self.save_state()
-        if self.keep_in_tray and self.ctx.tray is not None and self.ctx.tray.icon is not None:
+        if self.keep_in_tray and self.tray is not None and self.tray.icon is not None:
             event.ignore()
             self.hide()
-            self.ctx.tray.icon.showMessage(
+            self.tray.icon.showMessage(
                 "GPU Companion", "Still running in the tray: a rental is being metered."
             )
             return
         self._unsubscribe()
         event.accept()
-        self.ctx.quit()
+        self.quit_app()
 
     def show_error_dialog(self, text: str) -> None:
         QMessageBox.critical(self, "GPU Companion", text)

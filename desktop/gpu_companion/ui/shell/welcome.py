@@ -24,7 +24,9 @@ from gpu_companion.core.system.envcheck import CheckResult, run_checks
 from gpu_companion.ui.common import worker
 
 if TYPE_CHECKING:
-    from gpu_companion.app import AppContext
+    from gpu_companion.services import Services
+    from gpu_companion.ui.common.page import Navigator
+    from gpu_companion.ui.shell.main_window import MainWindow
 
 WELCOME_SETTING = "ui.welcome_shown"
 _LABELS = {"keyring": "System keyring", "ssh": "ssh", "ssh-agent": "ssh-agent", "rsync": "rsync"}
@@ -34,10 +36,15 @@ class WelcomeDialog(QDialog):
     """Offers the wizard or the Hosts page, and runs the environment check off the GUI thread."""
 
     def __init__(
-        self, ctx: AppContext, parent: QWidget | None = None, check_kwargs: Any = None
+        self,
+        ctx: Services,
+        nav: Navigator,
+        parent: QWidget | None = None,
+        check_kwargs: Any = None,
     ) -> None:
         super().__init__(parent)
         self.ctx = ctx
+        self.nav = nav
         self.check_kwargs: dict[str, Any] = dict(check_kwargs or {})
         self.setObjectName("welcomeDialog")
         self.setWindowTitle("Welcome to GPU Companion")
@@ -146,11 +153,11 @@ class WelcomeDialog(QDialog):
     # where to go next
     def _wizard(self) -> None:
         self.accept()
-        self.ctx.open_wizard()
+        self.nav.open_wizard()
 
     def _hosts(self) -> None:
         self.accept()
-        self.ctx.navigate("hosts")
+        self.nav.navigate("hosts")
 
     def done(self, result: int) -> None:
         if self._worker is not None:
@@ -158,12 +165,12 @@ class WelcomeDialog(QDialog):
         super().done(result)
 
 
-def show_welcome_once(ctx: AppContext, parent: QWidget | None = None) -> WelcomeDialog | None:
+def show_welcome_once(ctx: Services, window: MainWindow) -> WelcomeDialog | None:
     """Open the welcome dialog the first time the app starts; None on later starts."""
     if ctx.store.get_setting(WELCOME_SETTING):
         return None
     ctx.store.set_setting(WELCOME_SETTING, "1")
-    dialog = WelcomeDialog(ctx, parent)
+    dialog = WelcomeDialog(ctx, window, window)
     dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
     dialog.open()
     return dialog

@@ -37,13 +37,13 @@ from gpu_companion.ui.common.worker import run_in_thread
 from gpu_companion.ui.hosts.page import _FormDialog
 
 if TYPE_CHECKING:
-    from gpu_companion.app import AppContext
+    from gpu_companion.services import Services
 
 
 class StartRentalDialog(_FormDialog):
     """Start a meter by hand (without the wizard): platform, host, GPU, billing mode, rate."""
 
-    def __init__(self, ctx: AppContext, parent: QWidget | None = None) -> None:
+    def __init__(self, ctx: Services, parent: QWidget | None = None) -> None:
         super().__init__("Start a rental", parent)
         self.ctx = ctx
         self.platform = QComboBox()
@@ -113,7 +113,7 @@ class StartRentalDialog(_FormDialog):
 
 
 class BudgetDialog(_FormDialog):
-    def __init__(self, ctx: AppContext, parent: QWidget | None = None) -> None:
+    def __init__(self, ctx: Services, parent: QWidget | None = None) -> None:
         super().__init__("Set a budget", parent)
         self.ctx = ctx
         self.period = QComboBox()
@@ -148,7 +148,7 @@ class BudgetDialog(_FormDialog):
 class OutcomeDialog(_FormDialog):
     """The experiment tag and outcome of one rental (for cost per successful experiment)."""
 
-    def __init__(self, ctx: AppContext, rental: Rental, parent: QWidget | None = None) -> None:
+    def __init__(self, ctx: Services, rental: Rental, parent: QWidget | None = None) -> None:
         super().__init__("Experiment", parent)
         self.ctx = ctx
         self.rental = rental
@@ -173,7 +173,7 @@ class OutcomeDialog(_FormDialog):
 class AlertsDialog(_FormDialog):
     """The quiet hour for the left-on-overnight alert, and snooze or mute for one rental."""
 
-    def __init__(self, ctx: AppContext, rental: Rental | None, parent: QWidget | None = None):
+    def __init__(self, ctx: Services, rental: Rental | None, parent: QWidget | None = None):
         super().__init__("Spend alerts", parent)
         self.ctx = ctx
         self.rental = rental
@@ -209,7 +209,7 @@ def _status(row: ImportRow) -> str:
 class CsvImportDialog(QDialog):
     """Reads and checks the file off the GUI thread, shows each row's fate, imports on OK."""
 
-    def __init__(self, ctx: AppContext, path: Path, parent: QWidget | None = None) -> None:
+    def __init__(self, ctx: Services, path: Path, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.ctx = ctx
         self.path = path

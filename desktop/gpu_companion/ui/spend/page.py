@@ -36,7 +36,7 @@ from gpu_companion.core.spend.reports import (
     today,
 )
 from gpu_companion.ui.common.models import RowTableModel
-from gpu_companion.ui.common.page import EmptyStatePage
+from gpu_companion.ui.common.page import EmptyStatePage, Navigator
 from gpu_companion.ui.common.widgets import EmptyState
 from gpu_companion.ui.common.worker import run_in_thread
 from gpu_companion.ui.spend.dialogs import (
@@ -49,7 +49,7 @@ from gpu_companion.ui.spend.dialogs import (
 from gpu_companion.ui.spend.tabs import ChartTab, ExperimentsTab, make_table
 
 if TYPE_CHECKING:
-    from gpu_companion.app import AppContext
+    from gpu_companion.services import Services
 
 HISTORY_LIMIT = 5000
 PERIODS = {  # filter label -> (bucket, how many back), None: everything
@@ -65,15 +65,15 @@ PERIODS = {  # filter label -> (bucket, how many back), None: everything
 class SpendPage(EmptyStatePage):
     key, title, icon_name = "spend", "Spend", "spend"
 
-    def __init__(self, ctx: AppContext, parent: QWidget | None = None) -> None:
-        super().__init__(ctx, parent)
+    def __init__(self, ctx: Services, nav: Navigator, parent: QWidget | None = None) -> None:
+        super().__init__(ctx, nav, parent)
         self.ledger = ctx.ledger
         self.empty = EmptyState(
             "spend",
             "No platform to meter yet",
             "Every rental is metered here from its start time, with budgets, alerts and "
             "reports. Add the platform you rent from (and its hosts) first.",
-            [("Add a host", lambda: ctx.navigate("hosts"))],
+            [("Add a host", lambda: nav.navigate("hosts"))],
         )
         self.stack.addWidget(self.empty)
         body = QWidget()
@@ -198,8 +198,7 @@ class SpendPage(EmptyStatePage):
         self.exp_model.set_rows(experiment_costs(self.ledger))
         if self.tabs.currentIndex() == 1:
             self.chart_tab.load()
-        if self.ctx.tray is not None:
-            self.ctx.tray.refresh()
+        self.nav.refresh_tray()
 
     def _fill_filters(self) -> None:
         def refill(combo: QComboBox, everything: str, items: list[tuple[str, object]]) -> None:

@@ -30,7 +30,7 @@ from gpu_companion.core.hosts.registry import Host
 from gpu_companion.core.transfers.job import JobState, TransferJob, validate_remote_path
 from gpu_companion.core.transfers.presets import sync_checkpoints, upload_options
 from gpu_companion.core.transfers.queue import TransferQueue
-from gpu_companion.ui.common.page import EmptyStatePage
+from gpu_companion.ui.common.page import EmptyStatePage, Navigator
 from gpu_companion.ui.common.widgets import EmptyState
 from gpu_companion.ui.common.worker import Worker, run_in_thread
 from gpu_companion.ui.transfers.dialogs import SyncCheckpointsDialog, TransferDialog
@@ -38,7 +38,7 @@ from gpu_companion.ui.transfers.model import PROGRESS_COLUMN, ProgressDelegate, 
 from gpu_companion.ui.transfers.remote_picker import RemotePathDialog
 
 if TYPE_CHECKING:
-    from gpu_companion.app import AppContext
+    from gpu_companion.services import Services
 
 HOST_ROLE = Qt.ItemDataRole.UserRole + 1
 
@@ -78,8 +78,8 @@ class HostDropList(QListWidget):
 class TransfersPage(EmptyStatePage):
     key, title, icon_name = "transfers", "Transfers", "transfers"
 
-    def __init__(self, ctx: AppContext, parent: QWidget | None = None) -> None:
-        super().__init__(ctx, parent)
+    def __init__(self, ctx: Services, nav: Navigator, parent: QWidget | None = None) -> None:
+        super().__init__(ctx, nav, parent)
         self.queue: TransferQueue = ctx.transfers
         self.lanes: dict[str, Worker] = {}
         self.open_url: Callable[[QUrl], object] = QDesktopServices.openUrl
@@ -88,7 +88,7 @@ class TransfersPage(EmptyStatePage):
             "No host to transfer to",
             "Uploads and downloads here resume after a dropped connection and end with a "
             "checksum on both sides. Add a host first.",
-            [("Add a host", lambda: ctx.navigate("hosts"))],
+            [("Add a host", lambda: nav.navigate("hosts"))],
         )
         self.stack.addWidget(self.empty)
         self.stack.addWidget(self._build_content())

@@ -25,7 +25,7 @@ from gpu_companion.ui.wizard.plan_pages import BillingPage, EstimatePage, GpuPag
 from gpu_companion.ui.wizard.services import WizardServices
 
 if TYPE_CHECKING:
-    from gpu_companion.app import AppContext
+    from gpu_companion.services import Services
 
 log = logging.getLogger(__name__)
 
@@ -53,7 +53,7 @@ class FirstRentalWizard(QWizard):
 
     def __init__(
         self,
-        ctx: AppContext,
+        ctx: Services,
         services: WizardServices | None = None,
         parent: QWidget | None = None,
     ) -> None:

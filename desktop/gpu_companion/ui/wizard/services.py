@@ -1,7 +1,7 @@
 """What the wizard needs from the key vault, the connection factory and the spend ledger, as small
 Protocols: the wizard calls only these, so wiring the real services is a few lines here.
 
-Each service is read from the AppContext (`ctx.vault`, `ctx.sessions`, `ctx.ledger`); a missing one
+Each service is read from the Services (`ctx.vault`, `ctx.sessions`, `ctx.ledger`); a missing one
 is None and the page that needs it says the feature is not available yet — never a fake success.
 """
 
@@ -20,7 +20,7 @@ from gpu_companion.core.spend.metering import Rental
 from gpu_companion.core.ssh.vault import KeyVault
 
 if TYPE_CHECKING:
-    from gpu_companion.app import AppContext
+    from gpu_companion.services import Services
 
 
 class StoredKeyLike(Protocol):
@@ -140,7 +140,7 @@ class WizardServices:
     ledger: LedgerService | None = None
 
     @classmethod
-    def from_context(cls, ctx: AppContext) -> WizardServices:
+    def from_context(cls, ctx: Services) -> WizardServices:
         ledger, budgets = getattr(ctx, "ledger", None), getattr(ctx, "budgets", None)
         vault = getattr(ctx, "vault", None)
         return cls(
