@@ -4,8 +4,8 @@
     python scripts/make_troubleshooting.py          # rewrite the page
     python scripts/make_troubleshooting.py --check  # exit 1 when the page is out of date
 
-The tables come from core/rsync_errors.py (exit codes and the output lines that refine them),
-core/nvsmi_errors.py, core/envcheck.py and core/validation.py; the prose around them is here.
+The tables come from core/transfers/rsync/errors.py (exit codes and the output lines that refine them),
+core/monitor/nvsmi_errors.py, core/system/envcheck.py and core/common/validation.py; the prose around them is here.
 """
 
 from __future__ import annotations
@@ -199,14 +199,14 @@ def render() -> str:
         "## Host key changed, key refused, disk full: what ssh and rsync said",
         "",
         "During a transfer the app reads ssh's and rsync's output; these lines say more than",
-        "the exit code, so their message wins (core/rsync_errors.py):",
+        "the exit code, so their message wins (core/transfers/rsync/errors.py):",
         "",
         *rsync_hints(),
         "",
         "## Connecting: what the app's own SSH connections say",
         "",
         "Test connection, the monitor, the self-check and the release checklist connect with the",
-        "platform's key from the keyring and the app's own known_hosts (core/connection.py).",
+        "platform's key from the keyring and the app's own known_hosts (core/ssh/connection.py).",
         "Example host `gpu1` (`root` at 203.0.113.7, port 41022):",
         "",
         *connection_messages(),
