@@ -4,8 +4,9 @@
     python scripts/make_troubleshooting.py          # rewrite the page
     python scripts/make_troubleshooting.py --check  # exit 1 when the page is out of date
 
-The tables come from core/transfers/rsync/errors.py (exit codes and the output lines that refine them),
-core/monitor/nvsmi_errors.py, core/system/envcheck.py and core/common/validation.py; the prose around them is here.
+The tables come from core/transfers/rsync/errors.py (exit codes and the output lines that refine
+them), core/monitor/nvsmi_errors.py, core/system/envcheck.py and core/common/validation.py; the
+prose around them is here.
 """
 
 from __future__ import annotations
