@@ -33,7 +33,9 @@ def register(sub: Any) -> None:
     imp = cmds.add_parser(
         "import", help="read rentals and charges from a CSV file (bad rows are refused)"
     )
-    imp.add_argument("file", help="a CSV file in the export's format")
+    imp.add_argument("file", help="a CSV file: the export's format or a provider's bill")
+    imp.add_argument("--platform", help="the platform of rows that name none (a provider's bill)")
+    imp.add_argument("--currency", help="the currency of rows that name none, e.g. USD")
     imp.add_argument("--dry-run", action="store_true", help="check the file, store nothing")
     imp.set_defaults(handler=_import)
 
@@ -116,7 +118,10 @@ def _import(args: argparse.Namespace) -> int:
         return _fail(f"could not read {args.file}: {exc.strerror or exc}")
     ledger = _ledger()
     try:
-        preview = parse_csv(ledger, data)
+        defaults = {"platform": args.platform or "", "currency": args.currency or ""}
+        preview = parse_csv(ledger, data, defaults)
+        if preview.understood:
+            print(f"{args.file}: {preview.understood}")
         for line in preview.error_lines():
             print(f"{args.file}: {line}", file=sys.stderr)
         if preview.file_errors:

@@ -21,7 +21,9 @@ from gpu_companion.core.common.validation import (
 from gpu_companion.core.storage.store import Store
 
 GRANULARITIES = ("second", "minute", "hour")
-CURRENCIES = ("USD", "EUR", "GBP", "CNY", "JPY", "KRW", "INR", "CAD", "AUD", "CHF", "SGD", "HKD")
+CURRENCIES = (
+    "USD", "EUR", "GBP", "CNY", "JPY", "KRW", "INR", "CAD", "AUD", "CHF", "SGD", "HKD", "KWD",
+)  # fmt: skip
 HOST_STATES = ("active", "released")
 LOCAL_ALIAS = "local"
 

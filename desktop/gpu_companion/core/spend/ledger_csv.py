@@ -13,7 +13,6 @@ import codecs
 import csv
 import hashlib
 import io
-import re
 import unicodedata
 import uuid
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -63,7 +62,7 @@ COLUMNS = (
     "rate_unit", "granularity", "currency", "started_at", "planned_end", "ended_at", "hours",
     "amount", "tag", "outcome", "notes", "end_reason",
 )  # fmt: skip
-REQUIRED = ("type", "platform", "currency", "started_at")
+REQUIRED = ("platform", "currency", "started_at")  # a row without a type is a rental
 BATCH = 2000
 FORMAT_HINT = (
     "The first line must name the columns; `gpu-companion ledger export` shows the format."
@@ -142,7 +141,7 @@ def _rows(ledger: SpendLedger) -> Iterator[Sequence[Any]]:
 def export_csv(ledger: SpendLedger, out: IO[str]) -> int:
     """Write every rental and charge; returns the number of data rows. A text cell that a
     spreadsheet would run as a formula is written with a leading apostrophe."""
-    writer = csv.writer(out, lineterminator="\n")
+    writer = csv.writer(out, lineterminator="\r\n")  # RFC 4180; also quotes a cell with a CR
     writer.writerow(COLUMNS)
     count = 0
     batch: list[Sequence[Any]] = []
@@ -215,12 +214,14 @@ def _decode(data: bytes) -> tuple[str, list[tuple[int, str]]]:
     an error of its own instead of spoiling the file."""
     if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         try:
-            return "\n".join(re.split(r"\r\n|\r|\n", data.decode("utf-16"))), []
+            text = data.decode("utf-16")
+            return (text if "\n" in text else text.replace("\r", "\n")), []
         except UnicodeDecodeError:
             return "", [(1, "the file starts as UTF-16 but is not; save it as UTF-8")]
     data = data.removeprefix(codecs.BOM_UTF8)
     lines, bad = [], []
-    for n, raw in enumerate(re.split(rb"\r\n|\r|\n", data), start=1):  # CR-only files too
+    eol = b"\n" if b"\n" in data else b"\r"  # a CR-only file (old Mac, some exporters) too
+    for n, raw in enumerate(data.split(eol), start=1):
         try:
             lines.append(raw.decode("utf-8"))
         except UnicodeDecodeError as exc:
