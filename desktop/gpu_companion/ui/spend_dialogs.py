@@ -21,7 +21,6 @@ from PySide6.QtWidgets import (
 )
 
 from gpu_companion.core.common.errors import ValidationError
-from gpu_companion.core.hosts.registry import CURRENCIES
 from gpu_companion.core.spend.alerts import (
     DEFAULT_QUIET_HOUR,
     QUIET_HOUR_SETTING,
@@ -32,6 +31,7 @@ from gpu_companion.core.spend.budgets import Budget
 from gpu_companion.core.spend.ledger_csv import ImportPreview, ImportResult, ImportRow, apply_import
 from gpu_companion.core.spend.ledger_csv import parse_csv as parse_ledger_csv
 from gpu_companion.core.spend.metering import BILLING_MODES, BUCKETS, OUTCOMES, Rental
+from gpu_companion.core.spend.money import CURRENCIES
 from gpu_companion.ui.models import RowTableModel
 from gpu_companion.ui.pages.hosts import _FormDialog
 from gpu_companion.ui.worker import run_in_thread

@@ -18,12 +18,10 @@ from gpu_companion.core.common.validation import (
     validate_port,
     validate_user,
 )
+from gpu_companion.core.spend.money import CURRENCIES as CURRENCIES  # re-exported
 from gpu_companion.core.storage.store import Store
 
 GRANULARITIES = ("second", "minute", "hour")
-CURRENCIES = (
-    "USD", "EUR", "GBP", "CNY", "JPY", "KRW", "INR", "CAD", "AUD", "CHF", "SGD", "HKD", "KWD",
-)  # fmt: skip
 HOST_STATES = ("active", "released")
 LOCAL_ALIAS = "local"
 

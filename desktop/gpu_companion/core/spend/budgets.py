@@ -126,6 +126,17 @@ class Budgets:
         assert rowid is not None
         return next(b for b in self.all() if b.id == rowid)
 
+    def find(self, period: str, currency: str, platform_id: int | None) -> Budget | None:
+        """The budget `set_budget` would replace, so a caller can ask first."""
+        return next(
+            (
+                b
+                for b in self.all()
+                if (b.period, b.currency, b.platform_id) == (period, currency, platform_id)
+            ),
+            None,
+        )
+
     def all(self) -> list[Budget]:
         rows = self.store.db.execute(
             "SELECT b.id, b.platform_id, b.period, b.amount_minor, b.currency, b.thresholds, "

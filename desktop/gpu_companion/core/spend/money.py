@@ -10,8 +10,10 @@ from __future__ import annotations
 import re
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 
-from gpu_companion.core.hosts.registry import CURRENCIES
-
+# The currencies a platform, a rental or a budget can be in (ISO 4217 codes).
+CURRENCIES = (
+    "USD", "EUR", "GBP", "CNY", "JPY", "KRW", "INR", "CAD", "AUD", "CHF", "SGD", "HKD", "KWD",
+)  # fmt: skip
 # ISO 4217 minor-unit digits; a currency not listed has 2.
 MINOR_DIGITS = {"JPY": 0, "KRW": 0, "VND": 0, "CLP": 0, "ISK": 0, "KWD": 3, "BHD": 3, "OMR": 3}
 _SYMBOLS = {
