@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 
 from gpu_companion.core.common.errors import ValidationError
-from gpu_companion.core.spend.money import digits, from_minor, parse_decimal, to_minor
+from gpu_companion.core.spend.money import digits, from_minor, parse_decimal, sentence, to_minor
 
 HOURS_PER_MONTH_MAX = Decimal(730)  # 24 h x 365 days / 12: no plan can use more
 WEEKS_PER_MONTH = Decimal(52) / Decimal(12)
@@ -36,7 +36,7 @@ def to_decimal(field: str, value: Decimal | int | str, *, allow_zero: bool = Fal
     try:
         number = parse_decimal(value, repr(value) if isinstance(value, str) else str(value))
     except ValueError as exc:
-        raise ValidationError(field, f"{str(exc)[0].upper()}{str(exc)[1:]}.") from None
+        raise ValidationError(field, sentence(exc)) from None
     if not number.is_finite() or number < 0 or (number == 0 and not allow_zero):
         raise ValidationError(field, f"The {field.replace('_', ' ')} must be above 0, not {value}.")
     return number

@@ -1,7 +1,8 @@
 """How a ledger CSV from the real world is written: its delimiter, its decimal separator, and the
 provider's own column names, each detected so the import preview can say what it understood.
 
-Also the spreadsheet rule for export: a cell a spreadsheet would run as a formula is neutralised.
+Also the inverse of the export's spreadsheet rule (a cell a spreadsheet would run as a formula is
+written with a leading apostrophe).
 """
 
 from __future__ import annotations
@@ -34,7 +35,6 @@ ALIASES: dict[str, tuple[str, ...]] = {
 }  # fmt: skip
 _NUMERIC = ("amount", "rate", "hours")
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-_NUMBER = re.compile(r"-?[0-9]+(\.[0-9]+)?")
 
 
 def normalise_header(name: str) -> str:
@@ -111,16 +111,9 @@ def numeric_cells(rows: Iterable[Sequence[str]], names: Sequence[str]) -> Iterat
         yield from (row[i] for i in idx if i < len(row) and row[i].strip())
 
 
-def neutralise(cell: object) -> object:
-    """A text cell a spreadsheet would read as a formula gets a leading apostrophe; numbers
-    (a credit's '-12.50') stay numbers."""
-    if isinstance(cell, str) and cell.startswith(_FORMULA_START) and not _NUMBER.fullmatch(cell):
-        return "'" + cell
-    return cell
-
-
 def restore(cell: str) -> str:
-    """The inverse of `neutralise`, so an export imports back unchanged."""
+    """Undo the export's apostrophe before a formula-like cell, so an export imports back
+    unchanged."""
     if cell.startswith("'") and cell[1:].startswith(_FORMULA_START):
         return cell[1:]
     return cell

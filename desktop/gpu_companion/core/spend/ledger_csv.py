@@ -31,7 +31,6 @@ from gpu_companion.core.spend.csv_dialect import (
     detect_decimal,
     detect_delimiter,
     map_columns,
-    neutralise,
     numeric_cells,
     restore,
 )
@@ -99,15 +98,37 @@ def _amount_sql(column: str, currency: str) -> str:
     return f"CASE {whens} ELSE {default} END"
 
 
+def _safe(column: str) -> str:
+    """SQL for a free-text cell a spreadsheet must not run as a formula: one starting with
+    = + - @ tab or CR gets a leading apostrophe (`csv_dialect.restore` takes it off again)."""
+    return (
+        f"CASE WHEN substr({column}, 1, 1) IN ('=', '+', '-', '@', char(9), char(13)) "
+        f"THEN char(39) || {column} ELSE {column} END"
+    )
+
+
 _RENTAL_EXPORT = (
-    "SELECT 'rental', coalesce(r.ref, :prefix || '-r' || r.id), p.name, r.host_alias, "
-    "r.gpu_model, r.gpu_count, r.billing_mode, r.rate, "
+    "SELECT 'rental', "
+    + ", ".join(
+        _safe(c)
+        for c in (
+            "coalesce(r.ref, :prefix || '-r' || r.id)",
+            "p.name",
+            "r.host_alias",
+            "r.gpu_model",
+        )
+    )
+    + ", r.gpu_count, r.billing_mode, r.rate, "
     "CASE r.billing_mode WHEN 'weekly' THEN 'week' WHEN 'monthly' THEN 'month' ELSE 'hour' END, "
     "r.granularity, r.currency, r.started_at, coalesce(r.planned_end, ''), "
-    "coalesce(r.ended_at, ''), {hours}, {amount}, r.tag, r.outcome, r.notes, r.end_reason, r.id "
+    f"coalesce(r.ended_at, ''), {{hours}}, {{amount}}, {_safe('r.tag')}, r.outcome, "
+    f"{_safe('r.notes')}, {_safe('r.end_reason')}, r.id "
     "FROM rentals r JOIN platforms p ON p.id = r.platform_id WHERE r.ended_at IS {cond} NULL "
     "ORDER BY r.id"
 )
+
+
+CHARGE_REF = "coalesce(c.ref, :prefix || '-c' || c.id)"
 
 
 def _rows(ledger: SpendLedger) -> Iterator[Sequence[Any]]:
@@ -128,9 +149,9 @@ def _rows(ledger: SpendLedger) -> Iterator[Sequence[Any]]:
         cost = ledger.rental(row[-1]).cost_at(now)
         yield (*row[:15], decimal_text(cost, row[10]), *row[16:-1])
     cur = db.execute(
-        "SELECT c.kind, coalesce(c.ref, :prefix || '-c' || c.id), p.name, '', '', '', '', '', "
-        f"'', '', c.currency, c.at, '', '', '', {_amount_sql('c.amount_minor', 'c.currency')}, "
-        "'', '', c.description, '' FROM charges c JOIN platforms p ON p.id = c.platform_id "
+        f"SELECT c.kind, {_safe(CHARGE_REF)}, {_safe('p.name')}, '', '', '', '', '', '', '', "
+        f"c.currency, c.at, '', '', '', {_amount_sql('c.amount_minor', 'c.currency')}, '', '', "
+        f"{_safe('c.description')}, '' FROM charges c JOIN platforms p ON p.id = c.platform_id "
         "ORDER BY c.id",
         prefix,
     )
@@ -140,13 +161,13 @@ def _rows(ledger: SpendLedger) -> Iterator[Sequence[Any]]:
 
 def export_csv(ledger: SpendLedger, out: IO[str]) -> int:
     """Write every rental and charge; returns the number of data rows. A text cell that a
-    spreadsheet would run as a formula is written with a leading apostrophe."""
+    spreadsheet would run as a formula is written with a leading apostrophe (`_safe`)."""
     writer = csv.writer(out, lineterminator="\r\n")  # RFC 4180; also quotes a cell with a CR
     writer.writerow(COLUMNS)
     count = 0
     batch: list[Sequence[Any]] = []
     for row in _rows(ledger):
-        batch.append([neutralise(cell) for cell in row])
+        batch.append(row)
         if len(batch) >= BATCH:
             writer.writerows(batch)
             count += len(batch)

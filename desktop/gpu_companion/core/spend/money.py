@@ -189,3 +189,9 @@ def rate_derivation(per_gpu: Decimal, gpu_count: int, currency: str, unit: str =
         f"{gpu_count} × {format_amount(per_gpu, currency)} = "
         f"{format_amount(total, currency)}/{unit}"
     )
+
+
+def sentence(exc: ValueError) -> str:
+    """A parse error as a sentence for a form ('The rate 'x' is not a number; ….')."""
+    text = str(exc)
+    return f"{text[:1].upper()}{text[1:]}{'' if text.endswith('.') else '.'}"

@@ -26,6 +26,7 @@ from gpu_companion.core.spend.money import (
     format_money,
     instance_rate,
     rate_derivation,
+    sentence,
     to_minor,
 )
 from gpu_companion.ui.money_input import parse_user_amount
@@ -199,7 +200,7 @@ class BudgetPage(WizardPage):
         try:
             value = parse_user_amount(self.budget.text(), "the budget")
         except ValueError as exc:
-            return None, f"{str(exc)[0].upper()}{str(exc)[1:]}."
+            return None, sentence(exc)
         if value <= 0:
             return None, "Enter the budget as a number above 0, e.g. 50."
         return value, ""
