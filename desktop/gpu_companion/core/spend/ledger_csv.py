@@ -1,4 +1,4 @@
-"""CSV export and import of the ledger: all columns, ISO dates, amounts as decimals.
+"""CSV import of the ledger (export is `csv_export`): all columns, ISO dates, amounts as decimals.
 
 Import parses the whole file into a preview first; rows with errors are reported by line number
 and never imported, the others are imported together in one transaction. Rows already in the
@@ -14,12 +14,10 @@ import csv
 import hashlib
 import io
 import unicodedata
-import uuid
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
 from decimal import Decimal
-from typing import IO, Any
 
 from gpu_companion.core.common.clock import from_iso, to_iso
 from gpu_companion.core.common.errors import UserError, ValidationError
@@ -34,6 +32,9 @@ from gpu_companion.core.spend.csv_dialect import (
     numeric_cells,
     restore,
 )
+from gpu_companion.core.spend.csv_export import COLUMNS as COLUMNS  # re-exported
+from gpu_companion.core.spend.csv_export import export_csv as export_csv  # re-exported
+from gpu_companion.core.spend.csv_export import store_ref_prefix
 from gpu_companion.core.spend.ledger import (
     SpendLedger,
     charge_row,
@@ -49,20 +50,13 @@ from gpu_companion.core.spend.metering import (
     Rental,
 )
 from gpu_companion.core.spend.money import (
-    MINOR_DIGITS,
     check_currency,
     decimal_text,
     parse_decimal,
     to_minor,
 )
 
-COLUMNS = (
-    "type", "ref", "platform", "host", "gpu_model", "gpu_count", "billing_mode", "rate",
-    "rate_unit", "granularity", "currency", "started_at", "planned_end", "ended_at", "hours",
-    "amount", "tag", "outcome", "notes", "end_reason",
-)  # fmt: skip
 REQUIRED = ("platform", "currency", "started_at")  # a row without a type is a rental
-BATCH = 2000
 FORMAT_HINT = (
     "The first line must name the columns; `gpu-companion ledger export` shows the format."
 )
@@ -70,110 +64,6 @@ FORMAT_HINT = (
 EARLIEST = datetime(2000, 1, 1, tzinfo=timezone.utc)
 LATEST = datetime(2100, 1, 1, tzinfo=timezone.utc)
 MAX_HOURS = Decimal(24 * 366 * 10)
-
-
-def store_ref_prefix(ledger: SpendLedger) -> str:
-    """A short id of this ledger, so exported refs never collide with another ledger's."""
-    prefix = ledger.store.get_setting("ledger.store_id")
-    if not prefix:
-        prefix = uuid.uuid4().hex[:8]
-        ledger.store.set_setting("ledger.store_id", prefix)
-    return prefix
-
-
-def _amount_sql(column: str, currency: str) -> str:
-    """SQL that writes integer minor units as the currency's decimal text (as decimal_text)."""
-    sign = f"CASE WHEN {column} < 0 THEN '-' ELSE '' END"
-    cases = []
-    for d in sorted(set(MINOR_DIGITS.values()) | {2}):
-        codes = ", ".join(f"'{c}'" for c, n in MINOR_DIGITS.items() if n == d)
-        text = (
-            f"CAST({column} AS TEXT)"
-            if d == 0
-            else f"printf('%s%d.%0{d}d', {sign}, abs({column}) / {10**d}, abs({column}) % {10**d})"
-        )
-        cases.append((codes, text))
-    whens = " ".join(f"WHEN {currency} IN ({codes}) THEN {text}" for codes, text in cases if codes)
-    default = next(text for codes, text in cases if not codes)
-    return f"CASE {whens} ELSE {default} END"
-
-
-def _safe(column: str) -> str:
-    """SQL for a free-text cell a spreadsheet must not run as a formula: one starting with
-    = + - @ tab or CR gets a leading apostrophe (`csv_dialect.restore` takes it off again)."""
-    return (
-        f"CASE WHEN substr({column}, 1, 1) IN ('=', '+', '-', '@', char(9), char(13)) "
-        f"THEN char(39) || {column} ELSE {column} END"
-    )
-
-
-_RENTAL_EXPORT = (
-    "SELECT 'rental', "
-    + ", ".join(
-        _safe(c)
-        for c in (
-            "coalesce(r.ref, :prefix || '-r' || r.id)",
-            "p.name",
-            "r.host_alias",
-            "r.gpu_model",
-        )
-    )
-    + ", r.gpu_count, r.billing_mode, r.rate, "
-    "CASE r.billing_mode WHEN 'weekly' THEN 'week' WHEN 'monthly' THEN 'month' ELSE 'hour' END, "
-    "r.granularity, r.currency, r.started_at, coalesce(r.planned_end, ''), "
-    f"coalesce(r.ended_at, ''), {{hours}}, {{amount}}, {_safe('r.tag')}, r.outcome, "
-    f"{_safe('r.notes')}, {_safe('r.end_reason')}, r.id "
-    "FROM rentals r JOIN platforms p ON p.id = r.platform_id WHERE r.ended_at IS {cond} NULL "
-    "ORDER BY r.id"
-)
-
-
-CHARGE_REF = "coalesce(c.ref, :prefix || '-c' || c.id)"
-
-
-def _rows(ledger: SpendLedger) -> Iterator[Sequence[Any]]:
-    """Export rows formatted by SQLite and fetched in batches: no Python object per row,
-    except for running meters, whose cost so far is computed now."""
-    db = ledger.store.db
-    prefix = {"prefix": store_ref_prefix(ledger)}
-    ended = _RENTAL_EXPORT.format(
-        hours="printf('%.4f', r.span_s / 3600.0)",
-        amount=_amount_sql("r.cost_minor", "r.currency"),
-        cond="NOT",
-    )
-    cur = db.execute(ended, prefix)
-    while batch := cur.fetchmany(BATCH):
-        yield from (row[:-1] for row in batch)
-    now = ledger.now()
-    for row in db.execute(_RENTAL_EXPORT.format(hours="''", amount="''", cond=""), prefix):
-        cost = ledger.rental(row[-1]).cost_at(now)
-        yield (*row[:15], decimal_text(cost, row[10]), *row[16:-1])
-    cur = db.execute(
-        f"SELECT c.kind, {_safe(CHARGE_REF)}, {_safe('p.name')}, '', '', '', '', '', '', '', "
-        f"c.currency, c.at, '', '', '', {_amount_sql('c.amount_minor', 'c.currency')}, '', '', "
-        f"{_safe('c.description')}, '' FROM charges c JOIN platforms p ON p.id = c.platform_id "
-        "ORDER BY c.id",
-        prefix,
-    )
-    while batch := cur.fetchmany(BATCH):
-        yield from batch
-
-
-def export_csv(ledger: SpendLedger, out: IO[str]) -> int:
-    """Write every rental and charge; returns the number of data rows. A text cell that a
-    spreadsheet would run as a formula is written with a leading apostrophe (`_safe`)."""
-    writer = csv.writer(out, lineterminator="\r\n")  # RFC 4180; also quotes a cell with a CR
-    writer.writerow(COLUMNS)
-    count = 0
-    batch: list[Sequence[Any]] = []
-    for row in _rows(ledger):
-        batch.append(row)
-        if len(batch) >= BATCH:
-            writer.writerows(batch)
-            count += len(batch)
-            batch.clear()
-    writer.writerows(batch)
-    return count + len(batch)
 
 
 # --- import -----------------------------------------------------------------------------------
@@ -380,19 +270,11 @@ def _content_ref(entry: Rental | Charge, kind: str, platform: str, seen: dict[st
     so importing the same bill again finds it; two equal rows in one file stay two rows."""
     if isinstance(entry, Rental):
         ended = to_iso(entry.ended_at) if entry.ended_at else ""
-        parts = [entry.host_alias, entry.gpu_model, str(entry.gpu_count), str(entry.rate), ended]
-        parts += [str(entry.cost_minor)]
+        at, parts = entry.started_at, [entry.host_alias, entry.gpu_model, str(entry.gpu_count)]
+        parts += [str(entry.rate), ended, str(entry.cost_minor)]
     else:
-        parts = [str(entry.amount_minor), entry.description]
-    key = "\x1f".join(
-        [
-            kind,
-            platform.lower(),
-            entry.currency,
-            to_iso(entry.started_at if isinstance(entry, Rental) else entry.at),
-            *parts,
-        ]
-    )
+        at, parts = entry.at, [str(entry.amount_minor), entry.description]
+    key = "\x1f".join([kind, platform.lower(), entry.currency, to_iso(at), *parts])
     seen[key] = seen.get(key, 0) + 1
     return "csv-" + hashlib.sha256(f"{key}\x1f{seen[key]}".encode()).hexdigest()[:20]
 
@@ -480,8 +362,11 @@ def parse_csv(
         entry: Rental | Charge | None = item.rental or item.charge
         assert entry is not None
         if not entry.ref:
-            entry = replace(entry, ref=_content_ref(entry, item.kind, item.platform, seen_content))
-            item.rental, item.charge = (entry, None) if item.rental else (None, entry)  # type: ignore[assignment]
+            ref = _content_ref(entry, item.kind, item.platform, seen_content)
+            if item.rental is not None:
+                item.rental = entry = replace(item.rental, ref=ref)
+            elif item.charge is not None:
+                item.charge = entry = replace(item.charge, ref=ref)
         if entry.ref in known_refs or entry.ref in seen_refs:
             item.duplicate = True
         seen_refs.add(entry.ref)

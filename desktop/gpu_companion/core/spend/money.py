@@ -162,7 +162,9 @@ def format_money(minor: int, currency: str, compact: bool = False) -> str:
 
 def format_amount(value: Decimal, currency: str) -> str:
     """A rate or price as typed, never rounded away: '$2.65', '$0.3945', '¥300'."""
-    shown = max(digits(currency), min(6, -value.normalize().as_tuple().exponent))  # type: ignore[operator]
+    exponent = value.normalize().as_tuple().exponent
+    places = -exponent if isinstance(exponent, int) else 0
+    shown = max(digits(currency), min(6, places))
     return _with_symbol("-" if value < 0 else "", f"{abs(value):,.{shown}f}", currency)
 
 
