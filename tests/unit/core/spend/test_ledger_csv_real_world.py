@@ -159,3 +159,16 @@ def test_imported_platform_names_are_validated(ledger, name, message):
     preview = parse_csv(ledger, data)
     (line,) = preview.error_lines()
     assert message in line and not preview.new_platforms
+
+
+def test_three_digit_currencies_export_and_import_exactly(ledger, tmp_path):
+    from gpu_companion.core.hosts.registry import HostRegistry, Platform
+
+    p = HostRegistry(ledger.store).save_platform(Platform("gulf-gpu", "", "second", "KWD"))
+    ledger.add_charge(p.id, "fee", "1.235", currency="KWD")  # 1.235 KWD: three decimals
+    out = io.StringIO()
+    export_csv(ledger, out)
+    [row] = [r for r in csv.reader(io.StringIO(out.getvalue())) if r[2] == "gulf-gpu"]
+    assert row[15] == "1.235"
+    preview = parse_csv(ledger, out.getvalue().encode())
+    assert [r.duplicate for r in preview.rows] == [True]
