@@ -284,6 +284,9 @@ class _Ledger:
         self.budgets.append(plan)
         return len(self.budgets)
 
+    def existing_budget(self, plan):
+        return None
+
 
 def test_finish_hands_the_rental_and_budget_to_the_ledger(ctx, qtbot):
     from decimal import Decimal
@@ -296,7 +299,8 @@ def test_finish_hands_the_rental_and_budget_to_the_ledger(ctx, qtbot):
     budget = wizard.budget_page
     budget.budget.setText("120")
     budget.hours.setValue(8)
-    assert "8 h on demand at 2.65/h ≈ 21.20 USD, 18% of this budget." in budget.summary.text()
+    assert budget.rate_note.text() == "Metered on demand at $2.65/h."
+    assert budget.summary.text() == "8 h on demand ≈ $21.20, 18% of this budget."
     wizard.button(QWizard.WizardButton.FinishButton).click()
     assert wizard.result() == QWizard.DialogCode.Accepted
     (rental,) = ledger.rentals

@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from gpu_companion.core.common.errors import UserError
-from gpu_companion.core.hosts.registry import CURRENCIES
+from gpu_companion.core.common.money import CURRENCIES
 from gpu_companion.core.planning.billing import (
     BillingAdvice,
     PurchaseOption,
@@ -43,6 +43,7 @@ from gpu_companion.core.planning.estimate import (
 )
 from gpu_companion.core.planning.model_shapes import MODEL_PRESETS
 from gpu_companion.ui.common.models import RowTableModel
+from gpu_companion.ui.common.money_input import parse_user_amount
 
 if TYPE_CHECKING:
     from gpu_companion.ui.wizard import FirstRentalWizard
@@ -292,15 +293,16 @@ class BillingPage(WizardPage):
         form_box = QWidget()
         form = QFormLayout(form_box)
         self.fields: dict[str, QLineEdit] = {}
+        self.labels: dict[str, str] = {}
         self.currency = QComboBox()
         self.currency.addItems(list(CURRENCIES))
         form.addRow("Currency", self.currency)
         for name, label, value in (
             ("hours_per_week", "GPU hours per week", "20"),
             ("weeks", "For how many weeks", "4"),
-            ("on_demand", "On-demand price per hour", ""),
-            ("spot", "Spot price per hour (optional)", ""),
-            ("monthly", "Monthly plan price (optional)", ""),
+            ("on_demand", "On-demand price per GPU-hour", ""),
+            ("spot", "Spot price per GPU-hour (optional)", ""),
+            ("monthly", "Monthly plan price per GPU (optional)", ""),
             ("card_price", "Buying: card price (optional)", ""),
             ("power_w", "Buying: power draw, W", ""),
             ("electricity", "Buying: electricity per kWh", "0.25"),
@@ -308,9 +310,13 @@ class BillingPage(WizardPage):
             edit = QLineEdit(value)
             edit.setObjectName(name)
             edit.textChanged.connect(self.recompute)
-            self.fields[name] = edit
+            self.fields[name], self.labels[name] = edit, label
             form.addRow(label, edit)
         self.currency.currentIndexChanged.connect(self.recompute)
+        self.rent_as = QComboBox()
+        self.rent_as.setObjectName("rentAs")
+        self.rent_as.currentIndexChanged.connect(self._rent_as_changed)
+        form.addRow("Meter this rental as", self.rent_as)
         self.result = QTextBrowser()
         self.result.setObjectName("billingAdvice")
         outer.addWidget(form_box)
@@ -330,21 +336,26 @@ class BillingPage(WizardPage):
     def text(self, name: str) -> str:
         return self.fields[name].text().strip()
 
+    def number(self, name: str, default: str | None = None) -> Decimal | None:
+        """A field read in the user's locale ("0,39" is 0.39); None when empty and no default."""
+        text = self.text(name) or default
+        return None if text is None else parse_user_amount(text, f"'{self.labels[name]}'")
+
     def recompute(self) -> None:
         try:
             plan = UsagePlan.from_weeks(self.text("hours_per_week"), self.text("weeks"))
             prices = RentalPrices(
                 self.currency.currentText(),
-                Decimal(self.text("on_demand") or "0"),
-                Decimal(self.text("spot")) if self.text("spot") else None,
-                Decimal(self.text("monthly")) if self.text("monthly") else None,
+                self.number("on_demand", "0") or Decimal(0),
+                self.number("spot"),
+                self.number("monthly"),
             )
             buy = None
             if self.text("card_price"):
                 buy = PurchaseOption(
-                    Decimal(self.text("card_price")),
-                    Decimal(self.text("power_w") or "0"),
-                    Decimal(self.text("electricity") or "0"),
+                    self.number("card_price") or Decimal(0),
+                    self.number("power_w", "0") or Decimal(0),
+                    self.number("electricity", "0") or Decimal(0),
                 )
             advice = advise(plan, prices, buy, first_run=True)
         except (UserError, ArithmeticError, ValueError) as exc:
@@ -355,7 +366,31 @@ class BillingPage(WizardPage):
             self.advice_ok = True
             self.wiz().state.advice, self.wiz().state.prices = advice, prices
             self.result.setHtml(_advice_html(advice))
+        self._offer_modes()
         self.completeChanged.emit()
+
+    def _offer_modes(self) -> None:
+        """The billing modes priced above; the one chosen is how the ledger meters the rental."""
+        prices = self.wiz().state.prices
+        modes = [("on-demand", "On demand (per hour)")]
+        if prices is not None and prices.spot_per_hour is not None:
+            modes.append(("spot", "Spot (per hour, interruptible)"))
+        if prices is not None and prices.monthly_price is not None:
+            modes.append(("monthly", "Monthly plan (per 30 days)"))
+        if prices is None:
+            return  # a typo in a price: keep the choice until the prices read again
+        state = self.wiz().state
+        if state.billing_mode not in [key for key, _ in modes]:
+            state.billing_mode = "on-demand"
+        self.rent_as.blockSignals(True)
+        self.rent_as.clear()
+        for key, text in modes:
+            self.rent_as.addItem(text, key)
+        self.rent_as.setCurrentIndex(self.rent_as.findData(state.billing_mode))
+        self.rent_as.blockSignals(False)
+
+    def _rent_as_changed(self) -> None:
+        self.wiz().state.billing_mode = self.rent_as.currentData() or "on-demand"
 
     def isComplete(self) -> bool:  # noqa: N802
         return self.advice_ok
