@@ -26,7 +26,7 @@ def test_table_shows_each_line_with_its_formula(capsys: pytest.CaptureFixture[st
     assert "Llama 3.1 8B: inference, bf16 weights, 8,192-token context × 1 sequence" in out
     assert "8,030,261,248 params × 2 bytes = 14.96 GiB" in out
     assert "2 × 32 layers × 8 KV heads × 128 head dim × 8,192 tokens × 1 seq × 2 bytes" in out
-    assert "Cards with enough memory: RTX 3090 (24 GB)" in out
+    assert "Cards with enough memory: RTX 4000 Ada (20 GB), RTX 3090 (24 GB)" in out
     assert "Assumptions:" in out
 
 

@@ -199,7 +199,7 @@ def test_training_activations_follow_the_stated_formula() -> None:
     # no checkpointing: 24 layers x 512 x 25,088 x 2 = 616,562,688
     # logits: 512 x 151,936 x (2 + 4) = 466,747,392 -> 1,083,310,080
     m = get_model("qwen2.5-0.5b")
-    req = EstimateRequest(m, task=Task.LORA, context_tokens=512)
+    req = EstimateRequest(m, task=Task.LORA, context_tokens=512, gradient_checkpointing=False)
     assert estimate_memory(req).line("activations").bytes == 1_083_310_080
     # checkpointing: 24 x 512 x 896 x 2 = 22,020,096 + one layer 512 x 25,088 x 2 = 25,690,112
     # + logits 466,747,392 = 514,457,600
@@ -237,7 +237,11 @@ def test_decode_bound_and_prefill_time_on_a_card() -> None:
 def test_training_speed_uses_6n_or_4n_flops_per_token() -> None:
     # Full fine-tune of Qwen2.5 0.5B on an H100 SXM: 989.5e12 x 0.4 / (6 x 494,032,768) = 133,529/s.
     card = load_catalogue().get("h100-sxm")
-    full = estimate_memory(EstimateRequest(get_model("qwen2.5-0.5b"), task=Task.FULL_MIXED))
+    full = estimate_memory(
+        EstimateRequest(
+            get_model("qwen2.5-0.5b"), task=Task.FULL_MIXED, gradient_checkpointing=False
+        )
+    )
     assert estimate_throughput(full, card).train_tokens_per_s == pytest.approx(
         989.5e12 * 0.4 / (6 * 494_032_768)
     )
@@ -274,7 +278,12 @@ def test_estimate_combines_fit_and_latency_verdicts() -> None:
 
 
 def test_fit_verdict_says_what_to_change() -> None:
-    req = EstimateRequest(get_model("llama-3.1-8b"), task=Task.LORA, context_tokens=2048)
+    req = EstimateRequest(
+        get_model("llama-3.1-8b"),
+        task=Task.LORA,
+        context_tokens=2048,
+        gradient_checkpointing=False,
+    )
     verdict = fit_verdict(estimate_memory(req), load_catalogue().get("rtx-4090"))
     assert not verdict.ok
     assert "does not fit" in verdict.text
@@ -283,7 +292,14 @@ def test_fit_verdict_says_what_to_change() -> None:
 
 def test_job_hours_for_ranking_cards_by_cost() -> None:
     catalogue = load_catalogue()
-    mem = estimate_memory(EstimateRequest(get_model("qwen2.5-7b"), task=Task.QLORA_4BIT))
+    mem = estimate_memory(
+        EstimateRequest(
+            get_model("qwen2.5-7b"),
+            task=Task.QLORA_4BIT,
+            context_tokens=4096,
+            gradient_checkpointing=False,
+        )
+    )
     assert job_hours(mem, catalogue.get("t4"), 10**6) is None  # does not fit in 16 GB
     ranked = catalogue.rank_by_job_cost(lambda card: job_hours(mem, card, 50_000_000))
     assert ranked and all(job.card.vram_gb >= mem.total_gib for job in ranked)
@@ -333,7 +349,10 @@ def test_gpt2_config_aliases() -> None:
     ("config", "message"),
     [
         ({"hidden_size": 64, "num_attention_heads": 4, "vocab_size": 10}, "num_hidden_layers"),
-        ({"num_local_experts": 8, "hidden_size": 64}, "Mixture-of-experts"),
+        (
+            {"num_local_experts": 8, "hidden_size": 64, "num_attention_heads": 4},
+            "num_experts_per_tok",
+        ),
         (
             {"num_hidden_layers": "32", "hidden_size": 64, "num_attention_heads": 4},
             "is not a count",
