@@ -80,7 +80,8 @@ _TARGETS = {
 class EstimateRequest:
     """The wizard's inputs. `precision` None means the task's usual one; `batch` is sequences
     trained together (per GPU) or users served at once; `gradient_checkpointing` None means the
-    tools' default (on for training); `context_tokens` None means 4,096 to serve, 1,024 to train."""
+    tools' default (on for training); `context_tokens` None means 4,096 to serve, 1,024 to train.
+    Serving a model that ships quantised (gpt-oss in MXFP4, DeepSeek-V3 in FP8) defaults to that."""
 
     model: ModelArch
     task: Task = Task.INFERENCE
@@ -181,7 +182,8 @@ def _line(key: str, label: str, size: int, formula: str) -> MemoryLine:
 
 def _resolve(req: EstimateRequest) -> Precision:
     allowed = _PRECISIONS[req.task]
-    precision = req.precision or allowed[0]
+    shipped = req.model.shipped_as if req.task is Task.INFERENCE else ""
+    precision = req.precision or (Precision(shipped) if shipped else allowed[0])
     if precision not in allowed:
         names = ", ".join(p.value for p in allowed)
         raise ValidationError(

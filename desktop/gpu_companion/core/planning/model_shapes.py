@@ -45,6 +45,7 @@ class ModelArch:
     kv_lora_rank: int = 0
     rope_dim: int = 0
     v_head_dim: int = 0
+    shipped_as: str = ""  # the weight format the checkpoint ships in, when not 16-bit ("mxfp4")
 
     def __post_init__(self) -> None:
         sizes = (self.layers, self.hidden, self.heads, self.kv_heads, self.vocab, self.intermediate)
@@ -241,6 +242,7 @@ MODEL_PRESETS: dict[str, ModelArch] = {
         experts=32,
         experts_per_token=4,
         expert_bias=True,
+        shipped_as="mxfp4",
     ),
     "gpt-oss-120b": ModelArch(
         "gpt-oss-120b",
@@ -255,6 +257,7 @@ MODEL_PRESETS: dict[str, ModelArch] = {
         experts=128,
         experts_per_token=4,
         expert_bias=True,
+        shipped_as="mxfp4",
     ),
     "deepseek-v3": ModelArch(
         "DeepSeek-V3",
@@ -274,6 +277,7 @@ MODEL_PRESETS: dict[str, ModelArch] = {
         kv_lora_rank=512,
         rope_dim=64,
         v_head_dim=128,
+        shipped_as="fp8",
     ),
 }
 _UNGATED = frozenset({"gpt2", "gpt_neox", "gptj", "opt", "bloom", "falcon", "phi", "starcoder2"})
@@ -321,6 +325,8 @@ def model_from_config(config: Mapping[str, Any], name: str = "") -> ModelArch:
     shared = shared or pick("n_shared_experts", default=0) * (moe_width or 0)
     kv_lora = pick("kv_lora_rank", default=0)
     layers = pick("num_hidden_layers", "n_layer", "num_layers")
+    quant = config.get("quantization_config")
+    method = str(quant.get("quant_method", "")) if isinstance(quant, Mapping) else ""
     return ModelArch(
         name=name or str(config.get("_name_or_path") or model_type or "custom model"),
         layers=layers,
@@ -343,4 +349,5 @@ def model_from_config(config: Mapping[str, Any], name: str = "") -> ModelArch:
         kv_lora_rank=kv_lora,
         rope_dim=pick("qk_rope_head_dim", default=0) if kv_lora else 0,
         v_head_dim=pick("v_head_dim", default=0) if kv_lora else 0,
+        shipped_as=method if method in ("mxfp4", "fp8") else "",
     )
