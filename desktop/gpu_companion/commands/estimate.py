@@ -271,8 +271,9 @@ def _serving_rows(serving: list[ServingEstimate]) -> list[str]:
     for s in serving:
         target = [v.ok for v in s.verdicts[2:]]
         mark = ("meets" if target[0] else "misses") if target else ""
+        name = s.gpu.name + ("" if s.gpu.runs_nvidia_smi else "*")
         rows.append(
-            f"  {s.gpu.name + ('*' if not s.gpu.runs_nvidia_smi else ''):<16} {s.users_fit:>9,} {s.per_user_tokens_s:>14,.1f} "
+            f"  {name:<16} {s.users_fit:>9,} {s.per_user_tokens_s:>14,.1f} "
             f"{s.total_tokens_s:>11,.0f}  {mark}"
         )
     if any(not s.gpu.runs_nvidia_smi for s in serving):
