@@ -344,7 +344,7 @@ def _shard(req: EstimateRequest, lines: list[MemoryLine]) -> list[MemoryLine]:
         out.append(line)
     if split in (Strategy.ZERO3, Strategy.FSDP):
         m = req.model
-        layer = (m.params - m.embedding_params) // m.layers
+        layer = m.largest_layer_params
         out.append(
             _line(
                 "gathered",

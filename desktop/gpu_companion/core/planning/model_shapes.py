@@ -186,6 +186,25 @@ class ModelArch:
         return self.linear_params + self.embedding_params + self.other_params
 
     @property
+    def largest_layer_params(self) -> int:
+        """Parameters of the biggest block (an MoE block when there is one): what ZeRO-3 and FSDP
+        gather at once."""
+        q, k, v = self.attention_widths
+        bias = q + k + v if self.qkv_bias else 0
+        latent = self.q_lora_rank + self.kv_lora_rank if self.is_mla else 0
+        common = self._count(self.attention_shapes()) + 2 * self.hidden + bias + latent
+        if not self.is_moe:
+            return common + self._count(self.mlp_shapes(self.intermediate))
+        shared = self.shared_intermediate
+        router = self.experts * (self.hidden + (self.expert_bias or self.is_mla))
+        return (
+            common
+            + router
+            + self.experts * self.expert_params
+            + (self._count(self.mlp_shapes(shared)) if shared else 0)
+        )
+
+    @property
     def active_params(self) -> int:
         """Parameters one token runs through: all but the routed experts it is not sent to."""
         idle = self.moe_layers * (self.experts - self.experts_per_token) * self.expert_params

@@ -29,6 +29,7 @@ from gpu_companion.core.planning.estimate import (
     LoraTargets,
     Precision,
     Task,
+    checkpointing_suggestion,
     estimate,
     estimate_memory,
     estimate_throughput,
@@ -410,3 +411,41 @@ def test_time_targets_need_inference_a_card_and_an_answer_length() -> None:
 def test_unknown_preset_lists_the_known_ones() -> None:
     with pytest.raises(ValidationError, match="qwen2.5-7b"):
         get_model("gpt-5")
+
+
+def test_training_defaults_follow_the_tools() -> None:
+    # PEFT's prepare_model_for_kbit_training and LLaMA-Factory turn checkpointing on; the
+    # context defaults to 1,024 tokens to train and 4,096 to serve.
+    train = estimate_memory(EstimateRequest(get_model("llama-2-7b"), task=Task.QLORA_4BIT))
+    assert train.request.checkpointing and train.request.context == 1024
+    serve = estimate_memory(EstimateRequest(get_model("llama-2-7b")))
+    assert not serve.request.checkpointing and serve.request.context == 4096
+
+
+def test_checkpointing_suggestion_only_when_it_changes_the_verdict() -> None:
+    # Llama 3.1 8B LoRA, 4,096 tokens, no checkpointing: 41.5 GiB, too much for a 24 GB card;
+    # with checkpointing 21.7 GiB, which fits. On an 80 GB card it fits either way: no tip.
+    catalogue = load_catalogue()
+    req = EstimateRequest(
+        get_model("llama-3.1-8b"),
+        task=Task.LORA,
+        context_tokens=4096,
+        gradient_checkpointing=False,
+    )
+    mem = estimate_memory(req)
+    tip = checkpointing_suggestion(mem, catalogue.get("rtx-4090"))
+    assert tip is not None and tip.ok
+    assert tip.text.startswith("Gradient checkpointing would cut this to 21.7 GiB (19.8 GiB less")
+    assert tip.text.endswith("then it fits the RTX 4090 (24 GB).")
+    assert checkpointing_suggestion(mem, catalogue.get("h100-sxm")) is None
+    assert checkpointing_suggestion(mem, catalogue.get("t4")) is None  # 16 GB: still too small
+    assert checkpointing_suggestion(mem) is not None  # no card: it saves more than a tenth
+    on = estimate_memory(EstimateRequest(get_model("llama-3.1-8b"), task=Task.LORA))
+    assert checkpointing_suggestion(on, catalogue.get("rtx-4090")) is None
+    verdicts = estimate(req, catalogue.get("rtx-4090")).verdicts
+    assert not verdicts[0].ok and verdicts[1] == tip
+
+
+def test_non_nvidia_cards_say_that_the_monitor_does_not_apply() -> None:
+    result = estimate(EstimateRequest(get_model("llama-3.1-8b")), load_catalogue().get("mi300x"))
+    assert any("AMD card: nvidia-smi and CUDA do not apply" in v.text for v in result.verdicts)
