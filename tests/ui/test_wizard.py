@@ -124,6 +124,53 @@ def test_walk_without_the_services_this_build_lacks(ctx, qtbot):
     assert wizard.state.rental is None  # no ledger: nothing pretends to meter
 
 
+def test_the_estimate_page_suggests_checkpointing_when_it_changes_the_verdict(ctx, qtbot):
+    # Llama 3.1 8B LoRA at 4,096 tokens without checkpointing needs 41.5 GiB: no 24-40 GB card
+    # holds it; with checkpointing 21.7 GiB does. The tip names what it buys; with the box ticked
+    # (the default) or for inference there is no tip.
+    wizard = _wizard(ctx, qtbot, WizardServices())
+    task = wizard.task_page
+    assert task.checkpointing.isChecked()
+    task.task.setCurrentIndex(task.task.findData("lora"))
+    assert task.context.value() == 1024  # the training default
+    task.model.setCurrentIndex(task.model.findData("llama-3.1-8b"))
+    task.context.setValue(4096)
+    task.checkpointing.setChecked(False)
+    _next(wizard, qtbot)
+    tip = wizard.estimate_page.tip.text()
+    assert tip.startswith("Turn on gradient checkpointing: 41.5 → 21.7 GiB")
+    assert "from the RTX 3090 (24 GB)" in tip
+    wizard.back()
+    task.checkpointing.setChecked(True)
+    _next(wizard, qtbot)
+    assert wizard.estimate_page.tip.text() == ""
+    assert "21.7 GiB</b> in total" in wizard.estimate_page.total.text()
+
+
+def test_a_config_json_and_the_moe_presets_size_in_the_wizard(ctx, qtbot, tmp_path):
+    wizard = _wizard(ctx, qtbot, WizardServices())
+    task = wizard.task_page
+    assert task.model.findData("qwen3-30b-a3b") >= 0
+    assert "MoE 3.4 B active" in task.model.itemText(task.model.findData("qwen3-30b-a3b"))
+    bad = tmp_path / "broken" / "config.json"
+    bad.parent.mkdir()
+    bad.write_text("{not json", encoding="utf-8")
+    task.load_config(bad)
+    assert task.config_note.text().startswith(f"Could not use {bad}")
+    good = tmp_path / "Mixtral-8x7B" / "config.json"
+    good.parent.mkdir()
+    good.write_text(
+        '{"model_type": "mixtral", "hidden_size": 4096, "intermediate_size": 14336, '
+        '"num_attention_heads": 32, "num_hidden_layers": 32, "num_key_value_heads": 8, '
+        '"num_local_experts": 8, "num_experts_per_tok": 2, "vocab_size": 32000}',
+        encoding="utf-8",
+    )
+    task.load_config(good)
+    assert task.request().model.params == 46_702_792_704
+    _next(wizard, qtbot)
+    assert "in total for Mixtral-8x7B" in wizard.estimate_page.total.text()
+
+
 def test_changing_the_address_after_going_back_updates_the_same_host(ctx, qtbot):
     wizard = _wizard(ctx, qtbot, WizardServices())
     _walk_to_connection(wizard, qtbot, "ssh -p 2222 root@1.2.3.4")

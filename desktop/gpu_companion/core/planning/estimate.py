@@ -6,6 +6,7 @@ The memory breakdown lives in `memory`; this module re-exports its names, so cal
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from fractions import Fraction
 
@@ -264,6 +265,30 @@ def checkpointing_suggestion(mem: MemoryEstimate, gpu: GpuSpec | None = None) ->
     if saved < mem.total_gib / 10:
         return None
     return Verdict(True, f"{text}.")
+
+
+def checkpointing_tip(mem: MemoryEstimate, cards: Sequence[GpuSpec]) -> Verdict | None:
+    """The wizard's tip: when checkpointing is off and turning it on lets the job fit cards it
+    does not fit now, say how much it saves and name the smallest of them; None otherwise."""
+    req = mem.request
+    if req.task is Task.INFERENCE or req.checkpointing:
+        return None
+    with_ckpt = estimate_memory(replace(req, gradient_checkpointing=True))
+    gained = [c for c in cards if with_ckpt.fits(c) and not mem.fits(c)]
+    if not gained:
+        return None
+    gained.sort(key=lambda c: (c.vram_gb, c.price.low, c.id))
+    names = ", ".join(f"{c.name} ({c.vram_gb} GB)" for c in gained[:3])
+    more = f"the {names}" if len(gained) == 1 else f"{len(gained)} more cards, from the {names}"
+    before = sum(1 for c in cards if mem.fits(c))
+    now = (
+        "no card in the catalogue holds it without" if not before else f"{before} cards hold it now"
+    )
+    return Verdict(
+        True,
+        f"Turn on gradient checkpointing: {mem.total_gib:,.1f} → {with_ckpt.total_gib:,.1f} GiB "
+        f"(one extra forward pass, about 30% slower) and it also fits {more}; {now}.",
+    )
 
 
 def interconnect_verdict(tp: Throughput) -> Verdict | None:

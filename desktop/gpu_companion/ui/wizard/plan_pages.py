@@ -3,7 +3,9 @@ the billing mode with its break-even points. All arithmetic is core's; these pag
 
 from __future__ import annotations
 
+import json
 from decimal import Decimal
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtWidgets import (
@@ -14,6 +16,7 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QLineEdit,
+    QPushButton,
     QSpinBox,
     QTableView,
     QTextBrowser,
@@ -33,15 +36,18 @@ from gpu_companion.core.planning.billing import (
 )
 from gpu_companion.core.planning.catalogue import JobCost, explain_int8_tops, load_catalogue
 from gpu_companion.core.planning.estimate import (
+    SERVE_CONTEXT,
+    TRAIN_CONTEXT,
     EstimateRequest,
     MemoryLine,
     Precision,
     Task,
+    checkpointing_tip,
     estimate_memory,
     fit_verdict,
     job_hours,
 )
-from gpu_companion.core.planning.model_shapes import MODEL_PRESETS
+from gpu_companion.core.planning.model_shapes import MODEL_PRESETS, ModelArch, model_from_config
 from gpu_companion.ui.models import RowTableModel
 
 if TYPE_CHECKING:
@@ -52,6 +58,7 @@ TASK_LABELS = {
     Task.LORA: "LoRA fine-tune",
     Task.QLORA_8BIT: "QLoRA fine-tune, 8-bit base",
     Task.QLORA_4BIT: "QLoRA fine-tune, 4-bit base",
+    Task.QLORA_2BIT: "QLoRA fine-tune, 2-bit base",
     Task.FULL_MIXED: "Full fine-tune, Adam in mixed precision",
     Task.FULL_BF16: "Full fine-tune, pure bf16",
 }
@@ -79,6 +86,11 @@ class WizardPage(QWizardPage):
         return label
 
 
+def _model_label(arch: ModelArch) -> str:
+    moe = f", MoE {arch.active_params / 1e9:.1f} B active" if arch.is_moe else ""
+    return f"{arch.name} ({arch.params / 1e9:.1f} B params{moe})"
+
+
 def _spin(low: int, high: int, value: int, suffix: str = "") -> QSpinBox:
     box = QSpinBox()
     box.setRange(low, high)
@@ -103,9 +115,14 @@ class TaskPage(WizardPage):
             self.task.addItem(label, task.value)
         self.model = QComboBox()
         self.model.setObjectName("model")
+        self.models: dict[str, ModelArch] = dict(MODEL_PRESETS)
         for key, arch in MODEL_PRESETS.items():
-            self.model.addItem(f"{arch.name} ({arch.params / 1e9:.1f} B params)", key)
+            self.model.addItem(_model_label(arch), key)
         self.model.setCurrentIndex(self.model.findData("qwen2.5-7b"))
+        self.config_button = QPushButton("Load config.json…")
+        self.config_button.setObjectName("loadConfig")
+        self.config_button.clicked.connect(self._pick_config)
+        self.config_note = self.note(name="configNote")
         self.precision = QComboBox()
         self.precision.setObjectName("precision")
         self.context = _spin(128, 1 << 20, 4096, " tokens")
@@ -114,11 +131,14 @@ class TaskPage(WizardPage):
         self.batch.setObjectName("batch")
         self.lora_rank = _spin(1, 4096, 16)
         self.checkpointing = QCheckBox("Gradient checkpointing (less memory, ~30% slower)")
+        self.checkpointing.setChecked(True)  # PEFT's QLoRA preparation and LLaMA-Factory do
         self.tokens = _spin(1, 1_000_000, 100, " million tokens")
         self.tokens.setObjectName("tokens")
         self.tokens.setToolTip("Tokens to train on (all epochs) or to generate: sets job hours.")
         form.addRow("Task", self.task)
         form.addRow("Model", self.model)
+        form.addRow("", self.config_button)
+        form.addRow("", self.config_note)
         form.addRow("Weights stored as", self.precision)
         form.addRow("Context length", self.context)
         form.addRow("Batch or users at once", self.batch)
@@ -142,6 +162,33 @@ class TaskPage(WizardPage):
         self.precision.setCurrentIndex(max(self.precision.findData(keep), 0))
         self.lora_rank.setEnabled(task.uses_lora)
         self.checkpointing.setEnabled(task is not Task.INFERENCE)
+        swap = {TRAIN_CONTEXT: SERVE_CONTEXT} if task is Task.INFERENCE else {}
+        swap = swap or {SERVE_CONTEXT: TRAIN_CONTEXT}
+        self.context.setValue(swap.get(self.context.value(), self.context.value()))
+
+    def _pick_config(self) -> None:
+        from PySide6.QtWidgets import QFileDialog
+
+        path, _ = QFileDialog.getOpenFileName(self, "A model's config.json", "", "JSON (*.json)")
+        if path:
+            self.load_config(Path(path))
+
+    def load_config(self, path: Path) -> None:
+        """Add the model a Hugging Face config.json describes and select it; say why if not."""
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            if not isinstance(data, dict):
+                raise UserError(f"{path.name} is not a config.json object.")
+            arch = model_from_config(data, name=path.parent.name)
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError, UserError) as exc:
+            self.config_note.setText(f"Could not use {path}: {exc}")
+            return
+        key = f"config:{path}"
+        self.models[key] = arch
+        if self.model.findData(key) < 0:
+            self.model.addItem(_model_label(arch), key)
+        self.model.setCurrentIndex(self.model.findData(key))
+        self.config_note.setText(f"From {path}: {_model_label(arch)}.")
 
     def selected_task(self) -> Task:
         return Task(self.task.currentData())
@@ -149,7 +196,7 @@ class TaskPage(WizardPage):
     def request(self) -> EstimateRequest:
         task, precision = self.selected_task(), self.precision.currentData()
         return EstimateRequest(
-            model=MODEL_PRESETS[self.model.currentData()],
+            model=self.models[self.model.currentData()],
             task=task,
             precision=Precision(precision) if precision else None,
             context_tokens=self.context.value(),
@@ -181,8 +228,11 @@ class EstimatePage(WizardPage):
         self.table.horizontalHeader().setStretchLastSection(True)
         self.error = self.note(name="estimateError")
         self.error.setStyleSheet("color: #c53030;")
+        self.tip = self.note(name="checkpointingTip")
+        self.tip.setStyleSheet("color: #2b6cb0;")
         lay.addWidget(self.total)
         lay.addWidget(self.table)
+        lay.addWidget(self.tip)
         lay.addWidget(self.error)
 
     def initializePage(self) -> None:  # noqa: N802
@@ -195,6 +245,7 @@ class EstimatePage(WizardPage):
             self.error.setText(str(exc))
             self.model.set_rows([])
             self.total.clear()
+            self.tip.clear()
         else:
             mem = state.memory
             self.model.set_rows(list(mem.lines))
@@ -203,6 +254,8 @@ class EstimatePage(WizardPage):
                 f"({mem.params / 1e9:.2f} B params, weights in {mem.precision.value}). Pick a "
                 "card with more memory than that; the next page lists the ones that fit."
             )
+            tip = checkpointing_tip(mem, load_catalogue().cards)
+            self.tip.setText(tip.text if tip else "")
         self.completeChanged.emit()
 
     def isComplete(self) -> bool:  # noqa: N802
