@@ -171,6 +171,37 @@ def test_a_config_json_and_the_moe_presets_size_in_the_wizard(ctx, qtbot, tmp_pa
     assert "in total for Mixtral-8x7B" in wizard.estimate_page.total.text()
 
 
+def test_own_prices_and_a_latency_target_on_the_gpu_page(ctx, qtbot):
+    wizard = _wizard(ctx, qtbot, WizardServices())
+    task = wizard.task_page
+    task.model.setCurrentIndex(task.model.findData("llama-3.1-8b"))
+    task.context.setValue(8192)
+    task.answer_tokens.setValue(3000)
+    task.target_seconds.setValue(10)
+    _next(wizard, qtbot)
+    _next(wizard, qtbot)
+    gpu = wizard.gpu_page
+    gpu.select("l4")
+    # test_estimate: 300 GB/s / 17.13 GB per token = 17.5 tokens/s, 3,000 tokens take 171 s.
+    assert "fits" in gpu.verdict.text()
+    assert "A 3,000-token answer at 17.5 tokens/s takes 171 s" in gpu.verdict.text()
+    assert "over your 10 s target" in gpu.verdict.text()
+    gpu.own_price.setText("abc")
+    gpu.apply_own_price()
+    assert gpu.price_note.text().startswith("Not used: the price 'abc' is not a number")
+    assert "l4" not in gpu.prices
+    gpu.own_currency.setCurrentText("CNY")
+    gpu.own_price.setText("1.50")
+    gpu.apply_own_price()
+    assert gpu.price_note.text() == "Ranked with your CNY 1.50/h for the L4."
+    l4 = next(job for job in gpu.model.rows() if job.card.id == "l4")
+    assert l4.currency == "CNY" and l4.low == l4.high == (l4.hours * 150 / 100).quantize(l4.low)
+    assert wizard.state.card.id == "l4"
+    _next(wizard, qtbot)
+    assert wizard.billing_page.fields["on_demand"].text() == "1.50"
+    assert wizard.billing_page.currency.currentText() == "CNY"
+
+
 def test_changing_the_address_after_going_back_updates_the_same_host(ctx, qtbot):
     wizard = _wizard(ctx, qtbot, WizardServices())
     _walk_to_connection(wizard, qtbot, "ssh -p 2222 root@1.2.3.4")

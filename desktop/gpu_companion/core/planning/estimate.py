@@ -367,6 +367,23 @@ def estimate(
     for extra in (checkpointing_suggestion(mem, gpu), interconnect_verdict(tp)):
         if extra is not None:
             verdicts.append(extra)
+    ranks = tensor_parallel(req)
+    if req.task is Task.INFERENCE and ranks > 1:
+        _, link = gpu.link_bandwidth(ranks)
+        pcie = link.startswith("PCIe")
+        verdicts.append(
+            Verdict(
+                not pcie,
+                f"Tensor parallel over {link}: every token waits for 2 all-reduces per layer "
+                f"({2 * req.model.layers} for this model)"
+                + (
+                    "; over PCIe that often costs more than the split saves, so expect well "
+                    "under the decode bound (cards with NVLink avoid it)."
+                    if pcie
+                    else "."
+                ),
+            )
+        )
     if gpu.vendor != "NVIDIA":
         verdicts.append(
             Verdict(

@@ -34,7 +34,13 @@ from gpu_companion.core.planning.billing import (
     UsagePlan,
     advise,
 )
-from gpu_companion.core.planning.catalogue import JobCost, explain_int8_tops, load_catalogue
+from gpu_companion.core.planning.catalogue import (
+    GpuSpec,
+    JobCost,
+    PriceRange,
+    explain_int8_tops,
+    load_catalogue,
+)
 from gpu_companion.core.planning.estimate import (
     SERVE_CONTEXT,
     TRAIN_CONTEXT,
@@ -42,12 +48,15 @@ from gpu_companion.core.planning.estimate import (
     MemoryLine,
     Precision,
     Task,
+    Verdict,
     checkpointing_tip,
+    estimate,
     estimate_memory,
     fit_verdict,
     job_hours,
 )
 from gpu_companion.core.planning.model_shapes import MODEL_PRESETS, ModelArch, model_from_config
+from gpu_companion.core.spend.money import parse_decimal
 from gpu_companion.ui.models import RowTableModel
 
 if TYPE_CHECKING:
@@ -145,6 +154,13 @@ class TaskPage(WizardPage):
         form.addRow("LoRA rank", self.lora_rank)
         form.addRow("", self.checkpointing)
         form.addRow("Size of the job", self.tokens)
+        self.answer_tokens = _spin(1, 1 << 20, 500, " tokens")
+        self.answer_tokens.setObjectName("answerTokens")
+        self.target_seconds = _spin(0, 3600, 0, " s")
+        self.target_seconds.setObjectName("targetSeconds")
+        self.target_seconds.setSpecialValueText("no target")
+        form.addRow("Serving: one answer is", self.answer_tokens)
+        form.addRow("Serving: answer within", self.target_seconds)
         self.task.currentIndexChanged.connect(self._task_changed)
         self._task_changed()
 
@@ -162,6 +178,8 @@ class TaskPage(WizardPage):
         self.precision.setCurrentIndex(max(self.precision.findData(keep), 0))
         self.lora_rank.setEnabled(task.uses_lora)
         self.checkpointing.setEnabled(task is not Task.INFERENCE)
+        self.answer_tokens.setEnabled(task is Task.INFERENCE)
+        self.target_seconds.setEnabled(task is Task.INFERENCE)
         swap = {TRAIN_CONTEXT: SERVE_CONTEXT} if task is Task.INFERENCE else {}
         swap = swap or {SERVE_CONTEXT: TRAIN_CONTEXT}
         self.context.setValue(swap.get(self.context.value(), self.context.value()))
@@ -293,8 +311,23 @@ class GpuPage(WizardPage):
         self.table.selectionModel().selectionChanged.connect(self._selected)
         self.verdict = self.note(name="fitVerdict")
         self.int8 = self.note(name="int8Explanation")
+        self.prices: dict[str, PriceRange] = {}
+        price_row = QWidget()
+        price_form = QFormLayout(price_row)
+        price_form.setContentsMargins(0, 0, 0, 0)
+        self.own_price = QLineEdit()
+        self.own_price.setObjectName("ownPrice")
+        self.own_price.setPlaceholderText("the catalogue's typical range")
+        self.own_currency = QComboBox()
+        self.own_currency.addItems(list(CURRENCIES))
+        self.own_price.editingFinished.connect(self.apply_own_price)
+        price_form.addRow("Your price per GPU-hour for the selected card", self.own_price)
+        price_form.addRow("Currency", self.own_currency)
+        self.price_note = self.note(name="ownPriceNote")
         lay.addWidget(self.table)
         lay.addWidget(self.verdict)
+        lay.addWidget(price_row)
+        lay.addWidget(self.price_note)
         lay.addWidget(self.int8)
 
     def initializePage(self) -> None:  # noqa: N802
@@ -302,7 +335,9 @@ class GpuPage(WizardPage):
         mem = state.memory
         assert mem is not None
         tokens = self.wiz().task_page.tokens.value() * 1_000_000
-        ranked = load_catalogue().rank_by_job_cost(lambda card: job_hours(mem, card, tokens))
+        ranked = load_catalogue().rank_by_job_cost(
+            lambda card: job_hours(mem, card, tokens), self.prices
+        )
         keep = state.card.id if state.card else None
         self.model.set_rows(ranked)
         ids = [job.card.id for job in ranked]
@@ -325,9 +360,51 @@ class GpuPage(WizardPage):
         state = self.wiz().state
         state.card = self.model.row(rows[0].row()).card if rows else None
         if state.card is not None and state.memory is not None:
-            self.verdict.setText(fit_verdict(state.memory, state.card).text)
+            self.verdict.setText(" ".join(v.text for v in self._verdicts(state.card)))
             self.int8.setText(explain_int8_tops(state.card))
+            own = self.prices.get(state.card.id)
+            self.own_price.setText(f"{own.low}" if own else "")
+            if own:
+                self.own_currency.setCurrentText(own.currency)
         self.completeChanged.emit()
+
+    def _verdicts(self, card: GpuSpec) -> list[Verdict]:
+        """Fit, and for serving with a time target the answer's time on this card."""
+        task = self.wiz().task_page
+        mem = self.wiz().state.memory
+        assert mem is not None
+        target = task.target_seconds.value()
+        if mem.request.task is not Task.INFERENCE or not target:
+            return [fit_verdict(mem, card)]
+        try:
+            result = estimate(
+                mem.request, card, output_tokens=task.answer_tokens.value(), target_seconds=target
+            )
+        except UserError as exc:
+            return [fit_verdict(mem, card), Verdict(False, str(exc))]
+        return [result.verdicts[0], result.verdicts[-1]]
+
+    def apply_own_price(self) -> None:
+        """Rank again with the user's hourly price for the selected card (empty: catalogue's)."""
+        card = self.wiz().state.card
+        if card is None:
+            return
+        text = self.own_price.text().strip()
+        if not text:
+            self.prices.pop(card.id, None)
+            self.price_note.clear()
+        else:
+            try:
+                price = parse_decimal(text, "the price")
+                if not price > 0:
+                    raise ValueError("the price must be above 0")
+            except ValueError as exc:
+                self.price_note.setText(f"Not used: {exc}.")
+                return
+            currency = self.own_currency.currentText()
+            self.prices[card.id] = PriceRange(price, price, currency)
+            self.price_note.setText(f"Ranked with your {currency} {price}/h for the {card.name}.")
+        self.initializePage()
 
     def isComplete(self) -> bool:  # noqa: N802
         return self.wiz().state.card is not None
@@ -374,10 +451,11 @@ class BillingPage(WizardPage):
         card = self.wiz().state.card
         if card is not None and card.id != self.wiz().state.priced_card:
             self.wiz().state.priced_card = card.id
-            mid = (card.price.low + card.price.high) / 2
+            price = self.wiz().gpu_page.prices.get(card.id, card.price)
+            mid = (price.low + price.high) / 2
             self.fields["on_demand"].setText(f"{mid:.2f}")
             self.fields["power_w"].setText(str(card.tdp_w))
-            self.currency.setCurrentText(card.price.currency)
+            self.currency.setCurrentText(price.currency)
         self.recompute()
 
     def text(self, name: str) -> str:

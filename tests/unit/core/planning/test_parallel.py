@@ -16,8 +16,10 @@ from gpu_companion.core.common.errors import ValidationError
 from gpu_companion.core.planning.catalogue import load_catalogue
 from gpu_companion.core.planning.estimate import (
     EstimateRequest,
+    Precision,
     Strategy,
     Task,
+    checkpointing_tip,
     estimate,
     estimate_memory,
 )
@@ -133,3 +135,37 @@ def test_impossible_splits_are_refused(kwargs: dict[str, object], message: str) 
     req = EstimateRequest(get_model("llama-3.1-8b"), **kwargs)  # type: ignore[arg-type]
     with pytest.raises(ValidationError, match=message):
         estimate_memory(req)
+
+
+def test_tensor_parallel_serving_over_pcie_is_flagged() -> None:
+    req = EstimateRequest(get_model("llama-3.1-70b"), precision=Precision.INT4, gpus=2)
+    catalogue = load_catalogue()
+    pcie = estimate(req, catalogue.get("rtx-4090")).verdicts[-1]
+    assert not pcie.ok and pcie.text.startswith("Tensor parallel over PCIe Gen4 x16")
+    assert "160 for this model" in pcie.text
+    bridged = estimate(req, catalogue.get("rtx-3090")).verdicts[-1]  # a bridged pair: NVLink
+    assert bridged.ok and "NVLink" in bridged.text
+
+
+def test_checkpointing_tip_names_the_cards_it_gains() -> None:
+    # Llama 3.1 8B LoRA, 4,096 tokens: 41.5 GiB without, 21.7 GiB with checkpointing; the
+    # 24-40 GB cards join the 48 GB and larger ones.
+    catalogue = load_catalogue()
+    off = estimate_memory(
+        EstimateRequest(
+            get_model("llama-3.1-8b"),
+            task=Task.LORA,
+            context_tokens=4096,
+            gradient_checkpointing=False,
+        )
+    )
+    tip = checkpointing_tip(off, catalogue.cards)
+    assert tip is not None
+    gained = [c for c in catalogue.cards if 21.7 < c.vram_gb < 41.5]
+    assert f"it also fits {len(gained)} more cards, from the RTX 3090 (24 GB)" in tip.text
+    assert tip.text.endswith(
+        f"{sum(1 for c in catalogue.cards if c.vram_gb >= 48)} cards hold it now."
+    )
+    on = estimate_memory(EstimateRequest(get_model("llama-3.1-8b"), task=Task.LORA))
+    assert checkpointing_tip(on, catalogue.cards) is None
+    assert checkpointing_tip(off, [catalogue.get("h100-sxm")]) is None  # fits either way
