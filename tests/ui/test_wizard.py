@@ -181,6 +181,10 @@ def test_own_prices_and_a_latency_target_on_the_gpu_page(ctx, qtbot):
     _next(wizard, qtbot)
     _next(wizard, qtbot)
     gpu = wizard.gpu_page
+    gpu.select("mi300x")
+    assert "MI300X is an AMD card: nvidia-smi and CUDA do not apply" in gpu.verdict.text()
+    row = [job.card.id for job in gpu.model.rows()].index("mi300x")
+    assert gpu.model.index(row, 0).data() == "MI300X *"
     gpu.select("l4")
     # test_estimate: 300 GB/s / 17.13 GB per token = 17.5 tokens/s, 3,000 tokens take 171 s.
     assert "fits" in gpu.verdict.text()

@@ -291,6 +291,17 @@ def checkpointing_tip(mem: MemoryEstimate, cards: Sequence[GpuSpec]) -> Verdict 
     )
 
 
+def vendor_note(gpu: GpuSpec) -> Verdict | None:
+    """For a card nvidia-smi cannot read: what of the app does not apply to it."""
+    if gpu.runs_nvidia_smi:
+        return None
+    return Verdict(
+        True,
+        f"The {gpu.name} is an {gpu.vendor} card: nvidia-smi and CUDA do not apply; the monitor "
+        "and the self-check need an NVIDIA GPU, and PyTorch needs its ROCm build.",
+    )
+
+
 def interconnect_verdict(tp: Throughput) -> Verdict | None:
     """On several GPUs: whether the link keeps up with the compute (PCIe-only cards often not)."""
     if not tp.comm_formula:
@@ -384,14 +395,9 @@ def estimate(
                 ),
             )
         )
-    if gpu.vendor != "NVIDIA":
-        verdicts.append(
-            Verdict(
-                True,
-                f"The {gpu.name} is an {gpu.vendor} card: nvidia-smi and CUDA do not apply; the "
-                "monitor and the self-check need an NVIDIA GPU, and PyTorch needs its ROCm build.",
-            )
-        )
+    note = vendor_note(gpu)
+    if note is not None:
+        verdicts.append(note)
     if target_seconds is not None and output_tokens is not None and tp.decode_tokens_per_s:
         verdicts.append(
             latency_verdict(

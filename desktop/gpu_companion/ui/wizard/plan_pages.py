@@ -54,6 +54,7 @@ from gpu_companion.core.planning.estimate import (
     estimate_memory,
     fit_verdict,
     job_hours,
+    vendor_note,
 )
 from gpu_companion.core.planning.model_shapes import MODEL_PRESETS, ModelArch, model_from_config
 from gpu_companion.core.spend.money import parse_decimal
@@ -285,13 +286,13 @@ class GpuPage(WizardPage):
         super().__init__()
         self.setTitle("Choose the GPU")
         self.setSubTitle(
-            "Cards that fit, cheapest job first: hours from the estimate × the "
-            "card's typical hourly price range."
+            "Cards that fit, cheapest job first: hours from the estimate × the card's typical "
+            "hourly price range (or yours). * not NVIDIA: the monitor and self-check do not apply."
         )
         lay = QVBoxLayout(self)
         self.model: RowTableModel[JobCost] = RowTableModel(
             [
-                ("Card", lambda j: j.card.name),
+                ("Card", lambda j: j.card.name + ("" if j.card.runs_nvidia_smi else " *")),
                 ("VRAM", lambda j: f"{j.card.vram_gb} GB"),
                 ("BF16/FP16 TFLOPS", lambda j: f"{j.card.bf16_tflops or j.card.fp16_tflops:g}"),
                 ("Bandwidth", lambda j: f"{j.card.bandwidth_gb_s:,g} GB/s"),
@@ -374,15 +375,17 @@ class GpuPage(WizardPage):
         mem = self.wiz().state.memory
         assert mem is not None
         target = task.target_seconds.value()
+        vendor = vendor_note(card)
+        note = [] if vendor is None else [vendor]
         if mem.request.task is not Task.INFERENCE or not target:
-            return [fit_verdict(mem, card)]
+            return [fit_verdict(mem, card), *note]
         try:
             result = estimate(
                 mem.request, card, output_tokens=task.answer_tokens.value(), target_seconds=target
             )
         except UserError as exc:
             return [fit_verdict(mem, card), Verdict(False, str(exc))]
-        return [result.verdicts[0], result.verdicts[-1]]
+        return [result.verdicts[0], result.verdicts[-1], *note]
 
     def apply_own_price(self) -> None:
         """Rank again with the user's hourly price for the selected card (empty: catalogue's)."""
