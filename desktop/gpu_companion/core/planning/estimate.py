@@ -56,7 +56,9 @@ TRAIN_MFU = 0.4  # share of peak a fine-tune reaches
 
 ASSUMPTIONS = (
     *WEIGHT_FORMAT_NOTES,
-    "KV cache and activations use 2 bytes per value (4 for fp32).",
+    "KV cache and activations use 2 bytes per value (4 for fp32); sliding-window layers (gpt-oss) "
+    "cache only their window; MLA (DeepSeek-V3) caches a 512-value latent plus a 64-value RoPE key "
+    "per layer and token.",
     "Training activations per layer and token: 4h + 2q + k + v + 4i values (SwiGLU, "
     "FlashAttention, no dropout; i = the active experts' width for MoE), adapted from Korthikanti "
     "et al. 2022 (arXiv:2205.05198); gradient checkpointing keeps one h-vector per layer and token "

@@ -320,12 +320,19 @@ def _kv_cache(req: EstimateRequest, e: int) -> MemoryLine:
             f"{req.context:,} tokens × {req.batch} seq × {e} bytes"
         )
         return _line("kv_cache", "KV cache (MLA latent)", size, formula)
-    size = 2 * m.layers * heads * m.dim * req.context * req.batch * e
     per_gpu = f" (of {m.kv_heads}, per GPU)" if heads != m.kv_heads else ""
+    per_token = f"{heads} KV heads{per_gpu} × {m.dim} head dim"
+    full, window = m.layers - m.sliding_layers, min(req.context, m.sliding_window)
+    size = 2 * full * heads * m.dim * req.context * req.batch * e
     formula = (
-        f"2 × {m.layers} layers × {heads} KV heads{per_gpu} × {m.dim} head dim × "
-        f"{req.context:,} tokens × {req.batch} seq × {e} bytes"
+        f"2 × {full} layers × {per_token} × {req.context:,} tokens × {req.batch} seq × {e} bytes"
     )
+    if m.sliding_layers:
+        size += 2 * m.sliding_layers * heads * m.dim * window * req.batch * e
+        formula += (
+            f" + 2 × {m.sliding_layers} sliding-window layers × {per_token} × {window:,} tokens "
+            f"× {req.batch} seq × {e} bytes"
+        )
     return _line("kv_cache", "KV cache", size, formula)
 
 

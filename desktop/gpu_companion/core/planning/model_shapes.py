@@ -45,6 +45,8 @@ class ModelArch:
     kv_lora_rank: int = 0
     rope_dim: int = 0
     v_head_dim: int = 0
+    sliding_window: int = 0  # tokens a sliding-window layer attends to (and caches)
+    sliding_layers: int = 0  # how many layers use it (gpt-oss: every other one)
     shipped_as: str = ""  # the weight format the checkpoint ships in, when not 16-bit ("mxfp4")
 
     def __post_init__(self) -> None:
@@ -63,6 +65,12 @@ class ModelArch:
             )
         if not 0 <= self.dense_layers <= self.layers:
             raise ValidationError("model", f"{self.name}: more dense layers than layers.")
+        if not 0 <= self.sliding_layers <= self.layers or (
+            self.sliding_layers and self.sliding_window < 1
+        ):
+            raise ValidationError(
+                "model", f"{self.name}: sliding-window layers need a window and at most all layers."
+            )
 
     @property
     def dim(self) -> int:
@@ -261,6 +269,8 @@ MODEL_PRESETS: dict[str, ModelArch] = {
         experts=32,
         experts_per_token=4,
         expert_bias=True,
+        sliding_window=128,
+        sliding_layers=12,
         shipped_as="mxfp4",
     ),
     "gpt-oss-120b": ModelArch(
@@ -276,6 +286,8 @@ MODEL_PRESETS: dict[str, ModelArch] = {
         experts=128,
         experts_per_token=4,
         expert_bias=True,
+        sliding_window=128,
+        sliding_layers=18,
         shipped_as="mxfp4",
     ),
     "deepseek-v3": ModelArch(
@@ -344,6 +356,9 @@ def model_from_config(config: Mapping[str, Any], name: str = "") -> ModelArch:
     shared = shared or pick("n_shared_experts", default=0) * (moe_width or 0)
     kv_lora = pick("kv_lora_rank", default=0)
     layers = pick("num_hidden_layers", "n_layer", "num_layers")
+    types = cfg.get("layer_types")
+    sliding = sum(1 for t in types if t == "sliding_attention") if isinstance(types, list) else 0
+    window = pick("sliding_window", default=0) if sliding else 0
     quant = config.get("quantization_config")
     method = str(quant.get("quant_method", "")) if isinstance(quant, Mapping) else ""
     return ModelArch(
@@ -368,5 +383,7 @@ def model_from_config(config: Mapping[str, Any], name: str = "") -> ModelArch:
         kv_lora_rank=kv_lora,
         rope_dim=pick("qk_rope_head_dim", default=0) if kv_lora else 0,
         v_head_dim=pick("v_head_dim", default=0) if kv_lora else 0,
+        sliding_window=window,
+        sliding_layers=sliding if window else 0,
         shipped_as=method if method in ("mxfp4", "fp8") else "",
     )

@@ -196,3 +196,32 @@ def test_a_config_with_experts_but_no_routing_is_refused() -> None:
         model_from_config({**MIXTRAL_CONFIG, "num_experts_per_tok": None})
     with pytest.raises(ValidationError, match="experts per token"):
         model_from_config({**MIXTRAL_CONFIG, "num_experts_per_tok": 9})
+
+
+def test_gpt_oss_caches_only_the_window_in_its_sliding_layers() -> None:
+    # [GPT-OSS]: attention alternates full context and a 128-token banded window. 120b at 4,096
+    # tokens: per layer and token 2 x 8 KV heads x 64 x 2 bytes = 2,048 bytes;
+    # 18 full layers x 2,048 x 4,096 = 150,994,944 + 18 window layers x 2,048 x 128 = 4,718,592.
+    mem = estimate_memory(EstimateRequest(get_model("gpt-oss-120b")))
+    assert mem.line("kv_cache").bytes == 150_994_944 + 4_718_592
+    assert "18 sliding-window layers × 8 KV heads × 64 head dim × 128 tokens" in (
+        mem.line("kv_cache").formula
+    )
+    config = {
+        "model_type": "gpt_oss",
+        "hidden_size": 2880,
+        "intermediate_size": 2880,
+        "num_attention_heads": 64,
+        "num_key_value_heads": 8,
+        "head_dim": 64,
+        "num_hidden_layers": 24,
+        "num_local_experts": 32,
+        "num_experts_per_tok": 4,
+        "vocab_size": 201088,
+        "attention_bias": True,
+        "sliding_window": 128,
+        "layer_types": ["sliding_attention", "full_attention"] * 12,
+        "quantization_config": {"quant_method": "mxfp4"},
+    }
+    m = model_from_config(config, name="gpt-oss-20b")
+    assert m == get_model("gpt-oss-20b")
