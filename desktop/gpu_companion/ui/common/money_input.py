@@ -1,4 +1,4 @@
-"""Money typed by the user, read in the user's locale: the one UI door to `core.spend.money`.
+"""Money typed by the user, read in the user's locale: the one UI door to `core.common.money`.
 
 The locale only decides the ambiguous "1,234"; "0,39" is 0.39 in every locale.
 """
