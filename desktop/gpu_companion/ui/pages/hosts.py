@@ -297,6 +297,7 @@ class HostsPage(EmptyStatePage):
         lay.addWidget(split)
         self.connection_status = QLabel()
         self.connection_status.setObjectName("connectionStatus")
+        self.connection_status.setTextFormat(Qt.TextFormat.PlainText)  # may quote the host
         self.connection_status.setWordWrap(True)
         lay.addWidget(self.connection_status)
         self.connection = HostConnection(ctx, self, self.connection_status)
