@@ -152,6 +152,23 @@ class SessionFactory:
             keys.add(name, key.get_name(), key)
             self._save(keys)
 
+    def trusted_fingerprints(self, host: Host) -> list[str]:
+        """`TYPE SHA256:...` of each key trusted for the host's address (Edit host shows them)."""
+        return [f"{k.get_name()} {k.fingerprint}" for k in self.known_keys(host).values()]
+
+    def forget_host_keys(self, host: Host) -> int:
+        """Edit host's reset: every trusted key of the address goes, so the next connection shows
+        the fingerprint as a first contact. Returns how many entries were removed."""
+        with self._lock:
+            keys = self._host_keys()
+            name = known_hosts_name(host)
+            kept = [e for e in keys._entries if not _names(e, name)]
+            removed = len(keys._entries) - len(kept)
+            if removed:
+                keys._entries = kept
+                self._save(keys)
+            return removed
+
     # --- connecting ---------------------------------------------------------------------------
 
     def _pkeys(self, host: Host) -> list[paramiko.PKey]:

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject
+from PySide6.QtCore import QObject, Qt
 from PySide6.QtWidgets import (
-    QAbstractButton,
     QCheckBox,
     QDialog,
     QDialogButtonBox,
@@ -46,6 +45,7 @@ def unknown_key_box(parent: QWidget, host: Host, problem: ConnectionProblem) -> 
         parent=parent,
     )
     box.setObjectName("hostKeyUnknown")
+    box.setTextFormat(Qt.TextFormat.PlainText)
     trust = box.addButton("Trust and connect", QMessageBox.ButtonRole.AcceptRole)
     trust.setObjectName("trust")
     box.setDefaultButton(box.addButton(QMessageBox.StandardButton.Cancel))
@@ -61,6 +61,7 @@ def changed_key_box(parent: QWidget, host: Host, problem: ConnectionProblem) -> 
         parent=parent,
     )
     box.setObjectName("hostKeyChanged")
+    box.setTextFormat(Qt.TextFormat.PlainText)
     new = box.addButton("This is a new instance…", QMessageBox.ButtonRole.DestructiveRole)
     new.setObjectName("newInstance")
     box.setDefaultButton(box.addButton(QMessageBox.StandardButton.Cancel))
@@ -76,6 +77,7 @@ def confirm_replace_box(parent: QWidget, host: Host, problem: ConnectionProblem)
         parent=parent,
     )
     box.setObjectName("confirmReplace")
+    box.setTextFormat(Qt.TextFormat.PlainText)
     yes = box.addButton("Replace the key", QMessageBox.ButtonRole.AcceptRole)
     yes.setObjectName("replace")
     box.setDefaultButton(box.addButton(QMessageBox.StandardButton.Cancel))
@@ -96,10 +98,14 @@ class HostConnection(QObject):
     def busy(self) -> bool:
         return self._running > 0
 
-    def ask(self, box: QMessageBox) -> QAbstractButton | None:
-        """Show a decision box modally; returns the clicked button (tests answer here)."""
+    def ask(self, box: QMessageBox) -> str:
+        """Show a decision box modally; the clicked button's object name, "cancel" for Cancel or
+        Escape (tests answer here). Read while the box is alive: its buttons go with it."""
         box.exec()
-        return box.clickedButton()
+        clicked = box.clickedButton()
+        name = clicked.objectName() if clicked is not None else ""
+        box.deleteLater()
+        return name or "cancel"
 
     def test(self, host: Host) -> None:
         if host.is_local:
@@ -146,14 +152,11 @@ class HostConnection(QObject):
         if result.ok:
             self.ctx.notifier.info(result.message, source="hosts")
         elif problem is not None and problem.kind == "host_key_unknown":
-            clicked = self.ask(unknown_key_box(self.page, host, problem))
-            if clicked is not None and clicked.objectName() == "trust":
+            if self.ask(unknown_key_box(self.page, host, problem)) == "trust":
                 self._then_retest(host, self.ctx.sessions.trust_host_key, problem)
         elif problem is not None and problem.kind == "host_key_changed":
-            clicked = self.ask(changed_key_box(self.page, host, problem))
-            if clicked is not None and clicked.objectName() == "newInstance":
-                sure = self.ask(confirm_replace_box(self.page, host, problem))
-                if sure is not None and sure.objectName() == "replace":
+            if self.ask(changed_key_box(self.page, host, problem)) == "newInstance":
+                if self.ask(confirm_replace_box(self.page, host, problem)) == "replace":
                     self._then_retest(host, self.ctx.sessions.replace_host_key, problem)
         else:
             if problem is not None and problem.kind == "passphrase":
