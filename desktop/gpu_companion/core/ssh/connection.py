@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from gpu_companion.core.common.errors import UserError
 from gpu_companion.core.common.lazy import lazy_import
 from gpu_companion.core.hosts.registry import Host
-from gpu_companion.core.ssh.config_writer import atomic_write
+from gpu_companion.core.ssh.config_writer import atomic_write, make_private_dirs
 from gpu_companion.core.ssh.keyring_errors import KeyringUnavailable
 from gpu_companion.core.ssh.vault import KeyVault
 
@@ -126,7 +126,7 @@ class SessionFactory:
 
     def _save(self, keys: paramiko.HostKeys) -> None:
         lines = [e.to_line() for e in keys._entries if e.to_line()]
-        self.known_hosts.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        make_private_dirs(self.known_hosts.parent)  # ~/.ssh too, 0700 like every level
         atomic_write(self.known_hosts, "".join(lines).encode())
 
     def trust_host_key(self, host: Host, key: paramiko.PKey) -> None:
