@@ -45,9 +45,12 @@ class HostileSftpHost:
     """start()/stop(); `port`, `user`, `known_hosts_line()`, `authorize(public_line)` as the harness
     sshd has them, so the transfer helpers can point at either."""
 
-    def __init__(self, files: Path, names: tuple[str, ...] = HOSTILE_NAMES) -> None:
+    def __init__(
+        self, files: Path, names: tuple[str, ...] = HOSTILE_NAMES, claim_size: int | None = None
+    ) -> None:
         self.files = files
         self.names = names
+        self.claim_size = claim_size  # a size to list for every real file (a lying host)
         self.user = "renter"
         self.port = 0
         self.requested: list[str] = []  # every path a client opened or listed
@@ -148,9 +151,12 @@ class _Server:
         def answer() -> None:
             time.sleep(0.05)  # after the client has seen the request succeed
             word = command.split()[0].decode("utf-8", "replace") if command.split() else ""
-            channel.sendall_stderr(f"sh: 1: {word}: not found\n".encode())
-            channel.send_exit_status(127)
-            channel.close()
+            try:
+                channel.sendall_stderr(f"sh: 1: {word}: not found\n".encode())
+                channel.send_exit_status(127)
+                channel.close()
+            except OSError:
+                pass  # the client went away first
 
         threading.Thread(target=answer, daemon=True).start()
         return True
@@ -208,6 +214,8 @@ class _HostileSftp:
         out = []
         for name in sorted(os.listdir(real)):
             attr = paramiko.SFTPAttributes.from_stat(os.lstat(real / name))
+            if self.host.claim_size is not None and stat.S_ISREG(attr.st_mode or 0):
+                attr.st_size = self.host.claim_size
             attr.filename = os.fsencode(name)  # the exact bytes, UTF-8 or not
             out.append(attr)
         out += [self._fake_attr(n) for n in self.host.names]

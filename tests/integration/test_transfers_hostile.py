@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -112,3 +113,21 @@ def test_the_remote_picker_leaves_unsafe_and_undecodable_names_out(hostile) -> N
         ("runs", "/data/runs"),
         ("ok.txt", "/data/ok.txt"),
     ]
+
+
+def test_a_size_the_host_lies_about_neither_hangs_nor_grows_memory(tmp_path: Path, store) -> None:
+    """1 PB listed for a 5-byte file: reads are pipelined a window at a time and end at the
+    real end of file (paramiko's prefetch(size) would queue 3e10 requests first)."""
+    target = _target(tmp_path, ())
+    target.server.claim_size = 10**15
+    try:
+        queue = make_queue(store, target)
+        job = queue.add(TransferJob("gpu-test", "download", str(tmp_path / "dl"), "/data"))
+        started = time.monotonic()
+        queue.run_until_idle(30)
+        done = queue.get(job.id)
+        assert time.monotonic() - started < 20
+        assert done.state is JobState.DONE and done.verified, done.message
+        assert (tmp_path / "dl" / "ok.txt").read_bytes() == b"fine\n"
+    finally:
+        target.server.stop()

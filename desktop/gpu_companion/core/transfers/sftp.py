@@ -14,6 +14,7 @@ import os
 import posixpath
 import shlex
 import stat
+import threading
 import time
 from collections.abc import Generator, Iterator
 from dataclasses import dataclass
@@ -40,7 +41,10 @@ from gpu_companion.core.transfers.remote_names import (
 
 CHUNK = 256 * 1024
 _PROGRESS_EVERY_S = 0.25
-_PREFETCH_REQUESTS = 64  # bounds memory when a host claims an absurd file size
+# Reads are pipelined a window at a time: a size the host lists is not trusted to queue requests
+# (paramiko's prefetch(size) builds one request per 32 KiB up front: a listed petabyte hangs).
+_WINDOW = 8 * 1024 * 1024
+_REQUEST = 32 * 1024  # paramiko's largest read request
 _MAX_MTIME = 2**40  # seconds; a later or negative mtime from a host is read as 0
 
 
@@ -256,12 +260,7 @@ class SftpRun:
             self.sftp.open(remote_bytes(src), "rb") as rf,
             open(partial, "ab" if offset else "wb") as lf,
         ):
-            rf.seek(offset)
-            rf.prefetch(f.size - offset, _PREFETCH_REQUESTS)
-            while not self._stopped:
-                data = rf.read(CHUNK)
-                if not data:
-                    break
+            for data in self._remote_chunks(rf, offset, f.size):
                 lf.write(data)
                 self.bytes_sent += len(data)
                 self._throttle(len(data))
@@ -275,6 +274,29 @@ class SftpRun:
             partial.parent.rmdir()
         except OSError:
             pass
+
+    def _remote_chunks(self, rf: Any, offset: int, listed: int) -> Iterator[bytes]:
+        """The file's bytes from `offset` to its real end, pipelined a window at a time up to the
+        listed size (a short read is the end, whatever was listed), then plain reads for a file
+        that grew since it was listed."""
+        pos = offset
+        while not self._stopped and pos < listed:
+            end = min(pos + _WINDOW, listed)
+            wanted = [(p, min(_REQUEST, end - p)) for p in range(pos, end, _REQUEST)]
+            window = rf.readv(wanted)
+            for (_at, size), data in zip(wanted, window, strict=False):
+                pos += len(data)
+                if data:
+                    yield data
+                if len(data) < size or self._stopped:
+                    _join_prefetch(rf)
+                    return
+        rf.seek(pos)
+        while not self._stopped:
+            data = rf.read(CHUNK)
+            if not data:
+                return
+            yield data
 
     def _makedirs(self, path: str) -> None:
         parts: list[str] = []
@@ -336,12 +358,20 @@ class SftpRun:
         h = hashlib.sha256()
         try:
             with self.sftp.open(remote_bytes(path), "rb") as rf:
-                rf.prefetch()
-                for data in iter(lambda: rf.read(CHUNK), b""):
+                for data in self._remote_chunks(rf, 0, _size(rf.stat().st_size)):
                     h.update(data)
         except OSError:
             return None
         return h.hexdigest()
+
+
+def _join_prefetch(rf: Any) -> None:
+    """Wait until paramiko's read-ahead thread for `rf` has sent its requests, so closing the file
+    early (end of file before the listed size, a pause) never races it; it has no public handle.
+    """
+    for t in threading.enumerate():
+        if getattr(getattr(t, "_target", None), "__self__", None) is rf:
+            t.join(5)
 
 
 def _size(value: int | None) -> int:
