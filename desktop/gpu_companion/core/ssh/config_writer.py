@@ -287,10 +287,17 @@ class SshConfigWriter:
             out.append("")
         return "\n".join(out)
 
-    def plan(self, entries: list[HostEntry]) -> tuple[str, dict[str, str]]:
-        """Validate everything, then the managed text and the aliases left out (and why)."""
+    def plan(
+        self, entries: list[HostEntry], *, for_include: bool = True
+    ) -> tuple[str, dict[str, str]]:
+        """Validate everything, then the managed text and the aliases left out (and why).
+
+        `for_include`: the text is Included first in ~/.ssh/config, so an alias the user's own
+        config already sends somewhere is left out; the app's own `ssh -F` needs no such check.
+        """
         valid = [e.validated() for e in entries]  # raises before anything is written
-        claimed = self.user_claims(list(dict.fromkeys(e.alias for e in valid)))
+        aliases = list(dict.fromkeys(e.alias for e in valid))
+        claimed = self.user_claims(aliases) if for_include else set()
         skipped: dict[str, str] = {}
         kept: list[HostEntry] = []
         for e in valid:
@@ -306,10 +313,10 @@ class SshConfigWriter:
                 kept.append(e)
         return self.render(kept), skipped
 
-    def write_managed(self, entries: list[HostEntry]) -> WriteResult:
+    def write_managed(self, entries: list[HostEntry], *, for_include: bool = False) -> WriteResult:
         """Only the managed file (and the app's known_hosts): what `ssh -F` and rsync use inside
         the app, whether or not the user asked for the Include in ~/.ssh/config."""
-        text, skipped = self.plan(entries)
+        text, skipped = self.plan(entries, for_include=for_include)
         result = WriteResult(skipped=skipped)
         data = text.encode("utf-8")
         make_private_dirs(self.managed_dir)
@@ -323,7 +330,7 @@ class SshConfigWriter:
         return result
 
     def write(self, entries: list[HostEntry]) -> WriteResult:
-        result = self.write_managed(entries)
+        result = self.write_managed(entries, for_include=True)
         old = self._read_user_config()
         new = with_include(old or b"", self.include_block)
         if new != old:

@@ -377,3 +377,14 @@ def test_the_backup_is_written_atomically(isolated_home, monkeypatch):
     assert len(into_backup) == 1 and into_backup[0].name.startswith(".")
     assert writer.backup_path.read_bytes() == b"Host a\n"
     assert stat.S_IMODE(writer.backup_path.stat().st_mode) == 0o600
+
+
+def test_without_the_include_the_users_own_entries_do_not_matter(isolated_home):
+    """The app's own `ssh -F` reads only the managed file: nothing is left out of it until the
+    Include puts it in front of the user's config."""
+    (isolated_home / ".ssh" / "config").write_text("Host gpu1\n  HostName 10.9.9.9\n")
+    writer = SshConfigWriter(isolated_home)
+    result = writer.write_managed([entry()])
+    assert result.skipped == {}
+    assert ssh_g(writer.config_path, "gpu1")["hostname"] == ["203.0.113.7"]
+    assert list(writer.write([entry()]).skipped) == ["gpu1"]
