@@ -167,6 +167,16 @@ def atomic_write(path: Path, data: bytes, mode: int = 0o600) -> None:
         raise
 
 
+def _write_or_say(path: Path, data: bytes) -> None:
+    """atomic_write, with a disk or permission failure said in words (the old file is intact)."""
+    try:
+        atomic_write(path, data)
+    except OSError as exc:
+        raise UserError(
+            f"Could not write {path}: {exc.strerror or exc}; the file was left as it was."
+        ) from exc
+
+
 class SshConfigWriter:
     def __init__(self, home: Path, managed_dir: Path | None = None) -> None:
         self.home = home
@@ -212,12 +222,7 @@ class SshConfigWriter:
         return target
 
     def _replace_user_config(self, target: Path, data: bytes) -> None:
-        try:
-            atomic_write(target, data)
-        except OSError as exc:
-            raise UserError(
-                f"Could not write {target}: {exc.strerror or exc}; it was left as is."
-            ) from exc
+        _write_or_say(target, data)
 
     def _read_user_config(self) -> bytes | None:
         target = self._target()
@@ -245,7 +250,7 @@ class SshConfigWriter:
             with os.fdopen(fd, "wb") as f:
                 f.write(data)
             found = names_the_config_sends_elsewhere(aliases, Path(tmp))
-        except UserError as exc:  # ssh cannot read the user's file: their own ssh fails too
+        except (UserError, OSError) as exc:  # ssh cannot read the user's file: theirs fails too
             log.warning("alias check skipped: %s", exc)
             return set()
         finally:
@@ -323,10 +328,10 @@ class SshConfigWriter:
         if not self.config_path.exists() or self.config_path.read_bytes() != data:
             kept = [e for e in entries if e.alias not in skipped]
             result.checked_with_ssh = self.validate_with_ssh(data, kept)
-            atomic_write(self.config_path, data)
+            _write_or_say(self.config_path, data)
             result.changed.append(self.config_path)
         if not self.known_hosts.exists():
-            atomic_write(self.known_hosts, b"")
+            _write_or_say(self.known_hosts, b"")
         return result
 
     def write(self, entries: list[HostEntry]) -> WriteResult:
@@ -336,7 +341,7 @@ class SshConfigWriter:
         if new != old:
             target = self._writable_target()
             if old is not None and not self.backup_path.exists():
-                atomic_write(self.backup_path, old)
+                _write_or_say(self.backup_path, old)
                 result.backup = self.backup_path
             self._replace_user_config(target, new)
             result.changed.append(target)

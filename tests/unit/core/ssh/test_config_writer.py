@@ -388,3 +388,35 @@ def test_without_the_include_the_users_own_entries_do_not_matter(isolated_home):
     assert result.skipped == {}
     assert ssh_g(writer.config_path, "gpu1")["hostname"] == ["203.0.113.7"]
     assert list(writer.write([entry()]).skipped) == ["gpu1"]
+
+
+def test_a_write_the_system_refuses_gives_a_message_and_keeps_the_file(isolated_home):
+    """A real refusal even for root: a file size limit (RLIMIT_FSIZE) in a child process."""
+    import sys
+    import textwrap
+
+    config = isolated_home / ".ssh" / "config"
+    config.write_bytes(b"Host a\n  HostName 10.0.0.1\n")
+    code = textwrap.dedent(
+        f"""
+        import resource, signal
+        from pathlib import Path
+        from gpu_companion.core.common.errors import UserError
+        from gpu_companion.core.ssh.config_writer import HostEntry, SshConfigWriter
+        writer = SshConfigWriter(Path({str(isolated_home)!r}))
+        writer.write_managed([HostEntry("gpu1", "203.0.113.7")])
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (8, 8))
+        try:
+            writer.write([HostEntry("gpu1", "203.0.113.7")])
+        except UserError as exc:
+            print("MESSAGE", exc)
+        """
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert out.returncode == 0, out.stderr
+    assert "MESSAGE Could not write" in out.stdout and "File too large" in out.stdout
+    assert config.read_bytes() == b"Host a\n  HostName 10.0.0.1\n"
+    assert not [p for p in (isolated_home / ".ssh").iterdir() if p.name.startswith(".")]
