@@ -171,7 +171,9 @@ def test_edit_host_shows_and_forgets_the_trusted_key(window, ctx, rented, sshd, 
     page.refresh()
     dialog = HostDialog(ctx, rented, page)
     qtbot.addWidget(dialog)
-    assert "None yet" in dialog.host_key.text() and not dialog.forget_key.isEnabled()
+    assert (
+        "None yet" in dialog.trusted_key.label.text() and not dialog.trusted_key.forget.isEnabled()
+    )
 
     monkeypatch.setattr(page.connection, "ask", Answers("trust"))
     click_test(page, qtbot, rented)
@@ -179,18 +181,20 @@ def test_edit_host_shows_and_forgets_the_trusted_key(window, ctx, rented, sshd, 
     trusted = ctx.sessions.known_keys(rented)["ssh-ed25519"].fingerprint
     dialog = HostDialog(ctx, rented, page)
     qtbot.addWidget(dialog)
-    assert dialog.host_key.text() == f"ssh-ed25519 {trusted}"
-    assert dialog.forget_key.isEnabled()
+    assert dialog.trusted_key.label.text() == f"ssh-ed25519 {trusted}"
+    assert dialog.trusted_key.forget.isEnabled()
 
     # a new instance behind the same address: forget the key in Edit host, then reconnect
     sshd.regenerate_host_key()
     answers = [QMessageBox.StandardButton.No, QMessageBox.StandardButton.Yes]
     monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: answers.pop(0))
-    dialog.forget_key.click()  # "No": nothing changes
+    dialog.trusted_key.forget.click()  # "No": nothing changes
     assert ctx.sessions.known_keys(rented)["ssh-ed25519"].fingerprint == trusted
-    dialog.forget_key.click()
+    dialog.trusted_key.forget.click()
     assert ctx.sessions.known_keys(rented) == {}
-    assert "None yet" in dialog.host_key.text() and not dialog.forget_key.isEnabled()
+    assert (
+        "None yet" in dialog.trusted_key.label.text() and not dialog.trusted_key.forget.isEnabled()
+    )
 
     answers_box = Answers("trust")
     monkeypatch.setattr(page.connection, "ask", answers_box)
@@ -204,4 +208,4 @@ def test_edit_host_shows_and_forgets_the_trusted_key(window, ctx, rented, sshd, 
 def test_the_local_host_and_a_new_host_have_no_key_row(ctx, qtbot):
     dialog = HostDialog(ctx, None)
     qtbot.addWidget(dialog)
-    assert not hasattr(dialog, "host_key")
+    assert not hasattr(dialog, "trusted_key")

@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QMessageBox,
+    QPushButton,
     QVBoxLayout,
     QWidget,
 )
@@ -224,6 +225,50 @@ class SshOptionsDialog(QDialog):
             self.proxy_jump.setStyleSheet("border: 1px solid #c53030;")
             return
         self.accept()
+
+
+class TrustedKeyRow(QWidget):
+    """Edit host's row: the host key trusted for the saved address, and a way to forget it (a new
+    instance behind a recycled address), after which the next connection asks as on first
+    contact."""
+
+    def __init__(self, ctx: AppContext, host: Host, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.ctx, self.host = ctx, host
+        self.label = QLabel()
+        self.label.setObjectName("trustedHostKey")
+        self.label.setTextFormat(Qt.TextFormat.PlainText)
+        self.label.setWordWrap(True)
+        self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.forget = QPushButton("Forget trusted key…")
+        self.forget.setObjectName("forgetHostKey")
+        self.forget.clicked.connect(self.forget_key)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.addWidget(self.label)
+        lay.addWidget(self.forget)
+        self.refresh()
+
+    def refresh(self) -> None:
+        try:
+            found = self.ctx.sessions.trusted_fingerprints(self.host)
+            none = "None yet: the next connection shows the host's fingerprint to compare."
+        except OSError as exc:
+            found, none = [], f"The app's known_hosts could not be read: {exc}"
+        self.label.setText("\n".join(found) or none)
+        self.forget.setEnabled(bool(found))
+
+    def forget_key(self) -> None:
+        answer = QMessageBox.question(
+            self,
+            "Forget the trusted host key?",
+            f"Forget the host key trusted for {self.host.hostname}:{self.host.port}? The next "
+            "connection shows the new key's fingerprint; trust it only if it matches the one "
+            "your provider shows for this instance.",
+        )
+        if answer == QMessageBox.StandardButton.Yes:
+            self.ctx.sessions.forget_host_keys(self.host)
+            self.refresh()
 
 
 def sync_ssh_config(ctx: AppContext) -> None:

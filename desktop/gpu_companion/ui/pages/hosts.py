@@ -34,7 +34,12 @@ from gpu_companion.core.hosts.registry import CURRENCIES, GRANULARITIES, LOCAL_H
 from gpu_companion.core.hosts.ssh_import import ImportCandidate, scan_ssh_config
 from gpu_companion.ui.models import RowTableModel
 from gpu_companion.ui.pages.base import EmptyStatePage
-from gpu_companion.ui.pages.host_connection import HostConnection, SshOptionsDialog, sync_ssh_config
+from gpu_companion.ui.pages.host_connection import (
+    HostConnection,
+    SshOptionsDialog,
+    TrustedKeyRow,
+    sync_ssh_config,
+)
 from gpu_companion.ui.widgets import EmptyState, form_error_label
 
 if TYPE_CHECKING:
@@ -147,52 +152,8 @@ class HostDialog(_FormDialog):
         self.notes.setMaximumHeight(70)
         self.add("notes", "Notes", self.notes)
         if host is not None and host.id is not None and not host.is_local:
-            self._add_host_key_row()
-
-    def _add_host_key_row(self) -> None:
-        """The trusted host key of the saved address, and a way to forget it (a new instance
-        behind a recycled address): the next connection then asks as on first contact."""
-        self.host_key = QLabel()
-        self.host_key.setObjectName("trustedHostKey")
-        self.host_key.setTextFormat(Qt.TextFormat.PlainText)
-        self.host_key.setWordWrap(True)
-        self.host_key.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.forget_key = QPushButton("Forget trusted key…")
-        self.forget_key.setObjectName("forgetHostKey")
-        self.forget_key.clicked.connect(self.forget_host_key)
-        row = QWidget()
-        lay = QVBoxLayout(row)
-        lay.setContentsMargins(0, 0, 0, 0)
-        lay.addWidget(self.host_key)
-        lay.addWidget(self.forget_key)
-        self.form.addRow("Trusted host key", row)
-        self._show_host_key()
-
-    def _show_host_key(self) -> None:
-        try:
-            found = self.ctx.sessions.trusted_fingerprints(self.host)
-        except OSError as exc:
-            found, self.host_key_error = [], f"The app's known_hosts could not be read: {exc}"
-        else:
-            self.host_key_error = ""
-        self.host_key.setText(
-            "\n".join(found)
-            or self.host_key_error
-            or "None yet: the next connection shows the host's fingerprint to compare."
-        )
-        self.forget_key.setEnabled(bool(found))
-
-    def forget_host_key(self) -> None:
-        answer = QMessageBox.question(
-            self,
-            "Forget the trusted host key?",
-            f"Forget the host key trusted for {self.host.hostname}:{self.host.port}? The next "
-            "connection shows the new key's fingerprint; trust it only if it matches the one "
-            "your provider shows for this instance.",
-        )
-        if answer == QMessageBox.StandardButton.Yes:
-            self.ctx.sessions.forget_host_keys(self.host)
-            self._show_host_key()
+            self.trusted_key = TrustedKeyRow(ctx, host, self)
+            self.form.addRow("Trusted host key", self.trusted_key)
 
     def save(self) -> Host:
         port_text = self.port.text().strip()
