@@ -65,3 +65,19 @@ def test_monitor_status_escapes_the_hosts_words(window) -> None:
     assert "&lt;b&gt;hint&lt;/b&gt;" in text
     tip = page.status_label.toolTip()
     assert "<img" not in tip and "&lt;img src=x&gt; 0, NVIDIA" in tip
+
+
+def test_a_failed_connection_box_escapes_what_the_host_printed(window, ctx, monkeypatch) -> None:
+    from PySide6.QtWidgets import QMessageBox
+
+    from gpu_companion.core.hosts.registry import Host
+    from gpu_companion.core.ssh.connection import ConnectionTest
+
+    page = window.navigate("hosts")
+    shown: list[str] = []
+    monkeypatch.setattr(QMessageBox, "warning", lambda *a, **k: shown.append(a[2]))
+    printed = "Connected, but 'echo ok' printed \"<img src='file:///etc/passwd'>\".\nline 2"
+    page.connection._tested(Host("gpu1", "127.0.0.1", 22), ConnectionTest(False, 1.0, printed))
+    assert len(shown) == 1 and "<img" not in shown[0]
+    assert "&lt;img src=&#x27;file:///etc/passwd&#x27;&gt;" in shown[0] and "<br>line 2" in shown[0]
+    assert page.connection_status.text() == printed  # the plain label shows it as it is

@@ -3,6 +3,7 @@ decisions (first contact, changed key) and the per-host ssh options."""
 
 from __future__ import annotations
 
+from html import escape
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Qt
@@ -163,7 +164,9 @@ class HostConnection(QObject):
             if problem is not None and problem.kind == "passphrase":
                 platform = self.ctx.vault.platform_of(host)
                 self.ctx.key_passphrases.pop(platform or "", None)
-            QMessageBox.warning(self.page, f"Connection to {host.alias}", result.message)
+            # the message can quote the host ('echo ok' printed ...): escaped, never markup
+            shown = escape(result.message).replace("\n", "<br>")
+            QMessageBox.warning(self.page, f"Connection to {host.alias}", f"<p>{shown}</p>")
 
     def _then_retest(self, host: Host, action: object, problem: ConnectionProblem) -> None:
         self._running += 1
