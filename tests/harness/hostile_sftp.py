@@ -18,6 +18,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import paramiko
+
 from .util import free_port
 
 HOSTILE_NAMES = ("../../x", "/abs/x")
@@ -25,7 +27,6 @@ PAYLOAD = b"written by a hostile host\n"
 
 
 def _ed25519() -> Any:
-    import paramiko
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
@@ -98,8 +99,6 @@ class HostileSftpHost:
     # --- serving -----------------------------------------------------------------------------
 
     def _accept_loop(self) -> None:
-        import paramiko
-
         assert self._sock is not None
         while not self._stop.is_set():
             try:
@@ -118,31 +117,21 @@ class HostileSftpHost:
                 transport.close()
 
 
-class _Server:
-    """paramiko.ServerInterface by duck typing: public keys only, sessions, exec answers 127."""
+class _Server(paramiko.ServerInterface):
+    """Public keys only, sessions, and every exec answered "not found" (exit 127)."""
 
     def __init__(self, host: HostileSftpHost) -> None:
-        import paramiko
-
         self.host = host
-        self._base = paramiko.ServerInterface()
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._base, name)
 
     def get_allowed_auths(self, username: str) -> str:
         return "publickey"
 
     def check_auth_publickey(self, username: str, key: Any) -> int:
-        import paramiko
-
         if key.get_base64() in self.host._authorized:
             return int(paramiko.AUTH_SUCCESSFUL)
         return int(paramiko.AUTH_FAILED)
 
     def check_channel_request(self, kind: str, chanid: int) -> int:
-        import paramiko
-
         if kind == "session":
             return int(paramiko.OPEN_SUCCEEDED)
         return int(paramiko.OPEN_FAILED_ADMINISTRATIVELY_PROHIBITED)
@@ -165,37 +154,25 @@ class _Server:
         return True
 
 
-def _handle_class() -> type:
-    import paramiko
+class _Handle(paramiko.SFTPHandle):
+    attr: Any = None
 
-    class Handle(paramiko.SFTPHandle):  # type: ignore[misc]
-        attr: Any = None
-
-        def stat(self) -> Any:
-            return self.attr
-
-    return Handle
+    def stat(self) -> Any:
+        return self.attr
 
 
-class _HostileSftp:
-    """SFTPServerInterface over `files`, with the hostile names added to every listing."""
+class _HostileSftp(paramiko.SFTPServerInterface):
+    """The files under `files`, with the hostile names added to every listing."""
 
     def __init__(self, server: Any, *args: Any, host: HostileSftpHost, **kwargs: Any) -> None:
-        import paramiko
-
+        super().__init__(server, *args, **kwargs)
         self.host = host
-        self._base = paramiko.SFTPServerInterface(server)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._base, name)
 
     def _real(self, path: str) -> Path:
         rel = posixpath.normpath("/" + path).lstrip("/")
         return self.host.files / rel
 
     def _fake_attr(self, name: str) -> Any:
-        import paramiko
-
         attr = paramiko.SFTPAttributes()
         attr.filename = name
         attr.st_size = len(PAYLOAD)
@@ -205,8 +182,6 @@ class _HostileSftp:
         return attr
 
     def list_folder(self, path: str) -> Any:
-        import paramiko
-
         self.host.requested.append(path)
         real = self._real(path)
         if not real.is_dir():
@@ -222,8 +197,6 @@ class _HostileSftp:
         return out
 
     def stat(self, path: str) -> Any:
-        import paramiko
-
         real = self._real(path)
         if real.exists():
             return paramiko.SFTPAttributes.from_stat(os.stat(real), real.name)
@@ -232,13 +205,11 @@ class _HostileSftp:
     lstat = stat
 
     def open(self, path: str, flags: int, attr: Any) -> Any:
-        import paramiko
-
         self.host.requested.append(path)
         if flags & (os.O_WRONLY | os.O_RDWR):
             return paramiko.SFTP_PERMISSION_DENIED
         real = self._real(path)
-        handle = _handle_class()(flags)
+        handle = _Handle(flags)
         handle.attr = self.stat(path)
         handle.readfile = real.open("rb") if real.is_file() else io.BytesIO(PAYLOAD)
         return handle
