@@ -133,6 +133,25 @@ def test_a_changed_host_key_blocks_until_accepted_as_a_new_instance(setup, sshd)
     assert factory.test_connection(host).ok
 
 
+def test_forgetting_the_trusted_key_makes_the_next_connection_a_first_contact(setup, sshd):
+    _reg, host, factory, writer = setup
+    factory.trust_host_key(host, first_contact(factory, host).key)
+    other = (
+        "[203.0.113.9]:2222 ssh-ed25519 "
+        "AAAAC3NzaC1lZDI1NTE5AAAAIHRlc3R0ZXN0dGVzdHRlc3R0ZXN0dGVzdHRlc3R0ZXN0\n"
+    )
+    with writer.known_hosts.open("a") as f:
+        f.write(other)  # another host's entry stays
+    fingerprint = factory.known_keys(host)["ssh-ed25519"].fingerprint
+    assert factory.trusted_fingerprints(host) == [f"ssh-ed25519 {fingerprint}"]
+    sshd.regenerate_host_key()
+    assert factory.forget_host_keys(host) == 1
+    assert factory.trusted_fingerprints(host) == [] and factory.forget_host_keys(host) == 0
+    assert writer.known_hosts.read_text() == other
+    problem = first_contact(factory, host)
+    assert problem.kind == "host_key_unknown" and problem.fingerprint != fingerprint
+
+
 def test_a_key_the_platform_does_not_have_yet(setup, vault, sshd):
     _reg, host, factory, _writer = setup
     factory.trust_host_key(host, first_contact(factory, host).key)

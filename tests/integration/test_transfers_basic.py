@@ -72,3 +72,21 @@ def test_missing_local_folder_fails_with_a_message(tmp_path: Path, store, ssh_ta
     got = queue.get(job.id)
     assert got.state is JobState.FAILED
     assert "exit code 23" in got.message or "missing" in got.message
+
+
+def test_a_download_drops_setuid_setgid_and_group_other_write(
+    tmp_path: Path, store, ssh_target
+) -> None:
+    remote = tmp_path / "remote"
+    remote.mkdir()
+    for name, mode in (("suid", 0o4777), ("sgid", 0o2775), ("plain", 0o640), ("tool", 0o755)):
+        (remote / name).write_bytes(name.encode())
+        os.chmod(remote / name, mode)
+    local = tmp_path / "local"
+    queue = make_queue(store, ssh_target)
+    job = queue.add(TransferJob("gpu-test", "download", str(local), str(remote)))
+    queue.run_until_idle(60)
+    done = queue.get(job.id)
+    assert done.state is JobState.DONE and done.verified and done.engine == "rsync", done.message
+    modes = {p.name: p.stat().st_mode & 0o7777 for p in local.iterdir()}
+    assert modes == {"suid": 0o755, "sgid": 0o755, "plain": 0o640, "tool": 0o755}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 import threading
 import time
 from pathlib import Path
@@ -104,3 +105,47 @@ def test_delete_is_refused_on_sftp_rather_than_skipped(
     queue.run_until_idle(30)
     got = queue.get(job.id)
     assert got.state is JobState.FAILED and "needs rsync on both sides" in got.message
+
+
+def _no_local_rsync(tmp_path: Path) -> dict[str, str]:
+    bare = tmp_path / "bare-bin"  # ssh only: this computer has no rsync
+    bare.mkdir(exist_ok=True)
+    if not (bare / "ssh").exists():
+        os.symlink("/usr/bin/ssh", bare / "ssh")
+    return {**os.environ, "PATH": str(bare)}
+
+
+LATIN1 = os.fsdecode(b"caf\xe9 \xff.bin")  # not UTF-8: a name from an old Latin-1 host
+
+
+def test_download_keeps_names_that_are_not_utf8_and_masks_modes(
+    tmp_path: Path, store, ssh_target
+) -> None:
+    remote = tmp_path / "remote"
+    remote.mkdir()
+    for name, mode in ((LATIN1, 0o644), ("suid", 0o4777), ("shared", 0o2775), ("plain", 0o600)):
+        (remote / name).write_bytes(name.encode("utf-8", "surrogateescape") * 10)
+        os.chmod(remote / name, mode)
+    local = tmp_path / "local"
+    queue = make_queue(store, ssh_target, env=_no_local_rsync(tmp_path))
+    job = queue.add(TransferJob("gpu-test", "download", str(local), str(remote)))
+    queue.run_until_idle(60)
+    done = queue.get(job.id)
+    assert done.state is JobState.DONE and done.verified and done.engine == "sftp", done.message
+    assert sorted(os.listdir(os.fsencode(local))) == sorted(os.listdir(os.fsencode(remote)))
+    assert tree_hashes(local) == tree_hashes(remote)
+    modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in local.iterdir()}
+    assert modes == {LATIN1: 0o644, "suid": 0o755, "shared": 0o755, "plain": 0o600}
+
+
+def test_upload_keeps_names_that_are_not_utf8(tmp_path: Path, store, rsyncless_host) -> None:
+    local = tmp_path / "local"
+    local.mkdir()
+    (local / LATIN1).write_bytes(b"x" * 1000)
+    remote = tmp_path / "remote"
+    queue = make_queue(store, rsyncless_host)
+    job = queue.add(TransferJob("gpu-test", "upload", str(local), str(remote)))
+    queue.run_until_idle(60)
+    done = queue.get(job.id)
+    assert done.state is JobState.DONE and done.verified and done.engine == "sftp", done.message
+    assert os.listdir(os.fsencode(remote)) == [b"caf\xe9 \xff.bin"]

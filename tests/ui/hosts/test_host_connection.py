@@ -6,11 +6,13 @@ from __future__ import annotations
 import uuid
 
 import pytest
-from PySide6.QtWidgets import QDialogButtonBox, QMessageBox, QPushButton
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QApplication, QDialogButtonBox, QMessageBox, QPushButton
 
 from gpu_companion.core.hosts.registry import Host, Platform
 from gpu_companion.core.ssh.managed import get_options
 from gpu_companion.ui.hosts.connection import SshOptionsDialog
+from gpu_companion.ui.hosts.page import HostDialog
 
 pytestmark = [pytest.mark.sshd, pytest.mark.keyring]
 
@@ -40,7 +42,7 @@ class Answers:
         for b in box.buttons():
             cancel = box.standardButton(b) == QMessageBox.StandardButton.Cancel
             if b.objectName() == name or (name == "cancel" and cancel):
-                return b
+                return name
         raise AssertionError(f"no button {name} in {box.objectName()}")
 
 
@@ -119,3 +121,91 @@ def test_ssh_options_are_validated_and_stored(window, ctx, qtbot):
     assert dialog.result()
     opts = get_options(ctx.store, host.id)
     assert (opts.proxy_jump, opts.forwards) == ("me@bastion.example:2222", (8888,))
+
+
+def click_in_modal_boxes(names: list[str], shown: list[str]) -> QTimer:
+    """Clicks the named buttons of the real modal boxes as they open (no patched `ask`)."""
+    timer = QTimer()
+
+    def tick() -> None:
+        box = QApplication.activeModalWidget()
+        if not isinstance(box, QMessageBox) or not names:
+            return
+        for b in box.buttons():
+            cancel = box.standardButton(b) == QMessageBox.StandardButton.Cancel
+            if b.objectName() == names[0] or (names[0] == "cancel" and cancel):
+                shown.append(box.objectName())
+                names.pop(0)
+                b.click()
+                return
+
+    timer.timeout.connect(tick)
+    timer.start(30)
+    return timer
+
+
+def test_new_instance_through_the_real_dialogs_reconnects(window, ctx, rented, sshd, qtbot):
+    """The boxes as a user meets them: the clicked button used to be read after its box was
+    deleted ("Internal C++ object (QPushButton) already deleted") and nothing was replaced."""
+    page = window.navigate("hosts")
+    page.refresh()
+    shown: list[str] = []
+    names = ["trust"]
+    timer = click_in_modal_boxes(names, shown)
+    click_test(page, qtbot, rented)
+    qtbot.waitUntil(lambda: "round trip" in page.connection_status.text(), timeout=20000)
+    before = ctx.sessions.known_keys(rented)["ssh-ed25519"].fingerprint
+    sshd.regenerate_host_key()
+
+    names += ["newInstance", "replace"]
+    click_test(page, qtbot, rented)
+    qtbot.waitUntil(lambda: "round trip" in page.connection_status.text(), timeout=20000)
+    timer.stop()
+    assert shown == ["hostKeyUnknown", "hostKeyChanged", "confirmReplace"]
+    after = ctx.sessions.known_keys(rented)["ssh-ed25519"].fingerprint
+    assert after != before and names == []
+
+
+def test_edit_host_shows_and_forgets_the_trusted_key(window, ctx, rented, sshd, qtbot, monkeypatch):
+    page = window.navigate("hosts")
+    page.refresh()
+    dialog = HostDialog(ctx, rented, page)
+    qtbot.addWidget(dialog)
+    assert (
+        "None yet" in dialog.trusted_key.label.text() and not dialog.trusted_key.forget.isEnabled()
+    )
+
+    monkeypatch.setattr(page.connection, "ask", Answers("trust"))
+    click_test(page, qtbot, rented)
+    qtbot.waitUntil(lambda: "round trip" in page.connection_status.text(), timeout=20000)
+    trusted = ctx.sessions.known_keys(rented)["ssh-ed25519"].fingerprint
+    dialog = HostDialog(ctx, rented, page)
+    qtbot.addWidget(dialog)
+    assert dialog.trusted_key.label.text() == f"ssh-ed25519 {trusted}"
+    assert dialog.trusted_key.forget.isEnabled()
+
+    # a new instance behind the same address: forget the key in Edit host, then reconnect
+    sshd.regenerate_host_key()
+    answers = [QMessageBox.StandardButton.No, QMessageBox.StandardButton.Yes]
+    monkeypatch.setattr(QMessageBox, "question", lambda *a, **k: answers.pop(0))
+    dialog.trusted_key.forget.click()  # "No": nothing changes
+    assert ctx.sessions.known_keys(rented)["ssh-ed25519"].fingerprint == trusted
+    dialog.trusted_key.forget.click()
+    assert ctx.sessions.known_keys(rented) == {}
+    assert (
+        "None yet" in dialog.trusted_key.label.text() and not dialog.trusted_key.forget.isEnabled()
+    )
+
+    answers_box = Answers("trust")
+    monkeypatch.setattr(page.connection, "ask", answers_box)
+    click_test(page, qtbot, rented)
+    qtbot.waitUntil(lambda: "round trip" in page.connection_status.text(), timeout=20000)
+    assert answers_box.shown[0][0] == "hostKeyUnknown"  # a first contact, with the new key
+    new = ctx.sessions.known_keys(rented)["ssh-ed25519"].fingerprint
+    assert new != trusted and new in answers_box.shown[0][1]
+
+
+def test_the_local_host_and_a_new_host_have_no_key_row(ctx, qtbot):
+    dialog = HostDialog(ctx, None)
+    qtbot.addWidget(dialog)
+    assert not hasattr(dialog, "trusted_key")

@@ -1,7 +1,13 @@
-"""Import hosts from the user's own ~/.ssh/config (read only: that file is never written here)."""
+"""Import hosts from the user's own ~/.ssh/config (read only: that file is never written here).
+
+The import needs the user's own `Host` blocks, so it reads the text with paramiko's SSHConfig
+rather than `ssh -G` (core/ssh/resolve.py), and it never runs a `Match exec` command: such
+blocks are taken out first and count as not matching (paramiko would run them).
+"""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,13 +25,38 @@ class ImportCandidate:
     exists: bool = False
 
 
+# `Keyword value`, `Keyword=value` or `Keyword = value`, as ssh_config(5) and paramiko read them.
+_LINE_RE = re.compile(r"^\s*(?P<key>\w+)(?:\s*=\s*|\s+)(?P<value>.*)$")
+
+
+def _keyword(line: str) -> tuple[str, str]:
+    m = _LINE_RE.match(line)
+    return (m.group("key").lower(), m.group("value").strip()) if m else ("", "")
+
+
+def without_match_exec(config_text: str) -> str:
+    """The text without any `Match` block whose criteria include `exec` (or `!exec`): a block
+    up to the next `Host` or `Match` line. The import must never run a command."""
+    out: list[str] = []
+    skipping = False
+    for line in config_text.splitlines(keepends=True):
+        key, value = _keyword(line)
+        if key in ("host", "match"):
+            words = re.split(r"[\s=]+", value.lower())
+            skipping = key == "match" and any(w.lstrip("!") == "exec" for w in words)
+        if not skipping:
+            out.append(line)
+    return "".join(out)
+
+
 def _aliases(config_text: str) -> list[str]:
     aliases: list[str] = []
     for line in config_text.splitlines():
-        parts = line.strip().split(None, 1)
-        if len(parts) == 2 and parts[0].lower() == "host":
-            for name in parts[1].split():
-                if not any(c in name for c in "*?!") and name not in aliases:
+        key, value = _keyword(line)
+        if key == "host":
+            for name in value.split():
+                name = name.strip('"')
+                if name and not any(c in name for c in "*?!") and name not in aliases:
                     aliases.append(name)
     return aliases
 
@@ -42,6 +73,7 @@ def scan_ssh_config(
         raise UserError(f"Could not read {path}: {exc}.") from exc
     import paramiko  # 0.1-0.25 s to import: only when the user asks for an import
 
+    text = without_match_exec(text)
     config = paramiko.SSHConfig.from_text(text)
     out: list[ImportCandidate] = []
     for alias in _aliases(text):

@@ -1,16 +1,18 @@
 """The generated ssh config: one managed file plus one `Include` line at the top of ~/.ssh/config.
 
 Every other byte of the user's file is kept (it is handled as bytes, never decoded and re-encoded);
-it is backed up before the first change; writes are atomic (temp names start with '.', so a `*`
-glob never picks one up) with mode 0600; a second write changes nothing; `remove()` undoes it.
+it is backed up (atomically) before the first change; writes are atomic (temp names start with '.',
+so a `*` glob never picks one up) with mode 0600; a second write changes nothing; `remove()` undoes
+it, down to deleting a config the app created. Only the exact block the app writes is ever taken
+out. A config that is read-only, another user's, or a dangling link is refused with a message.
+Which aliases the user's own config already sends somewhere is asked of `ssh -G` (resolve.py).
 """
 
 from __future__ import annotations
 
+import logging
 import os
-import re
-import shutil
-import subprocess
+import stat
 import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -22,9 +24,11 @@ from gpu_companion.core.common.validation import (
     validate_port,
     validate_user,
 )
+from gpu_companion.core.ssh.resolve import names_the_config_sends_elsewhere, resolve, ssh_binary
+
+log = logging.getLogger(__name__)
 
 MARKER = b"# Added by GPU Companion (undo: gpu-companion ssh-config --remove)\n"
-_BLOCK_RE = re.compile(rb"(?m)^# Added by GPU Companion[^\n]*\nInclude [^\n]*\n")
 FORWARD_PORTS: dict[int, str] = {8888: "Jupyter", 6006: "TensorBoard", 8000: "inference server"}
 ALIVE_INTERVAL_S, ALIVE_COUNT = 15, 4  # a dead link is noticed after a minute, not two hours
 
@@ -119,12 +123,33 @@ class WriteResult:
 
 
 def with_include(data: bytes, block: bytes) -> bytes:
-    """`data` with our block first; any block of ours elsewhere is taken out (no duplicates)."""
-    return block + without_include(data)
+    """`data` with our block first; any copy of it elsewhere is taken out (no duplicates)."""
+    return block + without_include(data, block)
 
 
-def without_include(data: bytes) -> bytes:
-    return _BLOCK_RE.sub(b"", data)
+def without_include(data: bytes, block: bytes) -> bytes:
+    """`data` without the exact `block` wherever it starts a line. A user's own comment that
+    only looks like the marker, or names another file, stays."""
+    out, start = bytearray(), 0
+    while (i := data.find(block, start)) != -1:
+        if i == 0 or data[i - 1 : i] == b"\n":
+            out += data[start:i]
+        else:
+            out += data[start : i + len(block)]
+        start = i + len(block)
+    return bytes(out + data[start:])
+
+
+def make_private_dirs(path: Path) -> None:
+    """Create `path` and any missing parent with mode 0700 (~/.ssh among them): `mkdir(parents=
+    True)` would create the parents with the umask's mode, usually 0755."""
+    missing = []
+    while not path.exists():
+        missing.append(path)
+        path = path.parent
+    for p in reversed(missing):
+        p.mkdir(mode=0o700)
+        os.chmod(p, 0o700)
 
 
 def atomic_write(path: Path, data: bytes, mode: int = 0o600) -> None:
@@ -140,6 +165,16 @@ def atomic_write(path: Path, data: bytes, mode: int = 0o600) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _write_or_say(path: Path, data: bytes) -> None:
+    """atomic_write, with a disk or permission failure said in words (the old file is intact)."""
+    try:
+        atomic_write(path, data)
+    except OSError as exc:
+        raise UserError(
+            f"Could not write {path}: {exc.strerror or exc}; the file was left as it was."
+        ) from exc
 
 
 class SshConfigWriter:
@@ -160,6 +195,35 @@ class SshConfigWriter:
         """The real file behind ~/.ssh/config (dotfile managers keep it as a symlink)."""
         return self.user_config.resolve() if self.user_config.is_symlink() else self.user_config
 
+    def _writable_target(self) -> Path:
+        """The file to replace, or a UserError saying why it is left alone (nothing written)."""
+        target = self._target()
+        manual = f"add these two lines at its top yourself:\n{self.include_block.decode()}"
+        if self.user_config.is_symlink() and not target.exists():
+            raise UserError(
+                f"{self.user_config} is a link to {target}, which does not exist; it was left "
+                "as is.",
+                hint="Point the link at your ssh config (or remove it), then try again.",
+            )
+        try:
+            st = target.stat()
+        except FileNotFoundError:
+            return target
+        if st.st_uid != os.geteuid():
+            raise UserError(
+                f"{target} belongs to another user (uid {st.st_uid}); it was left as is.",
+                hint=f"Make it yours, or {manual}",
+            )
+        if not st.st_mode & stat.S_IWUSR:
+            raise UserError(
+                f"{target} is read-only; it was left as is.",
+                hint=f"Make it writable, or {manual}",
+            )
+        return target
+
+    def _replace_user_config(self, target: Path, data: bytes) -> None:
+        _write_or_say(target, data)
+
     def _read_user_config(self) -> bytes | None:
         target = self._target()
         try:
@@ -175,18 +239,23 @@ class SshConfigWriter:
         data = self._read_user_config() or b""
         return data.startswith(self.include_block) and self.config_path.exists()
 
-    def user_aliases(self) -> set[str]:
-        """Literal `Host` names the user's own config defines (wildcards and negations aside)."""
-        data = without_include(self._read_user_config() or b"")
-        names: set[str] = set()
-        for raw in data.decode("utf-8", errors="replace").splitlines():
-            parts = raw.strip().split(None, 1)
-            if len(parts) == 2 and parts[0].lower() == "host":
-                for name in parts[1].replace("=", " ").split():
-                    name = name.strip('"')
-                    if not any(c in name for c in "*?!"):
-                        names.add(name.lower())
-        return names
+    def user_claims(self, aliases: list[str]) -> set[str]:
+        """The aliases the user's own config (our Include taken out) already sends somewhere, as
+        `ssh -G` reads it: `Host=name`, Included files and patterns count, case is ssh's."""
+        data = without_include(self._read_user_config() or b"", self.include_block)
+        if not data.strip() or not aliases:
+            return set()
+        fd, tmp = tempfile.mkstemp(prefix=".gpu-companion-user-config.")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            found = names_the_config_sends_elsewhere(aliases, Path(tmp))
+        except (UserError, OSError) as exc:  # ssh cannot read the user's file: theirs fails too
+            log.warning("alias check skipped: %s", exc)
+            return set()
+        finally:
+            Path(tmp).unlink(missing_ok=True)
+        return found or set()
 
     def render(self, entries: list[HostEntry]) -> str:
         """The managed file for already validated, non-conflicting entries."""
@@ -223,17 +292,25 @@ class SshConfigWriter:
             out.append("")
         return "\n".join(out)
 
-    def plan(self, entries: list[HostEntry]) -> tuple[str, dict[str, str]]:
-        """Validate everything, then the managed text and the aliases left out (and why)."""
+    def plan(
+        self, entries: list[HostEntry], *, for_include: bool = True
+    ) -> tuple[str, dict[str, str]]:
+        """Validate everything, then the managed text and the aliases left out (and why).
+
+        `for_include`: the text is Included first in ~/.ssh/config, so an alias the user's own
+        config already sends somewhere is left out; the app's own `ssh -F` needs no such check.
+        """
         valid = [e.validated() for e in entries]  # raises before anything is written
-        user_aliases = self.user_aliases()
+        aliases = list(dict.fromkeys(e.alias for e in valid))
+        claimed = self.user_claims(aliases) if for_include else set()
         skipped: dict[str, str] = {}
         kept: list[HostEntry] = []
         for e in valid:
-            if e.alias.lower() in user_aliases:
+            if e.alias in claimed:
                 skipped[e.alias] = (
-                    f"your own {self.user_config} already defines 'Host {e.alias}'; it was left "
-                    "as is (rename one of them to use the managed entry)"
+                    f"your own {self.user_config} already defines where 'ssh {e.alias}' goes "
+                    f"(see `ssh -G {e.alias}`); it was left as is (rename one of them to use the "
+                    "managed entry)"
                 )
             elif any(k.alias.lower() == e.alias.lower() for k in kept):
                 skipped[e.alias] = "the alias appears twice"
@@ -241,34 +318,32 @@ class SshConfigWriter:
                 kept.append(e)
         return self.render(kept), skipped
 
-    def write_managed(self, entries: list[HostEntry]) -> WriteResult:
+    def write_managed(self, entries: list[HostEntry], *, for_include: bool = False) -> WriteResult:
         """Only the managed file (and the app's known_hosts): what `ssh -F` and rsync use inside
         the app, whether or not the user asked for the Include in ~/.ssh/config."""
-        text, skipped = self.plan(entries)
+        text, skipped = self.plan(entries, for_include=for_include)
         result = WriteResult(skipped=skipped)
         data = text.encode("utf-8")
-        self.ssh_dir.mkdir(exist_ok=True, mode=0o700)
-        self.managed_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        make_private_dirs(self.managed_dir)
         if not self.config_path.exists() or self.config_path.read_bytes() != data:
             kept = [e for e in entries if e.alias not in skipped]
             result.checked_with_ssh = self.validate_with_ssh(data, kept)
-            atomic_write(self.config_path, data)
+            _write_or_say(self.config_path, data)
             result.changed.append(self.config_path)
         if not self.known_hosts.exists():
-            atomic_write(self.known_hosts, b"")
+            _write_or_say(self.known_hosts, b"")
         return result
 
     def write(self, entries: list[HostEntry]) -> WriteResult:
-        result = self.write_managed(entries)
+        result = self.write_managed(entries, for_include=True)
         old = self._read_user_config()
         new = with_include(old or b"", self.include_block)
         if new != old:
-            target = self._target()
+            target = self._writable_target()
             if old is not None and not self.backup_path.exists():
-                shutil.copy2(target, self.backup_path)
-                self.backup_path.chmod(0o600)
+                _write_or_say(self.backup_path, old)
                 result.backup = self.backup_path
-            atomic_write(target, new)
+            self._replace_user_config(target, new)
             result.changed.append(target)
         return result
 
@@ -277,10 +352,14 @@ class SshConfigWriter:
         changed: list[Path] = []
         old = self._read_user_config()
         if old is not None:
-            new = without_include(old)
+            new = without_include(old, self.include_block)
             if new != old:
-                atomic_write(self._target(), new)
-                changed.append(self._target())
+                target = self._writable_target()
+                if not new and not self.backup_path.exists():
+                    target.unlink()  # the app created it: no config was there before
+                else:
+                    self._replace_user_config(target, new)
+                changed.append(target)
         if self.config_path.exists():
             self.config_path.unlink()
             changed.append(self.config_path)
@@ -292,8 +371,7 @@ class SshConfigWriter:
         `ssh -G` exits 0 for an unknown alias too (it prints `hostname ALIAS`), so the printed
         hostname, port and user are compared with what was meant.
         """
-        ssh = shutil.which("ssh")
-        if not ssh or not entries:
+        if ssh_binary() is None or not entries:
             return 0
         fd, tmp = tempfile.mkstemp(prefix=".check.", dir=self.managed_dir)
         try:
@@ -301,23 +379,14 @@ class SshConfigWriter:
                 f.write(data)
             for e in entries:
                 e = e.validated()
-                done = subprocess.run(
-                    [ssh, "-G", "-F", tmp, "--", e.alias],
-                    capture_output=True,
-                    text=True,
-                    timeout=10,
-                    check=False,
-                )
-                got = dict(line.split(" ", 1) for line in done.stdout.splitlines() if " " in line)
+                got = resolve(e.alias, Path(tmp)) or {}
                 want = {"hostname": e.hostname.lower(), "port": str(e.port), "user": e.user}
-                seen = {
-                    k: got.get(k, "").lower() if k == "hostname" else got.get(k, "") for k in want
-                }
-                if done.returncode != 0 or seen != want:
+                seen = {k: (got.get(k) or [""])[0] for k in want}
+                seen["hostname"] = seen["hostname"].lower()
+                if seen != want:
                     raise UserError(
                         f"ssh reads the generated entry for {e.alias!r} differently than "
-                        f"intended ({seen} instead of {want}); nothing was written.",
-                        hint=done.stderr.strip()[:300],
+                        f"intended ({seen} instead of {want}); nothing was written."
                     )
         finally:
             Path(tmp).unlink(missing_ok=True)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from gpu_companion.core.common.errors import UserError
 from gpu_companion.core.common.lazy import lazy_import
 from gpu_companion.core.hosts.registry import Host
-from gpu_companion.core.ssh.config_writer import atomic_write
+from gpu_companion.core.ssh.config_writer import atomic_write, make_private_dirs
 from gpu_companion.core.ssh.keyring_errors import KeyringUnavailable
 from gpu_companion.core.ssh.vault import KeyVault
 
@@ -126,7 +126,7 @@ class SessionFactory:
 
     def _save(self, keys: paramiko.HostKeys) -> None:
         lines = [e.to_line() for e in keys._entries if e.to_line()]
-        self.known_hosts.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        make_private_dirs(self.known_hosts.parent)  # ~/.ssh too, 0700 like every level
         atomic_write(self.known_hosts, "".join(lines).encode())
 
     def trust_host_key(self, host: Host, key: paramiko.PKey) -> None:
@@ -151,6 +151,23 @@ class SessionFactory:
             keys._entries = [e for e in keys._entries if not _names(e, name)]
             keys.add(name, key.get_name(), key)
             self._save(keys)
+
+    def trusted_fingerprints(self, host: Host) -> list[str]:
+        """`TYPE SHA256:...` of each key trusted for the host's address (Edit host shows them)."""
+        return [f"{k.get_name()} {k.fingerprint}" for k in self.known_keys(host).values()]
+
+    def forget_host_keys(self, host: Host) -> int:
+        """Edit host's reset: every trusted key of the address goes, so the next connection shows
+        the fingerprint as a first contact. Returns how many entries were removed."""
+        with self._lock:
+            keys = self._host_keys()
+            name = known_hosts_name(host)
+            kept = [e for e in keys._entries if not _names(e, name)]
+            removed = len(keys._entries) - len(kept)
+            if removed:
+                keys._entries = kept
+                self._save(keys)
+            return removed
 
     # --- connecting ---------------------------------------------------------------------------
 

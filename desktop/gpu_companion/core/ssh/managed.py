@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from gpu_companion.core.common.errors import ValidationError
+from gpu_companion.core.common.errors import UserError, ValidationError
 from gpu_companion.core.hosts.registry import HostRegistry
 from gpu_companion.core.ssh.config_writer import (
     FORWARD_PORTS,
@@ -96,6 +96,8 @@ class ManagedConfig:
         """sync() for change hooks: a host that cannot be rendered is logged, never fatal."""
         try:
             self.sync()
+        except UserError as exc:  # e.g. a read-only ~/.ssh/config: said, not a bug
+            log.warning("could not refresh the ssh config: %s", exc)
         except Exception:
             log.warning("could not refresh %s", self.writer.config_path, exc_info=True)
 

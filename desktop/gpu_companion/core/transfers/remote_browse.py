@@ -1,4 +1,8 @@
-"""Lists folders on a host over SFTP, one level at a time (the remote path picker is lazy)."""
+"""Lists folders on a host over SFTP, one level at a time (the remote path picker is lazy).
+
+The host's names are data: entries that are not one safe path component (`..`, `/`, NUL) or
+not UTF-8 (a picked path is stored as text) are left out and counted, never joined into a path.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +14,11 @@ from typing import Any
 from gpu_companion.core.common.errors import UserError
 from gpu_companion.core.hosts.registry import Host
 from gpu_companion.core.transfers.engine import ClientFactory
+from gpu_companion.core.transfers.remote_names import (
+    UnsafeRemoteName,
+    check_remote_name,
+    listdir_attr,
+)
 
 
 @dataclass(frozen=True)
@@ -18,6 +27,15 @@ class RemoteEntry:
     path: str
     is_dir: bool
     size: int
+
+
+def _usable(name: str, where: str) -> bool:
+    try:
+        check_remote_name(name, where)
+        name.encode("utf-8")
+    except (UnsafeRemoteName, UnicodeEncodeError):
+        return False
+    return True
 
 
 def list_remote_dir(
@@ -29,7 +47,7 @@ def list_remote_dir(
         sftp = client.open_sftp()
         try:
             absolute = sftp.normalize(path)
-            attrs = sftp.listdir_attr(absolute)
+            attrs = listdir_attr(sftp, absolute)
         except OSError as exc:
             raise UserError(f"Cannot list {path} on {host.alias}: {exc}") from exc
         finally:
@@ -44,7 +62,7 @@ def list_remote_dir(
             a.st_size or 0,
         )
         for a in attrs
-        if a.filename not in (".", "..")
+        if _usable(a.filename, absolute)
     ]
     if dirs_only:
         entries = [e for e in entries if e.is_dir]

@@ -2,7 +2,9 @@
 
 It keeps rsync's conventions (partial data in `.rsync-partial/NAME` beside the final file, mtime
 and mode kept, unchanged files skipped by size and mtime), so either engine can resume the
-other's partial file, and it reports the same `TransferProgress` events.
+other's partial file, and it reports the same `TransferProgress` events. Names and modes the
+host lists pass `remote_names` first: a name that would leave the download folder fails the
+job, names that are not UTF-8 keep their bytes, setuid and group/other-write bits are dropped.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import os
 import posixpath
 import shlex
 import stat
+import threading
 import time
 from collections.abc import Generator, Iterator
 from dataclasses import dataclass
@@ -26,9 +29,23 @@ from gpu_companion.core.transfers.job import (
     TransferProgress,
     is_excluded,
 )
+from gpu_companion.core.transfers.remote_names import (
+    UnsafeRemoteName,
+    check_remote_name,
+    display_name,
+    inside,
+    listdir_attr,
+    remote_bytes,
+    safe_mode,
+)
 
 CHUNK = 256 * 1024
 _PROGRESS_EVERY_S = 0.25
+# Reads are pipelined a window at a time: a size the host lists is not trusted to queue requests
+# (paramiko's prefetch(size) builds one request per 32 KiB up front: a listed petabyte hangs).
+_WINDOW = 8 * 1024 * 1024
+_REQUEST = 32 * 1024  # paramiko's largest read request
+_MAX_MTIME = 2**40  # seconds; a later or negative mtime from a host is read as 0
 
 
 @dataclass(frozen=True)
@@ -88,41 +105,34 @@ class SftpRun:
 
     def _remote_exists(self, path: str) -> bool:
         try:
-            self.sftp.stat(path)
+            self.sftp.stat(remote_bytes(path))
         except FileNotFoundError:
             return False
         return True
 
     def _remote_files(self, root: str) -> list[_File]:
         try:
-            st = self.sftp.stat(root)
+            st = self.sftp.stat(remote_bytes(root))
         except FileNotFoundError:
             return []
         if not stat.S_ISDIR(st.st_mode or 0) or not self.job.options.source_is_dir:
             name = posixpath.basename(root.rstrip("/"))
-            return [_File(name, st.st_size or 0, int(st.st_mtime or 0), stat.S_IMODE(st.st_mode))]
+            return [_File(name, _size(st.st_size), _mtime(st.st_mtime), safe_mode(st.st_mode))]
         files: list[_File] = []
         stack = [""]
         while stack:
             rel_dir = stack.pop()
-            for attr in sorted(
-                self.sftp.listdir_attr(posixpath.join(root, rel_dir) if rel_dir else root),
-                key=lambda a: a.filename,
-            ):
+            folder = posixpath.join(root, rel_dir) if rel_dir else root
+            for attr in sorted(listdir_attr(self.sftp, folder), key=lambda a: a.filename):
+                check_remote_name(attr.filename, folder)
                 rel = posixpath.join(rel_dir, attr.filename)
                 if is_excluded(rel, self.job.options.excludes):
                     continue
                 if stat.S_ISDIR(attr.st_mode or 0):
                     stack.append(rel)
                 elif stat.S_ISREG(attr.st_mode or 0):
-                    files.append(
-                        _File(
-                            rel,
-                            attr.st_size or 0,
-                            int(attr.st_mtime or 0),
-                            stat.S_IMODE(attr.st_mode),
-                        )
-                    )
+                    mode = safe_mode(attr.st_mode)
+                    files.append(_File(rel, _size(attr.st_size), _mtime(attr.st_mtime), mode))
         return files
 
     # --- running -------------------------------------------------------------------------
@@ -131,7 +141,10 @@ class SftpRun:
         job = self.job
         upload = job.direction == "upload"
         local_root = Path(job.local_path)
-        files = self._local_files(local_root) if upload else self._remote_files(job.remote_path)
+        try:
+            files = self._local_files(local_root) if upload else self._remote_files(job.remote_path)
+        except UnsafeRemoteName as exc:
+            return TransferOutcome("failed", message=str(exc))
         if upload and not local_root.exists():
             return TransferOutcome("failed", message=f"{local_root} does not exist.")
         if not upload and not files and not self._remote_exists(job.remote_path):
@@ -144,6 +157,14 @@ class SftpRun:
             if self._stopped:
                 break
             src, dst = self._paths(f)
+            partial = str(Path(dst).parent / PARTIAL_DIR / Path(dst).name)
+            if not upload and not (inside(str(local_root), dst) and inside(dst, partial, True)):
+                return TransferOutcome(
+                    "failed",
+                    message=f"{f.rel!r} from the host would be written outside {local_root} "
+                    "(through a link there); nothing was written for it.",
+                    bytes_sent=self.bytes_sent,
+                )
             if self._up_to_date(f, dst, upload):
                 done += f.size
                 continue
@@ -155,7 +176,7 @@ class SftpRun:
                     self._last_emit = now
                     rate = self.bytes_sent / max(now - self._started, 1e-3)
                     eta = int((total - done) / rate) if rate > 0 else None
-                    yield TransferProgress(done, total, rate, eta, f.rel)
+                    yield TransferProgress(done, total, rate, eta, display_name(f.rel))
         requested = self.control.stop_requested
         if self._stopped and requested in ("paused", "cancelled"):
             return TransferOutcome(requested, bytes_sent=self.bytes_sent)
@@ -175,7 +196,7 @@ class SftpRun:
     def _up_to_date(self, f: _File, dst: str, upload: bool) -> bool:
         try:
             if upload:
-                st = self.sftp.stat(dst)
+                st = self.sftp.stat(remote_bytes(dst))
                 return bool(st.st_size == f.size and int(st.st_mtime or 0) == f.mtime)
             lst = os.stat(dst)
             return lst.st_size == f.size and int(lst.st_mtime) == f.mtime
@@ -197,17 +218,18 @@ class SftpRun:
         partial = posixpath.join(partial_dir, posixpath.basename(dst))
         self._makedirs(parent)
         try:
-            self.sftp.mkdir(partial_dir, 0o700)
+            self.sftp.mkdir(remote_bytes(partial_dir), 0o700)
         except OSError:
             pass  # exists already
         try:
-            offset = self.sftp.stat(partial).st_size or 0
+            offset = self.sftp.stat(remote_bytes(partial)).st_size or 0
         except FileNotFoundError:
             offset = 0
         if offset > f.size:
             offset = 0
         yield offset
-        with open(src, "rb") as lf, self.sftp.open(partial, "ab" if offset else "wb") as rf:
+        mode = "ab" if offset else "wb"
+        with open(src, "rb") as lf, self.sftp.open(remote_bytes(partial), mode) as rf:
             rf.set_pipelined(True)
             lf.seek(offset)
             while not self._stopped:
@@ -220,9 +242,9 @@ class SftpRun:
                 yield len(data)
         if self._stopped:
             return
-        self.sftp.chmod(partial, f.mode)
-        self.sftp.utime(partial, (f.mtime, f.mtime))
-        self.sftp.posix_rename(partial, dst)
+        self.sftp.chmod(remote_bytes(partial), f.mode)
+        self.sftp.utime(remote_bytes(partial), (f.mtime, f.mtime))
+        self.sftp.posix_rename(remote_bytes(partial), remote_bytes(dst))
         self._rmdir_quiet(partial_dir)
 
     def _copy_download(self, f: _File, src: str, dst: str) -> Iterator[int]:
@@ -234,20 +256,18 @@ class SftpRun:
         if offset > f.size:
             offset = 0
         yield offset
-        with self.sftp.open(src, "rb") as rf, open(partial, "ab" if offset else "wb") as lf:
-            rf.seek(offset)
-            rf.prefetch(f.size - offset)
-            while not self._stopped:
-                data = rf.read(CHUNK)
-                if not data:
-                    break
+        with (
+            self.sftp.open(remote_bytes(src), "rb") as rf,
+            open(partial, "ab" if offset else "wb") as lf,
+        ):
+            for data in self._remote_chunks(rf, offset, f.size):
                 lf.write(data)
                 self.bytes_sent += len(data)
                 self._throttle(len(data))
                 yield len(data)
         if self._stopped:
             return
-        os.chmod(partial, f.mode)
+        os.chmod(partial, f.mode)  # masked by safe_mode when listed
         os.utime(partial, (f.mtime, f.mtime))
         os.replace(partial, dst)
         try:
@@ -255,21 +275,44 @@ class SftpRun:
         except OSError:
             pass
 
+    def _remote_chunks(self, rf: Any, offset: int, listed: int) -> Iterator[bytes]:
+        """The file's bytes from `offset` to its real end, pipelined a window at a time up to the
+        listed size (a short read is the end, whatever was listed), then plain reads for a file
+        that grew since it was listed."""
+        pos = offset
+        while not self._stopped and pos < listed:
+            end = min(pos + _WINDOW, listed)
+            wanted = [(p, min(_REQUEST, end - p)) for p in range(pos, end, _REQUEST)]
+            window = rf.readv(wanted)
+            for (_at, size), data in zip(wanted, window, strict=False):
+                pos += len(data)
+                if data:
+                    yield data
+                if len(data) < size or self._stopped:
+                    _join_prefetch(rf)
+                    return
+        rf.seek(pos)
+        while not self._stopped:
+            data = rf.read(CHUNK)
+            if not data:
+                return
+            yield data
+
     def _makedirs(self, path: str) -> None:
         parts: list[str] = []
         while path not in ("", "/", "."):
             try:
-                self.sftp.stat(path)
+                self.sftp.stat(remote_bytes(path))
                 break
             except FileNotFoundError:
                 parts.append(path)
                 path = posixpath.dirname(path)
         for p in reversed(parts):
-            self.sftp.mkdir(p)
+            self.sftp.mkdir(remote_bytes(p))
 
     def _rmdir_quiet(self, path: str) -> None:
         try:
-            self.sftp.rmdir(path)
+            self.sftp.rmdir(remote_bytes(path))
         except OSError:
             pass  # another file's partial data is still there
 
@@ -291,7 +334,7 @@ class SftpRun:
         bad = []
         for f, lp, rp in zip(files, local_paths, remote_paths, strict=True):
             if remote_sums.get(rp) != _local_sha256(lp):
-                bad.append(f.rel)
+                bad.append(display_name(f.rel))
         return bad
 
     def remote_sha256(self, paths: list[str]) -> dict[str, str | None]:
@@ -300,8 +343,8 @@ class SftpRun:
         for i in range(0, len(paths), 200):
             batch = paths[i : i + 200]
             cmd = "sha256sum -- " + " ".join(shlex.quote(p) for p in batch)
-            _in, out, _err = self.client.exec_command(cmd)
-            text = out.read().decode("utf-8", "replace")
+            _in, out, _err = self.client.exec_command(remote_bytes(cmd))
+            text = out.read().decode("utf-8", "surrogateescape")
             out.channel.recv_exit_status()
             for line in text.splitlines():  # `DIGEST  NAME`; escaped names start with `\\`
                 if len(line) > 66 and not line.startswith("\\") and line[64:66] == "  ":
@@ -314,13 +357,30 @@ class SftpRun:
     def _sftp_sha256(self, path: str) -> str | None:
         h = hashlib.sha256()
         try:
-            with self.sftp.open(path, "rb") as rf:
-                rf.prefetch()
-                for data in iter(lambda: rf.read(CHUNK), b""):
+            with self.sftp.open(remote_bytes(path), "rb") as rf:
+                for data in self._remote_chunks(rf, 0, _size(rf.stat().st_size)):
                     h.update(data)
         except OSError:
             return None
         return h.hexdigest()
+
+
+def _join_prefetch(rf: Any) -> None:
+    """Wait until paramiko's read-ahead thread for `rf` has sent its requests, so closing the file
+    early (end of file before the listed size, a pause) never races it; it has no public handle.
+    """
+    for t in threading.enumerate():
+        if getattr(getattr(t, "_target", None), "__self__", None) is rf:
+            t.join(5)
+
+
+def _size(value: int | None) -> int:
+    return max(int(value or 0), 0)
+
+
+def _mtime(value: float | None) -> int:
+    t = int(value or 0)
+    return t if 0 <= t < _MAX_MTIME else 0
 
 
 def _local_sha256(path: str) -> str | None:

@@ -103,6 +103,7 @@ class Banner(QFrame):
         lay = QHBoxLayout(self)
         lay.setContentsMargins(10, 6, 6, 6)
         self.label = QLabel(message.text)
+        self.label.setTextFormat(Qt.TextFormat.PlainText)  # messages can quote a host's output
         self.label.setWordWrap(True)
         self.label.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
         lay.addWidget(self.label)

@@ -3,11 +3,11 @@ decisions (first contact, changed key) and the per-host ssh options."""
 
 from __future__ import annotations
 
+from html import escape
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject
+from PySide6.QtCore import QObject, Qt
 from PySide6.QtWidgets import (
-    QAbstractButton,
     QCheckBox,
     QDialog,
     QDialogButtonBox,
@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QMessageBox,
+    QPushButton,
     QVBoxLayout,
     QWidget,
 )
@@ -46,6 +47,7 @@ def unknown_key_box(parent: QWidget, host: Host, problem: ConnectionProblem) -> 
         parent=parent,
     )
     box.setObjectName("hostKeyUnknown")
+    box.setTextFormat(Qt.TextFormat.PlainText)
     trust = box.addButton("Trust and connect", QMessageBox.ButtonRole.AcceptRole)
     trust.setObjectName("trust")
     box.setDefaultButton(box.addButton(QMessageBox.StandardButton.Cancel))
@@ -61,6 +63,7 @@ def changed_key_box(parent: QWidget, host: Host, problem: ConnectionProblem) -> 
         parent=parent,
     )
     box.setObjectName("hostKeyChanged")
+    box.setTextFormat(Qt.TextFormat.PlainText)
     new = box.addButton("This is a new instance…", QMessageBox.ButtonRole.DestructiveRole)
     new.setObjectName("newInstance")
     box.setDefaultButton(box.addButton(QMessageBox.StandardButton.Cancel))
@@ -76,6 +79,7 @@ def confirm_replace_box(parent: QWidget, host: Host, problem: ConnectionProblem)
         parent=parent,
     )
     box.setObjectName("confirmReplace")
+    box.setTextFormat(Qt.TextFormat.PlainText)
     yes = box.addButton("Replace the key", QMessageBox.ButtonRole.AcceptRole)
     yes.setObjectName("replace")
     box.setDefaultButton(box.addButton(QMessageBox.StandardButton.Cancel))
@@ -96,10 +100,14 @@ class HostConnection(QObject):
     def busy(self) -> bool:
         return self._running > 0
 
-    def ask(self, box: QMessageBox) -> QAbstractButton | None:
-        """Show a decision box modally; returns the clicked button (tests answer here)."""
+    def ask(self, box: QMessageBox) -> str:
+        """Show a decision box modally; the clicked button's object name, "cancel" for Cancel or
+        Escape (tests answer here). Read while the box is alive: its buttons go with it."""
         box.exec()
-        return box.clickedButton()
+        clicked = box.clickedButton()
+        name = clicked.objectName() if clicked is not None else ""
+        box.deleteLater()
+        return name or "cancel"
 
     def test(self, host: Host) -> None:
         if host.is_local:
@@ -146,20 +154,19 @@ class HostConnection(QObject):
         if result.ok:
             self.ctx.notifier.info(result.message, source="hosts")
         elif problem is not None and problem.kind == "host_key_unknown":
-            clicked = self.ask(unknown_key_box(self.page, host, problem))
-            if clicked is not None and clicked.objectName() == "trust":
+            if self.ask(unknown_key_box(self.page, host, problem)) == "trust":
                 self._then_retest(host, self.ctx.sessions.trust_host_key, problem)
         elif problem is not None and problem.kind == "host_key_changed":
-            clicked = self.ask(changed_key_box(self.page, host, problem))
-            if clicked is not None and clicked.objectName() == "newInstance":
-                sure = self.ask(confirm_replace_box(self.page, host, problem))
-                if sure is not None and sure.objectName() == "replace":
+            if self.ask(changed_key_box(self.page, host, problem)) == "newInstance":
+                if self.ask(confirm_replace_box(self.page, host, problem)) == "replace":
                     self._then_retest(host, self.ctx.sessions.replace_host_key, problem)
         else:
             if problem is not None and problem.kind == "passphrase":
                 platform = self.ctx.vault.platform_of(host)
                 self.ctx.key_passphrases.pop(platform or "", None)
-            QMessageBox.warning(self.page, f"Connection to {host.alias}", result.message)
+            # the message can quote the host ('echo ok' printed ...): escaped, never markup
+            shown = escape(result.message).replace("\n", "<br>")
+            QMessageBox.warning(self.page, f"Connection to {host.alias}", f"<p>{shown}</p>")
 
     def _then_retest(self, host: Host, action: object, problem: ConnectionProblem) -> None:
         self._running += 1
@@ -221,6 +228,50 @@ class SshOptionsDialog(QDialog):
             self.proxy_jump.setStyleSheet("border: 1px solid #c53030;")
             return
         self.accept()
+
+
+class TrustedKeyRow(QWidget):
+    """Edit host's row: the host key trusted for the saved address, and a way to forget it (a new
+    instance behind a recycled address), after which the next connection asks as on first
+    contact."""
+
+    def __init__(self, ctx: Services, host: Host, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.ctx, self.host = ctx, host
+        self.label = QLabel()
+        self.label.setObjectName("trustedHostKey")
+        self.label.setTextFormat(Qt.TextFormat.PlainText)
+        self.label.setWordWrap(True)
+        self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.forget = QPushButton("Forget trusted key…")
+        self.forget.setObjectName("forgetHostKey")
+        self.forget.clicked.connect(self.forget_key)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        lay.addWidget(self.label)
+        lay.addWidget(self.forget)
+        self.refresh()
+
+    def refresh(self) -> None:
+        try:
+            found = self.ctx.sessions.trusted_fingerprints(self.host)
+            none = "None yet: the next connection shows the host's fingerprint to compare."
+        except OSError as exc:
+            found, none = [], f"The app's known_hosts could not be read: {exc}"
+        self.label.setText("\n".join(found) or none)
+        self.forget.setEnabled(bool(found))
+
+    def forget_key(self) -> None:
+        answer = QMessageBox.question(
+            self,
+            "Forget the trusted host key?",
+            f"Forget the host key trusted for {self.host.hostname}:{self.host.port}? The next "
+            "connection shows the new key's fingerprint; trust it only if it matches the one "
+            "your provider shows for this instance.",
+        )
+        if answer == QMessageBox.StandardButton.Yes:
+            self.ctx.sessions.forget_host_keys(self.host)
+            self.refresh()
 
 
 def sync_ssh_config(ctx: Services) -> None:

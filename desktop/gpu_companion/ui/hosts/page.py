@@ -35,7 +35,12 @@ from gpu_companion.core.hosts.ssh_import import ImportCandidate, scan_ssh_config
 from gpu_companion.ui.common.models import RowTableModel
 from gpu_companion.ui.common.page import EmptyStatePage, Navigator
 from gpu_companion.ui.common.widgets import EmptyState, form_error_label
-from gpu_companion.ui.hosts.connection import HostConnection, SshOptionsDialog, sync_ssh_config
+from gpu_companion.ui.hosts.connection import (
+    HostConnection,
+    SshOptionsDialog,
+    TrustedKeyRow,
+    sync_ssh_config,
+)
 
 if TYPE_CHECKING:
     from gpu_companion.services import Services
@@ -146,6 +151,9 @@ class HostDialog(_FormDialog):
         self.notes = QPlainTextEdit(self.host.notes)
         self.notes.setMaximumHeight(70)
         self.add("notes", "Notes", self.notes)
+        if host is not None and host.id is not None and not host.is_local:
+            self.trusted_key = TrustedKeyRow(ctx, host, self)
+            self.form.addRow("Trusted host key", self.trusted_key)
 
     def save(self) -> Host:
         port_text = self.port.text().strip()
@@ -297,6 +305,7 @@ class HostsPage(EmptyStatePage):
         lay.addWidget(split)
         self.connection_status = QLabel()
         self.connection_status.setObjectName("connectionStatus")
+        self.connection_status.setTextFormat(Qt.TextFormat.PlainText)  # may quote the host
         self.connection_status.setWordWrap(True)
         lay.addWidget(self.connection_status)
         self.connection = HostConnection(ctx, self, self.connection_status)

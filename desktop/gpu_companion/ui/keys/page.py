@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from html import escape
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtGui import QGuiApplication
@@ -207,7 +208,7 @@ class KeysPage(EmptyStatePage):
 
     def _failed(self, exc: Exception) -> None:
         if isinstance(exc, KeyringUnavailable):
-            self.keyring_problem.setText(f"<b>{exc.message}</b><br>{exc.hint}")
+            self.keyring_problem.setText(f"<b>{escape(exc.message)}</b><br>{escape(exc.hint)}")
             self.keyring_problem.show()
             self.status.setText("")
             self.ctx.notifier.warning(exc.message, source="keys", key="keyring")

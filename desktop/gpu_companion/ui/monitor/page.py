@@ -8,6 +8,7 @@ redraws, at most twice a second, what is visible. pyqtgraph is imported on first
 from __future__ import annotations
 
 import time
+from html import escape
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QModelIndex, Qt, QTimer
@@ -319,12 +320,15 @@ class MonitorPage(Page):
 
     def _show_status(self, alias: str, status: HostStatus) -> None:
         text = f"<b>{status.state.value}</b>"
-        if status.state != HostState.LIVE and status.message:
-            text += f" — {status.message} {status.hint}"
+        if status.state != HostState.LIVE and status.message:  # the host's words: never markup
+            text += f" — {escape(status.message)} {escape(status.hint)}"
         if status.bad_lines:
             text += f" · {status.bad_lines} unreadable line(s) skipped"
         self.status_label.setText(text)
-        self.status_label.setToolTip(status.last_bad_line)
+        bad = status.last_bad_line
+        self.status_label.setToolTip(
+            f"<p style='white-space:pre'>{escape(bad)}</p>" if bad else ""
+        )  # a tooltip is rich text when it looks like markup: the host's line is escaped
         self.reconnect_button.setVisible(
             status.state in (HostState.AUTH_FAILED, HostState.HOST_KEY_CHANGED,
                              HostState.HOST_KEY_UNKNOWN, HostState.RECONNECTING)

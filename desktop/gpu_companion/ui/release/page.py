@@ -116,6 +116,7 @@ class ReleasePage(ReleaseFlow, EmptyStatePage):
 
         bottom = QHBoxLayout()
         self.status = QLabel()
+        self.status.setTextFormat(Qt.TextFormat.PlainText)  # verdicts quote the host's evidence
         self.status.setWordWrap(True)
         bottom.addWidget(self.status, 1)
         self.override_btn = QPushButton("Release anyway…")

@@ -154,6 +154,7 @@ class TransfersPage(EmptyStatePage):
         rl.addWidget(self.table)
         self.detail = QLabel()
         self.detail.setObjectName("transferDetail")
+        self.detail.setTextFormat(Qt.TextFormat.PlainText)  # rsync's and the host's words
         self.detail.setWordWrap(True)
         rl.addWidget(self.detail)
 

@@ -50,6 +50,7 @@ class RemotePathDialog(QDialog):
         self.path_edit = QLineEdit(start)
         self.path_edit.setObjectName("remotePath")
         self.status = QLabel("Connecting…")
+        self.status.setTextFormat(Qt.TextFormat.PlainText)  # paths and errors from the host
         self.status.setWordWrap(True)
         buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel

@@ -46,3 +46,21 @@ def test_scanning_never_changes_the_file(tmp_path):
     path.write_bytes(CONFIG.encode())
     scan_ssh_config(path)
     assert path.read_bytes() == CONFIG.encode()
+
+
+def test_import_never_runs_match_exec_and_reads_host_equals(tmp_path):
+    ran = tmp_path / "ran"
+    path = tmp_path / "config"
+    path.write_text(
+        f'Match exec "touch {ran}-1"\n  User fromexec\n'
+        f'Match host gpu-c !exec "touch {ran}-2"\n  Port 2\n'
+        f'match=EXEC "touch {ran}-3"\n  Port 3\n'
+        f"Match all\n  ServerAliveInterval 30\n"
+        "Host=gpu-c\n  HostName 203.0.113.9\n  Port 41022\n"
+        f'Match originalhost gpu-c exec "touch {ran}-4"\n  User fromexec\n'
+    )
+    found = {c.alias: c for c in scan_ssh_config(path)}
+    assert list(found) == ["gpu-c"]
+    c = found["gpu-c"].host
+    assert (c.hostname, c.port, c.user) == ("203.0.113.9", 41022, "root")
+    assert not [p.name for p in tmp_path.iterdir() if p.name.startswith("ran")]  # none ran

@@ -65,10 +65,10 @@ user_bytes = st.one_of(
 @given(user_bytes)
 @settings(max_examples=200)
 def test_include_in_and_out_keeps_every_user_byte(data):
-    assume(b"# Added by GPU Companion" not in data)
+    assume(BLOCK not in data)
     written = with_include(data, BLOCK)
     assert written.startswith(BLOCK)
-    assert without_include(written) == data
+    assert without_include(written, BLOCK) == data
     assert with_include(written, BLOCK) == written
 
 
@@ -111,7 +111,11 @@ def test_include_goes_first_for_missing_empty_and_hostless_files(isolated_home, 
     assert stat.S_IMODE(writer.config_path.stat().st_mode) == 0o600
     assert (result.backup is None) == (existing is None)
     assert writer.is_installed()
-    assert writer.remove() and config.read_bytes() == (existing or b"")
+    assert writer.remove()
+    if existing is None:  # the app created it: remove leaves no config behind
+        assert not config.exists()
+    else:
+        assert config.read_bytes() == existing
     assert not writer.config_path.exists()
 
 
@@ -151,7 +155,7 @@ def test_no_temp_files_are_left_and_temp_names_start_with_a_dot(isolated_home, m
 
 def test_an_alias_the_user_already_defines_is_reported_not_shadowed(isolated_home):
     config = isolated_home / ".ssh" / "config"
-    config.write_text("Host *\n  User me\nHost GPU1 other\n  HostName 10.9.9.9\n")
+    config.write_text("Host *\n  User me\nHost other gpu1\n  HostName 10.9.9.9\n")
     writer = SshConfigWriter(isolated_home)
     result = writer.write([entry(), entry(alias="gpu2")])
     assert list(result.skipped) == ["gpu1"]
@@ -266,3 +270,153 @@ def test_hostile_values_are_refused_by_field_and_write_nothing(isolated_home, fi
     assert info.value.message
     assert snapshot(isolated_home) == before
     assert not writer.managed_dir.exists()
+
+
+# --- the user's files stay theirs ---------------------------------------------------------------
+
+
+def test_host_equals_name_and_included_files_are_seen_as_ssh_sees_them(isolated_home):
+    ssh_dir = isolated_home / ".ssh"
+    (ssh_dir / "conf.d").mkdir()
+    (ssh_dir / "conf.d" / "work").write_text("Host gpu3\n  HostName 10.3.3.3\n")
+    config = ssh_dir / "config"
+    # absolute: ssh finds relative Includes from the passwd home, not the test's $HOME
+    config.write_text(
+        f"Include {ssh_dir}/conf.d/*\nHost=gpu1\n  HostName 10.1.1.1\n"
+        "Host GPU2\n  HostName 10.2.2.2\nHost *\n  User me\n  ServerAliveInterval 30\n"
+    )
+    before = {a: ssh_g(config, a)["hostname"] for a in ("gpu1", "gpu2", "GPU2", "gpu3", "gpu4")}
+    writer = SshConfigWriter(isolated_home)
+    result = writer.write([entry(alias=a) for a in ("gpu1", "gpu2", "gpu3", "gpu4")])
+    # ssh matches Host names case-sensitively: `Host GPU2` says nothing about `ssh gpu2`
+    assert sorted(result.skipped) == ["gpu1", "gpu3"]
+    after = {a: ssh_g(config, a)["hostname"] for a in before}
+    assert after["gpu1"] == before["gpu1"] == ["10.1.1.1"]  # the user's own entries still win
+    assert after["gpu3"] == before["gpu3"] == ["10.3.3.3"]
+    assert after["GPU2"] == before["GPU2"] == ["10.2.2.2"]
+    assert after["gpu2"] == after["gpu4"] == ["203.0.113.7"]  # ours, where nothing was before
+    assert before["gpu2"] == ["gpu2"] and before["gpu4"] == ["gpu4"]
+
+
+def test_a_comment_that_only_looks_like_the_marker_is_never_removed(isolated_home):
+    config = isolated_home / ".ssh" / "config"
+    mine = MARKER + b"Include ~/.ssh/my-own-hosts\n" + b"# Added by GPU Companion? no, by me\n"
+    config.write_bytes(b"Host a\n" + mine)
+    writer = SshConfigWriter(isolated_home)
+    writer.write([entry()])
+    assert config.read_bytes() == writer.include_block + b"Host a\n" + mine
+    writer.remove()
+    assert config.read_bytes() == b"Host a\n" + mine
+
+
+def test_a_read_only_config_is_refused_with_a_message_not_replaced(isolated_home):
+    config = isolated_home / ".ssh" / "config"
+    config.write_bytes(b"Host a\n")
+    config.chmod(0o444)
+    with pytest.raises(UserError, match="is read-only; it was left as is") as info:
+        SshConfigWriter(isolated_home).write([entry()])
+    assert "Include" in info.value.hint  # the line to add by hand
+    assert config.read_bytes() == b"Host a\n" and stat.S_IMODE(config.stat().st_mode) == 0o444
+    assert not (isolated_home / ".ssh" / "config.gpu-companion.bak").exists()
+
+
+def test_a_config_of_another_user_is_refused(isolated_home, tmp_path):
+    config = isolated_home / ".ssh" / "config"
+    if os.geteuid() == 0:
+        config.write_bytes(b"Host a\n")
+        os.chown(config, 12345, 12345)
+        expected = b"Host a\n"
+    else:  # a file root owns, behind the user's link
+        config.symlink_to("/etc/hostname")
+        expected = Path("/etc/hostname").read_bytes()
+    with pytest.raises(UserError, match="belongs to another user"):
+        SshConfigWriter(isolated_home).write([entry()])
+    assert config.read_bytes() == expected
+
+
+def test_a_dangling_symlink_gives_a_message(isolated_home, tmp_path):
+    config = isolated_home / ".ssh" / "config"
+    config.symlink_to(tmp_path / "dotfiles" / "gone" / "ssh_config")
+    writer = SshConfigWriter(isolated_home)
+    with pytest.raises(UserError, match="which does not exist; it was left as is"):
+        writer.write([entry()])
+    assert config.is_symlink() and not config.exists()
+    assert not (tmp_path / "dotfiles").exists()
+
+
+def test_ssh_dir_is_created_0700_and_write_then_remove_leaves_no_config(tmp_path):
+    home = tmp_path / "fresh-home"
+    home.mkdir()
+    old = os.umask(0o022)
+    try:
+        writer = SshConfigWriter(home)
+        writer.write([entry()])
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((home / ".ssh").stat().st_mode) == 0o700
+    assert stat.S_IMODE(writer.managed_dir.stat().st_mode) == 0o700
+    assert (home / ".ssh" / "config").exists()
+    writer.remove()
+    assert not (home / ".ssh" / "config").exists()
+    assert not writer.backup_path.exists()
+
+
+def test_the_backup_is_written_atomically(isolated_home, monkeypatch):
+    import gpu_companion.core.ssh.config_writer as mod
+
+    config = isolated_home / ".ssh" / "config"
+    config.write_bytes(b"Host a\n")
+    renamed = []
+    real_replace = os.replace
+    monkeypatch.setattr(
+        mod.os, "replace", lambda a, b: (renamed.append((Path(a), Path(b))), real_replace(a, b))
+    )
+    writer = SshConfigWriter(isolated_home)
+    writer.write([])
+    into_backup = [a for a, b in renamed if b == writer.backup_path]
+    assert len(into_backup) == 1 and into_backup[0].name.startswith(".")
+    assert writer.backup_path.read_bytes() == b"Host a\n"
+    assert stat.S_IMODE(writer.backup_path.stat().st_mode) == 0o600
+
+
+def test_without_the_include_the_users_own_entries_do_not_matter(isolated_home):
+    """The app's own `ssh -F` reads only the managed file: nothing is left out of it until the
+    Include puts it in front of the user's config."""
+    (isolated_home / ".ssh" / "config").write_text("Host gpu1\n  HostName 10.9.9.9\n")
+    writer = SshConfigWriter(isolated_home)
+    result = writer.write_managed([entry()])
+    assert result.skipped == {}
+    assert ssh_g(writer.config_path, "gpu1")["hostname"] == ["203.0.113.7"]
+    assert list(writer.write([entry()]).skipped) == ["gpu1"]
+
+
+def test_a_write_the_system_refuses_gives_a_message_and_keeps_the_file(isolated_home):
+    """A real refusal even for root: a file size limit (RLIMIT_FSIZE) in a child process."""
+    import sys
+    import textwrap
+
+    config = isolated_home / ".ssh" / "config"
+    config.write_bytes(b"Host a\n  HostName 10.0.0.1\n")
+    code = textwrap.dedent(
+        f"""
+        import resource, signal
+        from pathlib import Path
+        from gpu_companion.core.common.errors import UserError
+        from gpu_companion.core.ssh.config_writer import HostEntry, SshConfigWriter
+        writer = SshConfigWriter(Path({str(isolated_home)!r}))
+        writer.write_managed([HostEntry("gpu1", "203.0.113.7")])
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (8, 8))
+        try:
+            writer.write([HostEntry("gpu1", "203.0.113.7")])
+        except UserError as exc:
+            print("MESSAGE", exc)
+        """
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert out.returncode == 0, out.stderr
+    assert "MESSAGE Could not write" in out.stdout and "File too large" in out.stdout
+    assert config.read_bytes() == b"Host a\n  HostName 10.0.0.1\n"
+    assert not [p for p in (isolated_home / ".ssh").iterdir() if p.name.startswith(".")]

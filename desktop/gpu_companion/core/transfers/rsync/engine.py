@@ -36,6 +36,8 @@ from gpu_companion.core.transfers.rsync.progress import (
 )
 
 _TAIL_CHARS = 64_000
+# A received file never keeps setuid/setgid or group/other write from the host (rsync -a would).
+DOWNLOAD_CHMOD = "--chmod=ug-s,go-w"
 # rsync's temp files: `.NAME.XXXXXX` (mkstemp's six letters) beside the final file.
 _TEMP_RE = re.compile(r"^\.(?P<name>.+)\.[A-Za-z0-9]{6}$")
 # `%i %n`: eleven item characters (or `*deleting` padded to eleven), one space, the name.
@@ -88,6 +90,8 @@ class RsyncCommand:
             argv += ["--dry-run", "--itemize-changes", "--delete"]
         else:
             raise ValueError(purpose)
+        if job.direction == "download" and purpose == "transfer":
+            argv.append(DOWNLOAD_CHMOD)  # modes from a host are masked, as the SFTP engine does
         if opts.delete and purpose == "transfer":
             argv.append("--delete")
         if opts.bwlimit_kbps and purpose == "transfer":

@@ -241,7 +241,8 @@ _OUTPUT_HINTS: tuple[tuple[re.Pattern[str], ExitCategory, str, bool], ...] = (
         "auth",
         "The instance's host key does not match the one saved for this address. On rented "
         "machines this usually means a new instance got a recycled IP: confirm the new key "
-        "in the host settings before connecting again.",
+        "on the Hosts page (Test connection, then 'This is a new instance…', or Forget "
+        "trusted key… under Edit) before connecting again.",
         False,
     ),
     (

@@ -7,6 +7,7 @@ events so the transfer view, the resume logic and the tests read it the same way
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from typing import Literal
@@ -15,6 +16,10 @@ MessageLevel = Literal["info", "warning", "error"]
 
 _HUMAN_POWERS = {"K": 1, "M": 2, "G": 3, "T": 4, "P": 5, "E": 6}
 _RATE_POWERS = {"k": 1, "K": 1, "M": 2, "G": 3, "T": 4}  # rsync's kB/s is 1024 bytes/s
+# rsync's longest line is a 4096-byte path plus a redraw; a remote that writes more without a line
+# break is not rsync, and keeping it would make every chunk cost the whole tail (quadratic).
+MAX_LINE_CHARS = 16_384
+_MAX_DIGITS = 24  # more than any real count or byte total (10^24 bytes); longer numbers are refused
 
 # One redraw: `%15s %3d%% %7.2f%s %s%s` (progress.c). The prefix is a file name that some runs print
 # on the same line; the number must start after whitespace so digits at a name's end stay there.
@@ -22,10 +27,10 @@ _PROGRESS_RE = re.compile(
     r"(?P<prefix>.*?)(?<!\S)"
     r"(?P<bytes>\d[\d.,'\u00a0\u202f]*[KMGTPE]?)\s+"
     r"(?P<pct>\d{1,3})%\s*"
-    r"(?P<rate>\d+(?:[.,]\d+)?)(?P<unit>[kKMGT])B/s\s+"
-    r"(?P<time>\d+:\d\d:\d\d|\?\?:\?\?:\?\?)"
-    r"(?:\s*\((?:xfr|xfer)#(?P<xfr>\d+),\s*(?P<chk>to-chk|to-check|ir-chk)="
-    r"(?P<rem>\d+)/(?P<tot>\d+)\))?"
+    r"(?P<rate>\d{1,24}(?:[.,]\d{1,6})?)(?P<unit>[kKMGT])B/s\s+"
+    r"(?P<time>\d{1,12}:\d\d:\d\d|\?\?:\?\?:\?\?)"
+    r"(?:\s*\((?:xfr|xfer)#(?P<xfr>\d{1,18}),\s*(?P<chk>to-chk|to-check|ir-chk)="
+    r"(?P<rem>\d{1,18})/(?P<tot>\d{1,18})\))?"
 )
 _SPLIT_RE = re.compile(r"[\r\n]")
 _SIZE_RE = re.compile(r"(?P<num>\d[\d.,'\u00a0\u202f]*?)(?P<suffix>[KMGTPE])?")
@@ -142,20 +147,25 @@ def parse_size(token: str, human_base: int = 1000) -> int | None:
     """Bytes from `1,234,567`, `962.408.775.680`, `2.31K` or `1,77G`; separators follow the locale.
 
     Without a suffix rsync never prints decimals, so every separator is a thousands separator;
-    with one, the last `.`/`,` before two digits is the decimal point.
+    with one, the last `.`/`,` before two digits is the decimal point. A number longer than any
+    real count (a hostile or broken remote) is None, never an exception.
     """
     m = _SIZE_RE.fullmatch(token.strip())
     if m is None:
         return None
     num, suffix = m.group("num"), m.group("suffix")
+    if sum(c.isdigit() for c in num) > _MAX_DIGITS:
+        return None
     if suffix is None:
         digits = re.sub(r"\D", "", num)
         return int(digits) if digits else None
     dec = re.fullmatch(r"(?P<int>.*?)(?:[.,](?P<frac>\d+))?", num)
     assert dec is not None  # the pattern matches any string
     whole = re.sub(r"\D", "", dec.group("int")) or "0"
-    value = float(f"{whole}.{dec.group('frac') or '0'}")
-    return round(value * float(human_base) ** _HUMAN_POWERS[suffix])
+    value = (
+        float(f"{whole}.{dec.group('frac') or '0'}") * float(human_base) ** _HUMAN_POWERS[suffix]
+    )
+    return round(value) if math.isfinite(value) else None
 
 
 def _parse_rate(value: str, unit: str) -> float:
@@ -195,16 +205,43 @@ class RsyncProgressParser:
         self._consumed = 0  # chars of the tail already reported as progress
         self._pending_name: str | None = None
         self._current_file: str | None = None
+        self._skipping = False  # inside an overlong line: drop text until the next line break
 
     def feed(self, chunk: str) -> list[ProgressEvent]:
-        """Parse what is complete in `chunk` plus the kept tail; keep the new partial tail."""
+        """Parse what is complete in `chunk` plus the kept tail; keep the new partial tail.
+
+        Linear in the input: the kept tail never exceeds MAX_LINE_CHARS, and an overlong line
+        is reported once and skipped up to its line break.
+        """
         events: list[ProgressEvent] = []
+        if self._skipping:
+            m = _SPLIT_RE.search(chunk)
+            if m is None:
+                return events
+            chunk, self._skipping = chunk[m.start() :], False
         parts = _SPLIT_RE.split(self._tail + chunk)
         self._tail = parts.pop()
         for segment in parts:
-            self._segment(segment, events)
+            if len(segment) > MAX_LINE_CHARS:
+                self._overlong(events)
+                self._consumed = 0
+            else:
+                self._segment(segment, events)
+        if len(self._tail) > MAX_LINE_CHARS:
+            self._overlong(events)
+            self._tail, self._consumed, self._skipping = "", 0, True
         self._report_tail_early(events)
         return events
+
+    def _overlong(self, events: list[ProgressEvent]) -> None:
+        self._flush_pending(events)
+        events.append(
+            RsyncMessage(
+                f"Skipped a line of more than {MAX_LINE_CHARS} characters from the transfer "
+                "output (not rsync progress).",
+                "warning",
+            )
+        )
 
     def finish(self) -> list[ProgressEvent]:
         """Flush the partial tail and a held name line (call once the process has exited)."""

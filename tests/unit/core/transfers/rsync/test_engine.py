@@ -46,6 +46,7 @@ def test_upload_argv_has_the_safe_options_and_dashdash_before_paths(tmp_path: Pa
     ):
         assert opt in argv
     assert "--delete" not in argv
+    assert not any(a.startswith("--chmod") for a in argv)  # the user's own modes go up as they are
     assert argv[-3:] == ["--", f"{src}/", "box:-weird 'name' ü/"]
     assert cmd.env["LC_ALL"] == "C" and "LANG" not in cmd.env
 
@@ -55,6 +56,7 @@ def test_download_argv_mirrors_the_remote_folder(tmp_path: Path) -> None:
     argv = RsyncCommand.prepare(job, "box", ["ssh"], mkpath=False).argv
     assert argv[-3:] == ["--", "box:runs/exp 1/", f"{tmp_path / 'out'}/"]
     assert "--mkpath" not in argv
+    assert "--chmod=ug-s,go-w" in argv  # the host's setuid and group/other write are dropped
 
 
 def test_verify_and_preview_are_dry_runs(tmp_path: Path) -> None:

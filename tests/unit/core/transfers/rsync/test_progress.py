@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpu_companion.core.transfers.rsync.progress import (
+    MAX_LINE_CHARS,
     FileStarted,
     Progress,
     ProgressEvent,
@@ -404,6 +406,60 @@ def test_parse_stats_30_human() -> None:
     assert s.total_bytes_received == 98
     assert s.number_of_created_files is None  # 3.0 does not print it
     assert s.speedup is None
+
+
+# --- a hostile or broken remote -----------------------------------------------------------------
+
+
+def test_megabytes_of_percent_without_a_newline_stay_linear_and_bounded() -> None:
+    parser = RsyncProgressParser()
+    chunk = "%" * 65536
+    started = time.perf_counter()
+    events: list[ProgressEvent] = []
+    for _ in range(256):  # 16 MiB; the old parser re-read its whole tail per chunk (minutes)
+        events += parser.feed(chunk)
+        assert len(parser._tail) <= MAX_LINE_CHARS
+    elapsed = time.perf_counter() - started
+    assert elapsed < 5, f"16 MiB of '%' took {elapsed:.1f} s"
+    warnings = messages(events)
+    assert len(warnings) == 1 and warnings[0].level == "warning"
+    assert "Skipped a line" in warnings[0].text
+    # after the line break the stream is read as before
+    after = parser.feed("\r     32,768 100%   31.25MB/s    0:00:00 (xfr#1, to-chk=0/1)\n")
+    after += parser.finish()
+    assert [p.bytes_done for p in progresses(after)] == [32768]
+
+
+def test_overlong_line_in_one_chunk_is_skipped_too() -> None:
+    text = (
+        "1 " * MAX_LINE_CHARS + "50% 1.00MB/s 0:00:01\n" + "     10 100%    1.00kB/s    0:00:00  \n"
+    )
+    events = parse_progress(text)
+    assert [p.bytes_done for p in progresses(events)] == [10]
+    assert [m.level for m in messages(events)] == ["warning"]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "Number of files: " + "9" * 5000,
+        "Number of files: 9" + "9" * 400 + "G",
+        "Total file size: 1" + "0" * 30 + " bytes",
+    ],
+)
+def test_an_absurd_stats_number_is_refused_not_raised(line: str) -> None:
+    stats = parse_stats(line + "\nNumber of created files: 3\n")
+    assert stats.number_of_files is None and stats.total_file_size is None
+    assert stats.number_of_created_files == 3
+
+
+def test_absurd_counters_in_a_progress_line_are_not_raised() -> None:
+    huge = "9" * 5000
+    events = parse_progress(
+        f"  1,024 100%  {huge}.00kB/s {huge}:00:00 (xfr#{huge}, to-chk=1/{huge})\n"
+    )
+    assert all(p.xfr is None or p.xfr < 10**18 for p in progresses(events))
+    assert parse_size(huge) is None and parse_size(huge + "K") is None
 
 
 # --- real rsync ---------------------------------------------------------------------------------
