@@ -281,6 +281,7 @@ t = wiz.task_page
 t.task.setCurrentIndex(t.task.findData("qlora-4bit"))
 t.model.setCurrentIndex(t.model.findData("qwen2.5-7b"))
 t.context.setValue(2048)
+t.checkpointing.setChecked(False)  # so the estimate page shows its checkpointing tip
 names = ["task", "estimate", "gpu", "billing", "instance", "connection", "first-connection",
          "selfcheck", "budget"]
 SAMPLE = [

@@ -8,6 +8,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from gpu_companion.core.common.money import format_money, to_minor
 from gpu_companion.core.common.notifier import Notifier
 from gpu_companion.core.common.paths import AppPaths
 from gpu_companion.core.fleet.runs import Runs
@@ -16,7 +17,6 @@ from gpu_companion.core.release.wiring import ReleaseWiring
 from gpu_companion.core.spend.alerts import SpendAlerts
 from gpu_companion.core.spend.budgets import Budgets
 from gpu_companion.core.spend.ledger import SpendLedger
-from gpu_companion.core.spend.money import format_money, to_minor
 from gpu_companion.core.ssh.config_writer import SshConfigWriter
 from gpu_companion.core.ssh.connection import SessionFactory
 from gpu_companion.core.ssh.managed import ManagedConfig

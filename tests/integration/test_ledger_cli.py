@@ -52,9 +52,45 @@ def test_a_file_that_is_not_a_ledger_is_refused_whole(tmp_path):
     bad.write_text("date,what\n2025-01-01,lunch\n")
     out = _cli("import", str(bad), home=tmp_path / "app")
     assert out.returncode == 1
-    assert "Missing columns: type, platform, currency, started_at" in out.stderr
+    assert "Missing columns: platform, currency, started_at" in out.stderr
     assert "Nothing was imported." in out.stderr
     missing = _cli("import", str(tmp_path / "nope.csv"), home=tmp_path / "app")
     assert missing.returncode == 2 and "could not read" in missing.stderr
     wrong_date = _cli("report", "--at", "soon", home=tmp_path / "app")
     assert wrong_date.returncode == 2 and "not a date" in wrong_date.stderr
+
+
+def test_a_semicolon_file_with_decimal_commas_imports_at_the_right_amounts(tmp_path):
+    home = tmp_path / "app"
+    bills = tmp_path / "rechnung.csv"
+    bills.write_text(
+        "type;platform;currency;started_at;hours;rate;amount;gpu_model\n"
+        "rental;vast.ai;EUR;2025-01-02T10:00:00Z;3;0,39;;A100\n"
+        "storage;vast.ai;EUR;2025-01-04;;;1.234,50;\n"
+    )
+    out = _cli("import", str(bills), home=home)
+    assert out.returncode == 0, out.stderr
+    assert "Columns separated by semicolons; decimal comma (0,39 is read as 0.39)" in out.stdout
+    assert "Imported 1 rentals and 1 charges" in out.stdout
+    rep = _cli("report", "--at", "2025-01-10", home=home)
+    # 3 h x 0.39 = 1.17 (not 3 x 39 = 117), plus 1,234.50 of storage
+    assert "Total: €1,235.67" in rep.stdout, rep.stdout
+
+
+def test_a_provider_bill_is_read_by_its_own_column_names(tmp_path):
+    home = tmp_path / "app"
+    bill = tmp_path / "bill.csv"
+    bill.write_text(
+        "Instance\tGPU\tGPUs\tStart\tEnd\tPrice ($/h)\tCost\tRegion\n"
+        "c-81\tH100 SXM\t8\t2025-02-01 08:00\t2025-02-01 10:00\t21,20\t42,40\teu\n"
+    )
+    out = _cli("import", str(bill), "--platform", "lambda", "--currency", "USD", home=home)
+    assert out.returncode == 0, out.stderr
+    assert "Columns separated by tabs" in out.stdout
+    assert "Instance → host, GPU → gpu_model, GPUs → gpu_count, Start → started_at" in out.stdout
+    assert "ignored: Region" in out.stdout
+    assert "Imported 1 rentals and 0 charges" in out.stdout
+    again = _cli("import", str(bill), "--platform", "lambda", "--currency", "USD", home=home)
+    assert "0 rentals and 0 charges; 1 already in the ledger" in again.stdout
+    rep = _cli("report", "--at", "2025-02-10", home=home)
+    assert "lambda" in rep.stdout and "Total: $42.40" in rep.stdout, rep.stdout

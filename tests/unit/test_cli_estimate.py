@@ -26,7 +26,7 @@ def test_table_shows_each_line_with_its_formula(capsys: pytest.CaptureFixture[st
     assert "Llama 3.1 8B: inference, bf16 weights, 8,192-token context × 1 sequence" in out
     assert "8,030,261,248 params × 2 bytes = 14.96 GiB" in out
     assert "2 × 32 layers × 8 KV heads × 128 head dim × 8,192 tokens × 1 seq × 2 bytes" in out
-    assert "Cards with enough memory: RTX 3090 (24 GB)" in out
+    assert "Cards with enough memory: RTX 4000 Ada (20 GB), RTX 3090 (24 GB)" in out
     assert "Assumptions:" in out
 
 
@@ -119,3 +119,89 @@ def test_argparse_rejects_unknown_choices(capsys: pytest.CaptureFixture[str]) ->
         _run(["--model", "mistral-7b", "--task", "pretrain"], capsys)
     assert info.value.code == 2
     assert "invalid choice: 'pretrain'" in capsys.readouterr().err
+
+
+def test_serve_reports_users_that_fit_and_tokens_per_user(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = ["--model", "llama-3.1-8b", "--serve", "--users", "50", "--gpu", "h100-sxm"]
+    code, out, err = _run([*argv, "--target-tokens-s", "1000"], capsys)
+    assert code == 0 and err == ""
+    assert "Serving on the H100 SXM:" in out
+    assert "= 112 users" in out  # see test_serving for the sums
+    assert "OK  50 users at 4,096 tokens each fit in the H100 SXM's KV cache (room for 112)." in out
+    assert "OK  At 50 users each gets 78.1 tokens/s, 3,904 tokens/s in total" in out
+    assert "OK  Meets your 1,000 tokens/s target" in out
+    assert "gpu-memory-utilization (0.9)" in out
+
+
+def test_serve_without_a_card_lists_the_cards_that_hold_the_users(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    argv = ["--model", "llama-3.1-8b", "--serve", "--users", "50", "--target-tokens-s", "1000"]
+    code, out, _ = _run([*argv, "--json"], capsys)
+    assert code == 0
+    rows = json.loads(out)["serving"]
+    assert rows and all(row["users_fit"] >= 50 for row in rows)
+    assert "rtx-4090" not in {row["gpu"] for row in rows}
+    meets = {row["gpu"]: row["meets_target"] for row in rows}
+    assert meets["h100-sxm"] is True and meets["a40"] is False
+    code, table, _ = _run(argv, capsys)
+    assert "Serving 50 users: cards that hold them, cheapest first" in table
+    assert "MI300X*" in table and "* not NVIDIA" in table
+
+
+def test_moe_preset_and_several_gpus(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["--model", "deepseek-v3", "--gpus", "8", "--gpu", "h200-sxm", "--json"]
+    code, out, _ = _run(argv, capsys)
+    assert code == 0
+    data = json.loads(out)
+    assert data["precision"] == "fp8" and data["gpus"] == 8 and data["strategy"] == "tp"
+    assert data["model"]["experts"] == 256 and data["model"]["experts_per_token"] == 8
+    assert data["model"]["active_params"] < data["model"]["params"] / 15
+    assert data["verdicts"][0]["ok"] is True  # 671B in FP8 over 8 x 141 GB
+    argv = ["--model", "qwen2.5-7b", "--task", "full-mixed", "--gpus", "8", "--strategy", "zero3"]
+    code, out, _ = _run([*argv, "--gpu", "rtx-4090", "--no-grad-checkpointing"], capsys)
+    assert code == 0
+    assert "8 GPUs (zero3), memory per GPU" in out
+    assert "÷ 8 GPUs (ZeRO-3)" in out
+    assert "communication         (8 - 1) ÷ 8 × (2 × 15.23 GB weights gathered" in out
+    assert "NO  Communication-bound" in out
+
+
+def test_moe_config_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "Mixtral-8x7B-v0.1" / "config.json"
+    path.parent.mkdir()
+    config = {
+        "model_type": "mixtral",
+        "hidden_size": 4096,
+        "intermediate_size": 14336,
+        "num_attention_heads": 32,
+        "num_hidden_layers": 32,
+        "num_key_value_heads": 8,
+        "num_local_experts": 8,
+        "num_experts_per_tok": 2,
+        "vocab_size": 32000,
+    }
+    path.write_text(json.dumps(config), encoding="utf-8")
+    code, out, _ = _run(["--config-json", str(path), "--precision", "gguf-q4_k"], capsys)
+    assert code == 0
+    assert "mixture of experts: 8 experts, 2 per token, 12,879,925,248 active" in out
+    assert "GGUF Q4_K: 144 bytes per 256 weights" in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--model", "mistral-7b", "--task", "lora", "--serve"], "--serve sizes inference"),
+        (["--model", "mistral-7b", "--gpus", "2", "--strategy", "zero3"], "use tensor parallel"),
+        (["--model", "mistral-7b", "--serve", "--users", "0"], "number of users"),
+        (["--model", "mistral-7b", "--precision", "int4", "--group-size", "1"], "group size"),
+    ],
+)
+def test_bad_serving_and_split_input_exits_2(
+    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = _run(argv, capsys)
+    assert code == 2 and out == ""
+    assert message in err

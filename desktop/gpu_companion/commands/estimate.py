@@ -18,6 +18,7 @@ from gpu_companion.core.planning.estimate import (
     EstimateRequest,
     LoraTargets,
     Precision,
+    Strategy,
     Task,
     estimate,
 )
@@ -26,6 +27,12 @@ from gpu_companion.core.planning.model_shapes import (
     ModelArch,
     get_model,
     model_from_config,
+)
+from gpu_companion.core.planning.serving import (
+    GPU_MEMORY_UTILIZATION,
+    SERVING_NOTES,
+    ServingEstimate,
+    estimate_serving,
 )
 
 
@@ -48,7 +55,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         choices=[p.value for p in Precision],
         help="how the weights are stored (default: the task's usual one)",
     )
-    parser.add_argument("--context", type=int, default=4096, metavar="TOKENS")
+    parser.add_argument(
+        "--context", type=int, metavar="TOKENS", help="default: 4,096 to serve, 1,024 to train"
+    )
     parser.add_argument(
         "--batch", type=int, default=1, metavar="N", help="sequences per step, or users at once"
     )
@@ -56,7 +65,34 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--lora-targets", choices=[t.value for t in LoraTargets], default="all-linear"
     )
-    parser.add_argument("--grad-checkpointing", action="store_true")
+    parser.add_argument(
+        "--grad-checkpointing",
+        action=argparse.BooleanOptionalAction,
+        help="default: on for training, as PEFT and LLaMA-Factory do",
+    )
+    parser.add_argument(
+        "--group-size", type=int, default=128, metavar="G", help="int2/3/4 quantisation group"
+    )
+    parser.add_argument("--gpus", type=int, default=1, metavar="N", help="GPUs sharing the job")
+    parser.add_argument(
+        "--strategy",
+        choices=[s.value for s in Strategy],
+        help="how N GPUs share it (default: tp to serve, ddp to train)",
+    )
+    parser.add_argument(
+        "--serve", action="store_true", help="serving concurrency: users that fit and tokens/s"
+    )
+    parser.add_argument("--users", type=int, default=1, metavar="N", help="concurrent users")
+    parser.add_argument(
+        "--target-tokens-s", type=float, metavar="X", help="total tokens/s the users need"
+    )
+    parser.add_argument(
+        "--gpu-memory-utilization",
+        type=float,
+        default=GPU_MEMORY_UTILIZATION,
+        metavar="F",
+        help="vLLM's share of each GPU's memory (0.9)",
+    )
     parser.add_argument("--gpu", metavar="CARD", help="a catalogue id or name, e.g. rtx-4090")
     parser.add_argument("--target-seconds", type=float, metavar="S", help="time for one answer")
     parser.add_argument("--output-tokens", type=int, metavar="N", help="length of one answer")
@@ -70,14 +106,57 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
     try:
         result = _compute(args)
         fitting = [] if result.throughput else _fitting(result)
+        serving = _serving(args, result) if args.serve else []
     except UserError as exc:
         print(f"gpu-companion estimate: {exc}", file=err)
         return 2
     if args.json:
-        out.write(json.dumps(to_json(result, fitting), indent=2, ensure_ascii=False) + "\n")
+        data = to_json(result, fitting)
+        if args.serve:
+            data["serving"] = [_serving_json(s) for s in serving]
+        out.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
     else:
-        out.write(format_table(result, fitting))
+        out.write(format_table(result, fitting, serving if args.serve else None))
     return 0
+
+
+def _serving(args: argparse.Namespace, result: Estimate) -> list[ServingEstimate]:
+    """The card asked for, or every card the users fit on, cheapest first."""
+    req = result.memory.request
+    if req.task is not Task.INFERENCE:
+        raise UserError("--serve sizes inference; leave out --task or use --task inference.")
+    cards = [result.throughput.gpu] if result.throughput else list(load_catalogue().cards)
+    found = [
+        estimate_serving(
+            req,
+            card,
+            args.users,
+            target_tokens_s=args.target_tokens_s,
+            utilization=args.gpu_memory_utilization,
+        )
+        for card in cards
+    ]
+    if result.throughput is None:
+        found = [s for s in found if s.fits]
+    return sorted(found, key=lambda s: (s.gpu.price.low + s.gpu.price.high, s.gpu.id))
+
+
+def _serving_json(s: ServingEstimate) -> dict[str, Any]:
+    target = [v.ok for v in s.verdicts[2:]]
+    return {
+        "gpu": s.gpu.id,
+        "gpus": s.gpus,
+        "users": s.users,
+        "users_fit": s.users_fit,
+        "kv_cache_pool_bytes": s.pool_bytes,
+        "kv_bytes_per_user": s.kv_per_user_bytes,
+        "per_user_tokens_per_s": s.per_user_tokens_s,
+        "total_tokens_per_s": s.total_tokens_s,
+        "meets_target": target[0] if target else None,
+        "pool_formula": s.pool_formula,
+        "step_formula": s.step_formula,
+        "verdicts": [{"ok": v.ok, "text": v.text} for v in s.verdicts],
+    }
 
 
 def _model(args: argparse.Namespace) -> ModelArch:
@@ -105,6 +184,9 @@ def _compute(args: argparse.Namespace) -> Estimate:
         lora_rank=args.lora_rank,
         lora_targets=LoraTargets(args.lora_targets),
         gradient_checkpointing=args.grad_checkpointing,
+        group_size=args.group_size,
+        gpus=args.gpus,
+        strategy=Strategy(args.strategy) if args.strategy else None,
     )
     gpu: GpuSpec | None = load_catalogue().get(args.gpu) if args.gpu else None
     return estimate(
@@ -116,15 +198,26 @@ def _fitting(result: Estimate) -> list[GpuSpec]:
     return load_catalogue().cards_that_fit(result.memory.total_gib)
 
 
-def format_table(result: Estimate, fitting: list[GpuSpec]) -> str:
+def format_table(
+    result: Estimate, fitting: list[GpuSpec], serving: list[ServingEstimate] | None = None
+) -> str:
     """The breakdown as aligned text: item, GiB and the formula with its numbers."""
     mem, req = result.memory, result.memory.request
     seqs = f"{req.batch} sequence{'s' if req.batch > 1 else ''}"
+    m = req.model
+    gpus = f", {req.gpus} GPUs ({req.split.value}), memory per GPU" if req.gpus > 1 else ""
+    ckpt = ", gradient checkpointing" if req.checkpointing else ""
     rows = [
-        f"{req.model.name}: {req.task.value}, {mem.precision.value} weights, "
-        f"{req.context_tokens:,}-token context × {seqs}",
+        f"{m.name}: {req.task.value}, {mem.precision.value} weights, "
+        f"{req.context:,}-token context × {seqs}{ckpt}{gpus}",
         f"{mem.params:,} parameters"
-        + (f", {mem.trainable_params:,} trainable" if mem.trainable_params else ""),
+        + (f", {mem.trainable_params:,} trainable" if mem.trainable_params else "")
+        + (
+            f"; mixture of experts: {m.experts} experts, {m.experts_per_token} per token, "
+            f"{mem.flop_params:,} active"
+            if m.is_moe
+            else ""
+        ),
         "",
         f"{'item':<46} {'GiB':>8}  formula",
     ]
@@ -143,14 +236,56 @@ def format_table(result: Estimate, fitting: list[GpuSpec]) -> str:
             rows.append(f"  prefill               {tp.prefill_formula}")
         if tp.train_tokens_per_s is not None:
             rows.append(f"  training              {tp.train_formula}")
+        if tp.comm_formula:
+            rows.append(f"  communication         {tp.comm_formula}")
         rows += [""] + [f"{'OK ' if v.ok else 'NO '} {v.text}" for v in result.verdicts]
     else:
-        names = ", ".join(f"{card.name} ({card.vram_gb} GB)" for card in fitting)
+        names = ", ".join(f"{card.name} ({_size(card)})" for card in fitting)
         rows += ["", f"Cards with enough memory: {names or 'none in the catalogue'}."]
+        rows += [f"TIP {v.text}" for v in result.verdicts]
+    if serving is not None:
+        rows += ["", *_serving_rows(serving)]
     rows += ["", "Assumptions:"]
-    for text in ASSUMPTIONS:
+    for text in ASSUMPTIONS + (SERVING_NOTES if serving is not None else ()):
         rows += textwrap.wrap(text, 98, initial_indent="- ", subsequent_indent="  ")
     return "\n".join(rows) + "\n"
+
+
+def _serving_rows(serving: list[ServingEstimate]) -> list[str]:
+    if not serving:
+        return ["Serving: no card in the catalogue holds that many users at this context."]
+    if len(serving) == 1:
+        s = serving[0]
+        rows = [
+            f"Serving on {s.gpus} × {s.gpu.name}:"
+            if s.gpus > 1
+            else f"Serving on the {s.gpu.name}:"
+        ]
+        rows += [f"  KV cache pool  {s.pool_formula}", f"  decode step    {s.step_formula}"]
+        return rows + [f"{'OK ' if v.ok else 'NO '} {v.text}" for v in s.verdicts]
+    first = serving[0]
+    rows = [
+        f"Serving {first.users:,} users: cards that hold them, cheapest first",
+        f"  {'card':<16} {'users fit':>9} {'tok/s per user':>14} {'tok/s total':>11}  target",
+    ]
+    for s in serving:
+        target = [v.ok for v in s.verdicts[2:]]
+        mark = ("meets" if target[0] else "misses") if target else ""
+        name = s.gpu.name + ("" if s.gpu.runs_nvidia_smi else "*")
+        rows.append(
+            f"  {name:<16} {s.users_fit:>9,} {s.per_user_tokens_s:>14,.1f} "
+            f"{s.total_tokens_s:>11,.0f}  {mark}"
+        )
+    if any(not s.gpu.runs_nvidia_smi for s in serving):
+        rows.append(
+            "  * not NVIDIA: no nvidia-smi or CUDA; the monitor and self-check do not apply"
+        )
+    return rows
+
+
+def _size(card: GpuSpec) -> str:
+    vendor = "" if card.runs_nvidia_smi else f", {card.vendor}: no nvidia-smi"
+    return f"{card.vram_gb} GB{vendor}"
 
 
 def to_json(result: Estimate, fitting: list[GpuSpec]) -> dict[str, Any]:
@@ -168,14 +303,19 @@ def to_json(result: Estimate, fitting: list[GpuSpec]) -> dict[str, Any]:
             "vocab": m.vocab,
             "intermediate": m.intermediate,
             "params": mem.params,
+            "active_params": mem.flop_params,
+            "experts": m.experts,
+            "experts_per_token": m.experts_per_token,
         },
         "task": req.task.value,
         "precision": mem.precision.value,
-        "context_tokens": req.context_tokens,
+        "context_tokens": req.context,
         "batch": req.batch,
+        "gpus": req.gpus,
+        "strategy": req.split.value,
         "lora_rank": req.lora_rank if req.task.uses_lora else None,
         "lora_targets": req.lora_targets.value if req.task.uses_lora else None,
-        "gradient_checkpointing": req.gradient_checkpointing,
+        "gradient_checkpointing": req.checkpointing,
         "trainable_params": mem.trainable_params,
         "memory": {
             "lines": [
@@ -209,5 +349,6 @@ def to_json(result: Estimate, fitting: list[GpuSpec]) -> dict[str, Any]:
             "prefill_formula": tp.prefill_formula or None,
             "train_tokens_per_s": tp.train_tokens_per_s,
             "train_formula": tp.train_formula or None,
+            "communication_formula": tp.comm_formula or None,
         }
     return data

@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from gpu_companion.core.common.errors import UserError
+from gpu_companion.core.common.money import format_money, format_totals
 from gpu_companion.core.spend.budgets import Budgets
 from gpu_companion.core.spend.ledger import SpendLedger
 from gpu_companion.core.spend.ledger_csv import apply_import, export_csv, parse_csv
-from gpu_companion.core.spend.money import format_money, format_totals
 from gpu_companion.core.spend.reports import burn_text, period_report
 
 
@@ -31,7 +31,9 @@ def register(sub: Any) -> None:
     imp = cmds.add_parser(
         "import", help="read rentals and charges from a CSV file (bad rows are refused)"
     )
-    imp.add_argument("file", help="a CSV file in the export's format")
+    imp.add_argument("file", help="a CSV file: the export's format or a provider's bill")
+    imp.add_argument("--platform", help="the platform of rows that name none (a provider's bill)")
+    imp.add_argument("--currency", help="the currency of rows that name none, e.g. USD")
     imp.add_argument("--dry-run", action="store_true", help="check the file, store nothing")
     imp.set_defaults(handler=_import)
 
@@ -115,7 +117,10 @@ def _import(args: argparse.Namespace) -> int:
         return _fail(f"could not read {args.file}: {exc.strerror or exc}")
     ledger = _ledger()
     try:
-        preview = parse_csv(ledger, data)
+        defaults = {"platform": args.platform or "", "currency": args.currency or ""}
+        preview = parse_csv(ledger, data, defaults)
+        if preview.understood:
+            print(f"{args.file}: {preview.understood}")
         for line in preview.error_lines():
             print(f"{args.file}: {line}", file=sys.stderr)
         if preview.file_errors:

@@ -53,9 +53,40 @@ def test_a_file_that_is_not_a_ledger_cannot_be_imported(window, ctx, qtbot, tmp_
     dialog = page.run_import(bad)
     qtbot.addWidget(dialog)
     qtbot.waitUntil(lambda: dialog.preview is not None, timeout=10000)
-    assert dialog.summary.text().startswith("Missing columns: type, platform, currency")
+    assert dialog.summary.text().startswith("Missing columns: platform, currency")
     assert not dialog.ok.isEnabled()
     missing = page.run_import(tmp_path / "gone.csv")
     qtbot.addWidget(missing)
     qtbot.waitUntil(lambda: "Could not read" in missing.summary.text(), timeout=10000)
     assert "No such file" in missing.summary.text()
+
+
+def test_a_providers_bill_is_previewed_as_understood_and_imported_with_its_platform(
+    window, ctx, manual_clock, qtbot, tmp_path
+):
+    ctx.ledger.clock, ctx.ledger.tz = manual_clock, timezone.utc
+    ctx.registry.save_platform(Platform("lambda", "", "second", "USD"))
+    page = window.navigate("spend")
+    bill = tmp_path / "lambda-2025-03.csv"
+    bill.write_bytes(
+        b"Start;End;GPU;GPUs;Price/h;Cost\n"
+        b"2025-03-01 08:00;2025-03-01 10:00;H100 SXM;8;21,20;42,40\n"
+    )
+    dialog = page.run_import(bill)
+    qtbot.addWidget(dialog)
+    qtbot.waitUntil(lambda: dialog.preview is not None, timeout=10000)
+    assert dialog.summary.text().startswith("Missing columns: platform, currency")
+    assert not dialog.ok.isEnabled()
+    dialog.default_platform.setCurrentText("lambda")
+    dialog.default_currency.setCurrentText("USD")
+    qtbot.waitUntil(lambda: dialog.ok.isEnabled(), timeout=10000)
+    assert dialog.understood.text() == (
+        "Columns separated by semicolons; decimal comma (0,39 is read as 0.39); read as the "
+        "ledger's: Start → started_at, End → ended_at, GPU → gpu_model, GPUs → gpu_count, "
+        "Price/h → rate, Cost → amount."
+    )
+    assert dialog.summary.text() == "1 rows will be imported, 0 refused (they are not imported)."
+    dialog.ok.click()
+    qtbot.waitUntil(lambda: dialog.result_value is not None, timeout=10000)
+    [rental] = ctx.ledger.history()
+    assert (rental.platform_name, rental.cost_minor, rental.gpu_count) == ("lambda", 4240, 8)

@@ -124,6 +124,88 @@ def test_walk_without_the_services_this_build_lacks(ctx, qtbot):
     assert wizard.state.rental is None  # no ledger: nothing pretends to meter
 
 
+def test_the_estimate_page_suggests_checkpointing_when_it_changes_the_verdict(ctx, qtbot):
+    # Llama 3.1 8B LoRA at 4,096 tokens without checkpointing needs 41.5 GiB: no 24-40 GB card
+    # holds it; with checkpointing 21.7 GiB does. The tip names what it buys; with the box ticked
+    # (the default) or for inference there is no tip.
+    wizard = _wizard(ctx, qtbot, WizardServices())
+    task = wizard.task_page
+    assert task.checkpointing.isChecked()
+    task.task.setCurrentIndex(task.task.findData("lora"))
+    assert task.context.value() == 1024  # the training default
+    task.model.setCurrentIndex(task.model.findData("llama-3.1-8b"))
+    task.context.setValue(4096)
+    task.checkpointing.setChecked(False)
+    _next(wizard, qtbot)
+    tip = wizard.estimate_page.tip.text()
+    assert tip.startswith("Turn on gradient checkpointing: 41.5 → 21.7 GiB")
+    assert "from the RTX 3090 (24 GB)" in tip
+    wizard.back()
+    task.checkpointing.setChecked(True)
+    _next(wizard, qtbot)
+    assert wizard.estimate_page.tip.text() == ""
+    assert "21.7 GiB</b> in total" in wizard.estimate_page.total.text()
+
+
+def test_a_config_json_and_the_moe_presets_size_in_the_wizard(ctx, qtbot, tmp_path):
+    wizard = _wizard(ctx, qtbot, WizardServices())
+    task = wizard.task_page
+    assert task.model.findData("qwen3-30b-a3b") >= 0
+    assert "MoE 3.4 B active" in task.model.itemText(task.model.findData("qwen3-30b-a3b"))
+    bad = tmp_path / "broken" / "config.json"
+    bad.parent.mkdir()
+    bad.write_text("{not json", encoding="utf-8")
+    task.load_config(bad)
+    assert task.config_note.text().startswith(f"Could not use {bad}")
+    good = tmp_path / "Mixtral-8x7B" / "config.json"
+    good.parent.mkdir()
+    good.write_text(
+        '{"model_type": "mixtral", "hidden_size": 4096, "intermediate_size": 14336, '
+        '"num_attention_heads": 32, "num_hidden_layers": 32, "num_key_value_heads": 8, '
+        '"num_local_experts": 8, "num_experts_per_tok": 2, "vocab_size": 32000}',
+        encoding="utf-8",
+    )
+    task.load_config(good)
+    assert task.request().model.params == 46_702_792_704
+    _next(wizard, qtbot)
+    assert "in total for Mixtral-8x7B" in wizard.estimate_page.total.text()
+
+
+def test_own_prices_and_a_latency_target_on_the_gpu_page(ctx, qtbot):
+    wizard = _wizard(ctx, qtbot, WizardServices())
+    task = wizard.task_page
+    task.model.setCurrentIndex(task.model.findData("llama-3.1-8b"))
+    task.context.setValue(8192)
+    task.answer_tokens.setValue(3000)
+    task.target_seconds.setValue(10)
+    _next(wizard, qtbot)
+    _next(wizard, qtbot)
+    gpu = wizard.gpu_page
+    gpu.select("mi300x")
+    assert "MI300X is an AMD card: nvidia-smi and CUDA do not apply" in gpu.verdict.text()
+    row = [job.card.id for job in gpu.model.rows()].index("mi300x")
+    assert gpu.model.index(row, 0).data() == "MI300X *"
+    gpu.select("l4")
+    # test_estimate: 300 GB/s / 17.13 GB per token = 17.5 tokens/s, 3,000 tokens take 171 s.
+    assert "fits" in gpu.verdict.text()
+    assert "A 3,000-token answer at 17.5 tokens/s takes 171 s" in gpu.verdict.text()
+    assert "over your 10 s target" in gpu.verdict.text()
+    gpu.own_price.setText("abc")
+    gpu.apply_own_price()
+    assert gpu.price_note.text().startswith("Not used: the price 'abc' is not a number")
+    assert "l4" not in gpu.prices
+    gpu.own_currency.setCurrentText("CNY")
+    gpu.own_price.setText("1.50")
+    gpu.apply_own_price()
+    assert gpu.price_note.text() == "Ranked with your CNY 1.50/h for the L4."
+    l4 = next(job for job in gpu.model.rows() if job.card.id == "l4")
+    assert l4.currency == "CNY" and l4.low == l4.high == (l4.hours * 150 / 100).quantize(l4.low)
+    assert wizard.state.card.id == "l4"
+    _next(wizard, qtbot)
+    assert wizard.billing_page.fields["on_demand"].text() == "1.50"
+    assert wizard.billing_page.currency.currentText() == "CNY"
+
+
 def test_changing_the_address_after_going_back_updates_the_same_host(ctx, qtbot):
     wizard = _wizard(ctx, qtbot, WizardServices())
     _walk_to_connection(wizard, qtbot, "ssh -p 2222 root@1.2.3.4")
@@ -284,6 +366,9 @@ class _Ledger:
         self.budgets.append(plan)
         return len(self.budgets)
 
+    def existing_budget(self, plan):
+        return None
+
 
 def test_finish_hands_the_rental_and_budget_to_the_ledger(ctx, qtbot):
     from decimal import Decimal
@@ -296,7 +381,8 @@ def test_finish_hands_the_rental_and_budget_to_the_ledger(ctx, qtbot):
     budget = wizard.budget_page
     budget.budget.setText("120")
     budget.hours.setValue(8)
-    assert "8 h on demand at 2.65/h ≈ 21.20 USD, 18% of this budget." in budget.summary.text()
+    assert budget.rate_note.text() == "Metered on demand at $2.65/h."
+    assert budget.summary.text() == "8 h on demand ≈ $21.20, 18% of this budget."
     wizard.button(QWizard.WizardButton.FinishButton).click()
     assert wizard.result() == QWizard.DialogCode.Accepted
     (rental,) = ledger.rentals

@@ -11,6 +11,7 @@ import sqlite_utils
 
 from gpu_companion.core.common.errors import ValidationError
 from gpu_companion.core.common.listeners import Listeners
+from gpu_companion.core.common.money import CURRENCIES as CURRENCIES  # re-exported
 from gpu_companion.core.common.validation import (
     validate_alias,
     validate_hostname,
@@ -21,7 +22,6 @@ from gpu_companion.core.common.validation import (
 from gpu_companion.core.storage.store import Store
 
 GRANULARITIES = ("second", "minute", "hour")
-CURRENCIES = ("USD", "EUR", "GBP", "CNY", "JPY", "KRW", "INR", "CAD", "AUD", "CHF", "SGD", "HKD")
 HOST_STATES = ("active", "released")
 LOCAL_ALIAS = "local"
 

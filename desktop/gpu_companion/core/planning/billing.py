@@ -10,9 +10,10 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from decimal import ROUND_HALF_UP, Decimal
 
 from gpu_companion.core.common.errors import ValidationError
+from gpu_companion.core.common.money import digits, from_minor, parse_decimal, sentence, to_minor
 
 HOURS_PER_MONTH_MAX = Decimal(730)  # 24 h x 365 days / 12: no plan can use more
 WEEKS_PER_MONTH = Decimal(52) / Decimal(12)
@@ -28,13 +29,14 @@ _PHRASES = {
 
 
 def to_decimal(field: str, value: Decimal | int | str, *, allow_zero: bool = False) -> Decimal:
-    """A money or quantity input as Decimal; floats are refused because they round money."""
+    """A money or quantity input as Decimal (parsed by the one money module); floats are refused
+    because they round money."""
     if isinstance(value, float):
         raise TypeError(f"{field}: pass a Decimal or a string, not a float")
     try:
-        number = Decimal(str(value).strip().replace(",", ""))
-    except InvalidOperation:
-        raise ValidationError(field, f"{value!r} is not a number.") from None
+        number = parse_decimal(value, repr(value) if isinstance(value, str) else str(value))
+    except ValueError as exc:
+        raise ValidationError(field, sentence(exc)) from None
     if not number.is_finite() or number < 0 or (number == 0 and not allow_zero):
         raise ValidationError(field, f"The {field.replace('_', ' ')} must be above 0, not {value}.")
     return number
@@ -56,11 +58,11 @@ class Money:
 
     @classmethod
     def of(cls, amount: Decimal, currency: str) -> Money:
-        """Round half up to cents, as bills do."""
-        return cls(amount.quantize(CENT, ROUND_HALF_UP), currency)
+        """Round half up to the currency's smallest unit (cents, yen), as bills do."""
+        return cls(from_minor(to_minor(amount, currency), currency), currency)
 
     def __str__(self) -> str:
-        return f"{self.currency} {self.amount:,.2f}"
+        return f"{self.currency} {self.amount:,.{digits(self.currency)}f}"
 
 
 @dataclass(frozen=True)

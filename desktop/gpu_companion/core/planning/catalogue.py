@@ -19,8 +19,15 @@ from typing import Any
 
 from gpu_companion.core.common.errors import UserError, ValidationError
 
-# Memory sizes NVIDIA sells these cards with; anything else is a typo (e.g. 141 vs 14.1).
-KNOWN_VRAM_GB = frozenset({16, 24, 32, 40, 48, 80, 141})
+# Whole GB from the smallest card worth renting to the largest package sold: a 12, 94, 96 or 192 GB
+# card is real, while 14.1 (for 141) or 1410 is a typo.
+VRAM_RANGE_GB = (4, 512)
+# Bandwidth per GB of memory: GDDR cards have 10-60 GB/s per GB, HBM cards 20-70; a figure outside
+# 5-120 has lost or gained a digit (e.g. 480 GB/s on a 141 GB H200).
+BANDWIDTH_PER_GB = (5.0, 120.0)
+# Nominal PCIe x16 bandwidth per direction, GB/s, by generation.
+PCIE_GB_S = {3: 16.0, 4: 32.0, 5: 64.0, 6: 128.0}
+VENDORS = frozenset({"NVIDIA", "AMD"})
 CENT = Decimal("0.01")
 _ID_RE = re.compile(r"^[a-z0-9][a-z0-9-]{1,40}$")
 # Architectures whose tensor cores have no BF16 path: bf16_tflops must be null for them.
@@ -69,6 +76,18 @@ class GpuSpec:
     sources: tuple[Source, ...]
     price: PriceRange
     notes: str = ""
+    vendor: str = "NVIDIA"
+    form_factor: str = ""  # "sxm"/"oam" (switched GPU links) or "pcie"; "" reads it from the id
+
+    @property
+    def switched(self) -> bool:
+        """True for SXM/OAM modules, whose GPU links reach every GPU of the server."""
+        return (self.form_factor or ("sxm" if "sxm" in self.id else "pcie")) in ("sxm", "oam")
+
+    @property
+    def link_name(self) -> str:
+        """The vendor's name for the GPU-to-GPU link."""
+        return "Infinity Fabric" if self.vendor == "AMD" else "NVLink"
 
     @property
     def interconnect(self) -> str:
@@ -76,9 +95,21 @@ class GpuSpec:
         pcie = f"PCIe Gen{self.pcie_gen} x16"
         if self.nvlink_gb_s is None:
             return f"{pcie}, no NVLink"
-        if "sxm" in self.id:
-            return f"NVLink {self.nvlink_gb_s:g} GB/s + {pcie}"
+        if self.switched:
+            return f"{self.link_name} {self.nvlink_gb_s:g} GB/s + {pcie}"
         return f"{pcie} + NVLink bridge {self.nvlink_gb_s:g} GB/s (pairs of cards)"
+
+    def link_bandwidth(self, gpus: int) -> tuple[float, str]:
+        """GB/s per direction between `gpus` of these cards and the link's name: half the GPU
+        link's total when it joins them all (switched, or a bridged pair), else PCIe."""
+        if self.nvlink_gb_s is not None and (self.switched or gpus == 2):
+            return self.nvlink_gb_s / 2, f"{self.link_name} (half of {self.nvlink_gb_s:g} GB/s)"
+        return PCIE_GB_S[self.pcie_gen], f"PCIe Gen{self.pcie_gen} x16"
+
+    @property
+    def runs_nvidia_smi(self) -> bool:
+        """False for cards the monitor and self-check cannot read (no nvidia-smi)."""
+        return self.vendor == "NVIDIA"
 
     def matmul_tflops(self, dtype: str) -> tuple[float, str]:
         """Dense TFLOPS for a compute dtype ("bf16", "fp16", "fp32") and a label saying which.
@@ -229,12 +260,23 @@ def parse_card(data: Mapping[str, Any]) -> GpuSpec:
     if not isinstance(ident, str) or not _ID_RE.match(ident):
         raise CatalogueError(f"GPU catalogue: {ident!r} is not a valid card id.")
     vram = data.get("vram_gb")
-    if vram not in KNOWN_VRAM_GB or isinstance(vram, bool) or not isinstance(vram, int):
+    low, high = VRAM_RANGE_GB
+    if isinstance(vram, bool) or not isinstance(vram, int) or not low <= vram <= high:
         raise CatalogueError(
-            f"GPU catalogue: card {ident!r} has vram_gb = {vram!r}, not one of "
-            f"{sorted(KNOWN_VRAM_GB)}."
+            f"GPU catalogue: card {ident!r} has vram_gb = {vram!r}: expected whole GB from {low} "
+            f"to {high} (is a decimal point missing or misplaced?)."
         )
     architecture = _text(ident, data, "architecture")
+    vendor = data.get("vendor", "NVIDIA")
+    if vendor not in VENDORS:
+        raise CatalogueError(
+            f"GPU catalogue: card {ident!r} has vendor {vendor!r}, not one of {sorted(VENDORS)}."
+        )
+    form = data.get("form_factor", "")
+    if form not in ("", "sxm", "oam", "pcie"):
+        raise CatalogueError(
+            f"GPU catalogue: card {ident!r} has form_factor {form!r}, not sxm, oam or pcie."
+        )
     card = GpuSpec(
         id=ident,
         name=_text(ident, data, "name"),
@@ -253,7 +295,16 @@ def parse_card(data: Mapping[str, Any]) -> GpuSpec:
         sources=_sources(ident, data.get("sources")),
         price=_price(ident, data.get("price_usd_per_hour")),
         notes=str(data.get("notes", "")),
+        vendor=vendor,
+        form_factor=form,
     )
+    per_gb = card.bandwidth_gb_s / card.vram_gb
+    if not BANDWIDTH_PER_GB[0] <= per_gb <= BANDWIDTH_PER_GB[1]:
+        raise CatalogueError(
+            f"GPU catalogue: card {ident!r} has {card.bandwidth_gb_s:g} GB/s for {vram} GB "
+            f"({per_gb:.1f} GB/s per GB, plausible {BANDWIDTH_PER_GB[0]:g}-"
+            f"{BANDWIDTH_PER_GB[1]:g}): is one of them off by a factor of ten?"
+        )
     if (card.bf16_tflops is None) != (architecture in _NO_BF16):
         raise CatalogueError(
             f"GPU catalogue: card {ident!r} ({architecture}) must have bf16_tflops null exactly "

@@ -1,303 +1,124 @@
-"""VRAM and speed estimates for a first rental: will the job fit the card, and how fast can it go.
+"""Speed and verdicts for a rental: decode, prefill and training tokens/s on a card (or N cards),
+whether the job fits, what to change first, and the assumptions behind every number.
 
-Every memory line carries its formula with the numbers filled in, so a renter can redo the sums;
-the constants below and ASSUMPTIONS say what the formulas leave out.
+The memory breakdown lives in `memory`; this module re-exports its names, so callers import one.
 """
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
-from enum import Enum
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from fractions import Fraction
 
 from gpu_companion.core.common.errors import ValidationError
+from gpu_companion.core.planning import parallel
 from gpu_companion.core.planning.catalogue import GpuSpec
+from gpu_companion.core.planning.memory import (
+    CUDA_CONTEXT_BYTES,
+    GB,
+    GIB,
+    SERVE_CONTEXT,
+    TRAIN_CONTEXT,
+    EstimateRequest,
+    LoraTargets,
+    MemoryEstimate,
+    MemoryLine,
+    Task,
+    estimate_memory,
+    tensor_parallel,
+)
 from gpu_companion.core.planning.model_shapes import ModelArch
+from gpu_companion.core.planning.parallel import Strategy
+from gpu_companion.core.planning.weight_formats import (
+    WEIGHT_FORMAT_NOTES,
+    Precision,
+    bits_per_weight,
+)
 
-GIB = 1 << 30
-GB = 10**9
-CUDA_CONTEXT_BYTES = 512 << 20  # CUDA context + cuBLAS workspaces of one PyTorch process
-FRAGMENTATION = Fraction(5, 100)  # caching-allocator slack on top of what tensors need
-PREFILL_CHUNK_TOKENS = 2048  # tokens per forward pass with chunked prefill (vLLM, llama.cpp -b)
-PREFILL_MFU = 0.5  # share of peak tensor TFLOPS a prefill reaches
-TRAIN_MFU = 0.4  # share of peak a single-GPU fine-tune reaches
+__all__ = [
+    "CUDA_CONTEXT_BYTES",
+    "GB",
+    "GIB",
+    "SERVE_CONTEXT",
+    "TRAIN_CONTEXT",
+    "EstimateRequest",
+    "LoraTargets",
+    "MemoryEstimate",
+    "MemoryLine",
+    "Precision",
+    "Strategy",
+    "Task",
+    "estimate_memory",
+]
+
+PREFILL_MFU = 0.5  # share of peak tensor TFLOPS a prefill (or a large decode batch) reaches
+TRAIN_MFU = 0.4  # share of peak a fine-tune reaches
 
 ASSUMPTIONS = (
-    "Weights: int8 = 8 bits and int4 = 4.25 bits per weight (4-bit codes plus an fp16 scale and "
-    "an fp16 zero point per 128 weights); embeddings, lm_head and norms stay 16-bit.",
-    "KV cache and activations use 2 bytes per value (4 for fp32).",
-    "Training activations per layer and token: 4h + 2q + 2kv + 4i values (SwiGLU, "
-    "FlashAttention, no dropout), adapted from Korthikanti et al. 2022 (arXiv:2205.05198); "
-    "gradient checkpointing keeps one h-vector per layer and token plus one layer recomputed; "
-    "logits cost tokens x vocab x (2 + 4) bytes because the loss upcasts them to fp32.",
+    *WEIGHT_FORMAT_NOTES,
+    "KV cache and activations use 2 bytes per value (4 for fp32); sliding-window layers (gpt-oss) "
+    "cache only their window; MLA (DeepSeek-V3) caches a 512-value latent plus a 64-value RoPE key "
+    "per layer and token.",
+    "Training activations per layer and token: 4h + 2q + k + v + 4i values (SwiGLU, "
+    "FlashAttention, no dropout; i = the active experts' width for MoE), adapted from Korthikanti "
+    "et al. 2022 (arXiv:2205.05198); gradient checkpointing keeps one h-vector per layer and token "
+    "plus one layer recomputed; logits cost tokens x vocab x (2 + 4) bytes because the loss "
+    "upcasts them to fp32.",
+    "Gradient checkpointing is on by default for training, as PEFT's "
+    "prepare_model_for_kbit_training (QLoRA) and LLaMA-Factory (every method) turn it on; it "
+    "costs one extra forward pass (+2N FLOPs per token).",
     "Inference activations: a 2,048-token prefill chunk through one layer plus fp32 logits of one "
     "token per sequence.",
     "Adam: mixed precision keeps an fp32 master copy plus fp32 m and v (16 bytes per parameter "
     "with bf16 weights and gradients, Rajbhandari et al. 2020, arXiv:1910.02054); pure bf16 keeps "
     "bf16 m and v; LoRA adapters are fp32 by default (PEFT) with fp32 Adam states.",
+    "Mixture of experts: memory holds every expert; a token runs through experts_per_token of them "
+    "(active parameters). A decode step over B sequences reads E x (1 - (1 - k/E)^B) experts per "
+    "layer (uniform routing); LoRA on all linear layers adapts every expert.",
     "Overhead: 0.5 GiB CUDA context and workspaces plus 5% of everything else for fragmentation.",
-    "Decode speed is an upper bound: all weights and the whole KV cache are read once per step at "
-    "the card's peak bandwidth; real engines reach 60-80% of it.",
+    "Decode speed is an upper bound: the weights read per step and the whole KV cache at the "
+    "card's peak bandwidth, or 2 x active params x sequences FLOPs at 50% of peak if that is "
+    "slower; real engines reach 60-80% of it.",
     "Prefill and training assume 50% and 40% of dense peak TFLOPS, and 2N and 6N FLOPs per token "
-    "(4N for LoRA, whose frozen weights need no weight gradients; +2N with checkpointing).",
+    "with N the active parameters (4N for LoRA, whose frozen weights need no weight gradients; "
+    "+2N with checkpointing).",
+    *parallel.PARALLEL_NOTES,
 )
 
 
-class Task(str, Enum):
-    """What the rented card will do; it decides which memory lines exist."""
-
-    INFERENCE = "inference"
-    LORA = "lora"
-    QLORA_8BIT = "qlora-8bit"
-    QLORA_4BIT = "qlora-4bit"
-    FULL_MIXED = "full-mixed"
-    FULL_BF16 = "full-bf16"
-
-    @property
-    def uses_lora(self) -> bool:
-        """True for the adapter methods, whose base weights stay frozen."""
-        return self in (Task.LORA, Task.QLORA_8BIT, Task.QLORA_4BIT)
+def experts_touched(m: ModelArch, sequences: int) -> float:
+    """Experts per MoE layer a decode step reads for `sequences` tokens under uniform routing:
+    E × (1 - (1 - k/E)^B); all of a dense model's MLP."""
+    if not m.is_moe:
+        return 1.0
+    e, k = m.experts, m.experts_per_token
+    return e * (1 - (1 - k / e) ** sequences)
 
 
-class Precision(str, Enum):
-    """How the base weights are stored; bf16 first because it is the usual default."""
-
-    BF16 = "bf16"
-    FP16 = "fp16"
-    FP32 = "fp32"
-    INT8 = "int8"
-    INT4 = "int4"
-
-
-class LoraTargets(str, Enum):
-    """Which linear layers get adapters: the LoRA paper's q,v; all attention; or all linear."""
-
-    QV = "qv"
-    ATTENTION = "attention"
-    ALL_LINEAR = "all-linear"
-
-
-_BITS = {
-    Precision.FP32: Fraction(32),
-    Precision.BF16: Fraction(16),
-    Precision.FP16: Fraction(16),
-    Precision.INT8: Fraction(8),
-    Precision.INT4: Fraction(17, 4),
-}
-# The first precision of each task is its default.
-_PRECISIONS = {
-    Task.INFERENCE: tuple(Precision),
-    Task.LORA: (Precision.BF16, Precision.FP16, Precision.FP32),
-    Task.QLORA_8BIT: (Precision.INT8,),
-    Task.QLORA_4BIT: (Precision.INT4,),
-    Task.FULL_MIXED: (Precision.BF16, Precision.FP16),
-    Task.FULL_BF16: (Precision.BF16,),
-}
-_TARGETS = {
-    LoraTargets.QV: ("q", "v"),
-    LoraTargets.ATTENTION: ("q", "k", "v", "o"),
-    LoraTargets.ALL_LINEAR: ("q", "k", "v", "o", "gate", "up", "down"),
-}
-
-
-@dataclass(frozen=True)
-class EstimateRequest:
-    """The wizard's inputs. `precision` None means the task's usual one; `batch` is sequences
-    trained together or users served at once."""
-
-    model: ModelArch
-    task: Task = Task.INFERENCE
-    precision: Precision | None = None
-    context_tokens: int = 4096
-    batch: int = 1
-    lora_rank: int = 16
-    lora_targets: LoraTargets = LoraTargets.ALL_LINEAR
-    gradient_checkpointing: bool = False
-    adapter_precision: Precision = Precision.FP32
-
-
-@dataclass(frozen=True)
-class MemoryLine:
-    """One line of the VRAM breakdown with its arithmetic as text."""
-
-    key: str
-    label: str
-    bytes: int
-    formula: str
-
-    @property
-    def gib(self) -> float:
-        """Size in GiB, the unit nvidia-smi's MiB add up to."""
-        return self.bytes / GIB
-
-
-@dataclass(frozen=True)
-class MemoryEstimate:
-    """The VRAM breakdown for one request; `precision` is the one actually used."""
-
-    request: EstimateRequest
-    precision: Precision
-    params: int
-    trainable_params: int
-    lines: tuple[MemoryLine, ...]
-
-    @property
-    def total_bytes(self) -> int:
-        """Sum of all lines."""
-        return sum(line.bytes for line in self.lines)
-
-    @property
-    def total_gib(self) -> float:
-        """Sum of all lines in GiB."""
-        return self.total_bytes / GIB
-
-    def line(self, key: str) -> MemoryLine:
-        """The line with this key ("weights", "kv_cache", ...); KeyError if the task has none."""
-        for line in self.lines:
-            if line.key == key:
-                return line
-        raise KeyError(key)
-
-    def fits(self, gpu: GpuSpec) -> bool:
-        """True when the total fits the card's memory, taking its 'GB' as GiB like nvidia-smi."""
-        return self.total_bytes <= gpu.vram_gb * GIB
-
-
-def _gib(size: int) -> str:
-    return f"{size / GIB:,.2f} GiB"
-
-
-def _line(key: str, label: str, size: int, formula: str) -> MemoryLine:
-    return MemoryLine(key, label, size, f"{formula} = {_gib(size)}")
-
-
-def _resolve(req: EstimateRequest) -> Precision:
-    allowed = _PRECISIONS[req.task]
-    precision = req.precision or allowed[0]
-    if precision not in allowed:
-        names = ", ".join(p.value for p in allowed)
-        raise ValidationError(
-            "precision", f"{req.task.value} keeps base weights in {names}, not {precision.value}."
-        )
-    checks = (
-        ("context_tokens", req.context_tokens, 1 << 20, "The context length"),
-        ("batch", req.batch, 4096, "The batch or number of users"),
-        ("lora_rank", req.lora_rank, 4096, "The LoRA rank"),
+def decode_read_bytes(mem: MemoryEstimate, sequences: int) -> tuple[int, str]:
+    """Weight bytes one GPU reads per decode step: all of them less the experts nobody uses."""
+    weights = mem.line("weights").bytes
+    m = mem.request.model
+    if not m.is_moe:
+        return weights, f"{weights / GB:,.2f} GB weights"
+    p = mem.precision
+    bits = bits_per_weight(p, mem.request.group_size)[0] if p.quantised else Fraction(16, 1)
+    if p is Precision.FP32:
+        bits = Fraction(32)
+    expert_bytes = m.expert_params * bits / 8 / tensor_parallel(mem.request)
+    touched = experts_touched(m, sequences)
+    skipped = int(m.moe_layers * (m.experts - touched) * expert_bytes)
+    read = weights - skipped
+    return read, (
+        f"{read / GB:,.2f} GB weights read ({touched:,.1f} of {m.experts} experts per layer for "
+        f"{sequences} seq)"
     )
-    for field, value, high, what in checks:
-        if not 1 <= value <= high:
-            raise ValidationError(field, f"{what} must be between 1 and {high:,}, not {value}.")
-    if req.adapter_precision not in _PRECISIONS[Task.LORA]:
-        raise ValidationError("adapter_precision", "LoRA adapters train in fp32, bf16 or fp16.")
-    return precision
-
-
-def _weights(m: ModelArch, p: Precision) -> MemoryLine:
-    """Quantisation shrinks only the blocks' linear layers; the rest stays 16-bit."""
-    bits = _BITS[p]
-    if p in (Precision.INT8, Precision.INT4):
-        rest = m.embedding_params + m.other_params
-        size = math.ceil(m.linear_params * bits / 8) + rest * 2
-        formula = (
-            f"{m.linear_params:,} linear params × {float(bits):g} bits ÷ 8 + {rest:,} embedding "
-            "and norm params × 2 bytes"
-        )
-        return _line("weights", f"weights ({p.value})", size, formula)
-    size = m.params * int(bits) // 8
-    return _line(
-        "weights", f"weights ({p.value})", size, f"{m.params:,} params × {bits // 8} bytes"
-    )
-
-
-def _activations(req: EstimateRequest, e: int) -> MemoryLine:
-    """Inference: one prefill chunk through one layer. Training: what autograd saves per layer
-    (see ASSUMPTIONS), or only layer inputs plus one recomputed layer with checkpointing."""
-    m, b = req.model, req.batch
-    if req.task is Task.INFERENCE:
-        t = min(b * req.context_tokens, PREFILL_CHUNK_TOKENS)
-        size = t * (2 * m.hidden + 2 * m.intermediate) * e + b * m.vocab * 4
-        formula = (
-            f"{t:,} tokens × (2 × {m.hidden:,} + 2 × {m.intermediate:,}) × {e} bytes + {b} × "
-            f"{m.vocab:,} vocab × 4 bytes (logits)"
-        )
-        return _line("activations", "activations", size, formula)
-    t, q, kv, i = b * req.context_tokens, m.heads * m.dim, m.kv_heads * m.dim, m.intermediate
-    mlp = 4 if m.gated_mlp else 2
-    per_layer = 4 * m.hidden + 2 * q + 2 * kv + mlp * i
-    shape = f"(4 × {m.hidden:,} + 2 × {q:,} + 2 × {kv:,} + {mlp} × {i:,})"
-    if req.gradient_checkpointing:
-        size = m.layers * t * m.hidden * e + t * per_layer * e
-        formula = (
-            f"{m.layers} layers × {t:,} tokens × {m.hidden:,} × {e} bytes (checkpoints) + 1 layer "
-            f"recomputed: {t:,} tokens × {shape} × {e} bytes"
-        )
-    else:
-        size = m.layers * t * per_layer * e
-        formula = f"{m.layers} layers × {t:,} tokens × {shape} × {e} bytes"
-    size += t * m.vocab * (e + 4)
-    formula += f" + {t:,} tokens × {m.vocab:,} vocab × ({e} + 4) bytes (logits)"
-    return _line("activations", "activations", size, formula)
-
-
-def _training_state(req: EstimateRequest) -> tuple[int, list[MemoryLine]]:
-    """Trainable parameters, gradients and Adam states: LoRA adapters or the whole model."""
-    m = req.model
-    if req.task.uses_lora:
-        shapes = {k: v for k, v in m.shapes().items() if k in _TARGETS[req.lora_targets]}
-        span = sum(a + b for a, b in shapes.values())
-        n, ab = m.layers * req.lora_rank * span, int(_BITS[req.adapter_precision]) // 8
-        label = f"trainable parameters (LoRA r={req.lora_rank}, {req.adapter_precision.value})"
-        formula = (
-            f"{m.layers} layers × r {req.lora_rank} × {span:,} (in + out of {', '.join(shapes)}) "
-            f"= {n:,} params × {ab} bytes"
-        )
-        return n, [
-            _line("trainable", label, n * ab, formula),
-            _line("gradients", "gradients", n * ab, f"{n:,} params × {ab} bytes"),
-            _line(
-                "optimizer", "optimizer states (Adam)", n * 8, f"{n:,} params × (4 + 4) bytes m, v"
-            ),
-        ]
-    n = m.params
-    if req.task is Task.FULL_MIXED:
-        state, what = 12, "(4 + 4 + 4) bytes fp32 master, m, v"
-    else:
-        state, what = 4, "(2 + 2) bytes bf16 m, v"
-    return n, [
-        MemoryLine("trainable", "trainable parameters", 0, f"all {n:,} params: the weights line"),
-        _line("gradients", "gradients", n * 2, f"{n:,} params × 2 bytes"),
-        _line("optimizer", "optimizer states (Adam)", n * state, f"{n:,} params × {what}"),
-    ]
-
-
-def estimate_memory(req: EstimateRequest) -> MemoryEstimate:
-    """The VRAM breakdown: weights, KV cache or training state, activations and overhead."""
-    precision, m = _resolve(req), req.model
-    e = 4 if precision is Precision.FP32 else 2
-    lines = [_weights(m, precision)]
-    if req.task is Task.INFERENCE:
-        size = 2 * m.layers * m.kv_heads * m.dim * req.context_tokens * req.batch * e
-        formula = (
-            f"2 × {m.layers} layers × {m.kv_heads} KV heads × {m.dim} head dim × "
-            f"{req.context_tokens:,} tokens × {req.batch} seq × {e} bytes"
-        )
-        lines.append(_line("kv_cache", "KV cache", size, formula))
-    lines.append(_activations(req, e))
-    trainable = 0
-    if req.task is not Task.INFERENCE:
-        trainable, state = _training_state(req)
-        lines += state
-    subtotal = sum(line.bytes for line in lines)
-    size = CUDA_CONTEXT_BYTES + math.ceil(subtotal * FRAGMENTATION)
-    formula = f"{_gib(CUDA_CONTEXT_BYTES)} CUDA context + 5% × {_gib(subtotal)}"
-    lines.append(_line("overhead", "runtime overhead", size, formula))
-    return MemoryEstimate(req, precision, m.params, trainable, tuple(lines))
 
 
 @dataclass(frozen=True)
 class Throughput:
-    """Speed on one card: decode and prefill for inference, tokens/s for training."""
+    """Speed on one card (or `gpus` cards): decode and prefill for inference, tokens/s for
+    training."""
 
     gpu: GpuSpec
     tflops_label: str
@@ -308,6 +129,43 @@ class Throughput:
     prefill_formula: str
     train_tokens_per_s: float | None
     train_formula: str
+    comm_formula: str = ""
+    comm_bound: bool = False
+
+
+def _train_speed(mem: MemoryEstimate, gpu: GpuSpec, tflops: float) -> tuple[float, str, str, bool]:
+    req, n, gpus = mem.request, mem.flop_params, mem.request.gpus
+    k = (4 if req.task.uses_lora else 6) + (2 if req.checkpointing else 0)
+    rate = tflops * 1e12 * TRAIN_MFU / (k * n)
+    formula = (
+        f"{tflops:g} TFLOPS × {TRAIN_MFU:.0%} ÷ ({k} × {n:,} FLOPs per token) = "
+        f"{rate:,.0f} tokens/s"
+    )
+    if gpus == 1:
+        return rate, formula, "", False
+    split = req.split
+    dp = 1 if split is Strategy.TP else gpus
+    tokens = req.batch * req.context * dp
+    compute = tokens * k * n / (gpus * tflops * 1e12 * TRAIN_MFU)
+    m = req.model
+    full_weights = mem.line("weights").bytes * (gpus if parallel.splits(split, "weights") else 1)
+    grads = mem.trainable_params * (2 if not req.task.uses_lora else 4)
+    tp_bytes = 4 * m.layers * req.batch * req.context * m.hidden * 2
+    sent, how = parallel.comm_bytes(split, gpus, full_weights, grads, tp_bytes)
+    link, link_label = gpu.link_bandwidth(gpus)
+    comm = sent / (link * GB)
+    step = max(compute, comm)
+    rate = tokens / step
+    formula = (
+        f"{tokens:,} tokens per step; compute {tokens:,} × {k} × {n:,} FLOPs ÷ ({gpus} × "
+        f"{tflops:g} TFLOPS × {TRAIN_MFU:.0%}) = {compute:,.2f} s; step = {step:,.2f} s → "
+        f"{rate:,.0f} tokens/s on {gpus} GPUs"
+    )
+    comm_formula = (
+        f"{how} = {sent / GB:,.2f} GB per GPU per step over {link_label} ({link:,g} GB/s) = "
+        f"{comm:,.2f} s"
+    )
+    return rate, formula, comm_formula, comm > compute
 
 
 def estimate_throughput(
@@ -317,30 +175,36 @@ def estimate_throughput(
 
     Quantised weights are dequantised to bf16 for the matrix maths, so int8/int4 use BF16 TFLOPS.
     """
-    req, n = mem.request, mem.params
+    req, n = mem.request, mem.flop_params
     dtype = {Precision.FP32: "fp32", Precision.FP16: "fp16"}.get(mem.precision, "bf16")
     tflops, label = gpu.matmul_tflops(dtype)
     if req.task is not Task.INFERENCE:
-        k = (4 if req.task.uses_lora else 6) + (2 if req.gradient_checkpointing else 0)
-        rate = tflops * 1e12 * TRAIN_MFU / (k * n)
-        formula = (
-            f"{tflops:g} TFLOPS × {TRAIN_MFU:.0%} ÷ ({k} × {n:,} FLOPs per token) = "
-            f"{rate:,.0f} tokens/s"
-        )
-        return Throughput(gpu, label, None, "", 0, None, "", rate, formula)
-    weights, kv = mem.line("weights").bytes, mem.line("kv_cache").bytes
-    rate = gpu.bandwidth_gb_s * GB / (weights + kv)
+        rate, formula, comm, bound = _train_speed(mem, gpu, tflops)
+        return Throughput(gpu, label, None, "", 0, None, "", rate, formula, comm, bound)
+    tp = tensor_parallel(req)
+    read, read_text = decode_read_bytes(mem, req.batch)
+    kv = mem.line("kv_cache").bytes
+    rate = gpu.bandwidth_gb_s * GB / (read + kv)
+    per_gpu = " per GPU" if tp > 1 else ""
     decode = (
-        f"{gpu.bandwidth_gb_s:,g} GB/s ÷ ({weights / GB:,.2f} GB weights + {kv / GB:,.2f} GB KV "
-        f"cache read per step) = {rate:,.1f} tokens/s per sequence"
+        f"{gpu.bandwidth_gb_s:,g} GB/s ÷ ({read_text} + {kv / GB:,.2f} GB KV cache read per "
+        f"step{per_gpu}) = {rate:,.1f} tokens/s per sequence"
     )
+    compute = 2 * n * req.batch / (tp * tflops * 1e12 * PREFILL_MFU)
+    if compute > 1 / rate:
+        rate = 1 / compute
+        decode += (
+            f"; compute-bound: 2 × {n:,} × {req.batch} seq FLOPs ÷ ({tflops:g} TFLOPS × "
+            f"{PREFILL_MFU:.0%}{f' × {tp} GPUs' if tp > 1 else ''}) → {rate:,.1f} tokens/s"
+        )
     if req.batch > 1:
         decode += f", {rate * req.batch:,.0f} tokens/s for {req.batch} sequences"
-    prompt = req.context_tokens if prompt_tokens is None else prompt_tokens
-    seconds = 2 * n * prompt * req.batch / (tflops * 1e12 * PREFILL_MFU)
+    prompt = req.context if prompt_tokens is None else prompt_tokens
+    seconds = 2 * n * prompt * req.batch / (tflops * 1e12 * PREFILL_MFU * tp)
+    gpus = f" × {tp} GPUs" if tp > 1 else ""
     prefill = (
         f"2 × {n:,} params × {prompt:,} tokens × {req.batch} seq ÷ ({tflops:g} TFLOPS × "
-        f"{PREFILL_MFU:.0%}) = {seconds:,.2f} s"
+        f"{PREFILL_MFU:.0%}{gpus}) = {seconds:,.2f} s"
     )
     return Throughput(gpu, label, rate, decode, prompt, seconds, prefill, None, "")
 
@@ -360,25 +224,99 @@ def _seconds(value: float) -> str:
 def fit_verdict(mem: MemoryEstimate, gpu: GpuSpec) -> Verdict:
     """Does the job fit the card, and if not, what to change first."""
     need, have = mem.total_gib, gpu.vram_gb
-    head = f"Needs {need:,.1f} GiB; the {gpu.name} has {have} GB"
+    each = f" per GPU ({mem.request.gpus} GPUs)" if mem.request.gpus > 1 else ""
+    head = f"Needs {need:,.1f} GiB{each}; the {gpu.name} has {have} GB"
     if mem.fits(gpu):
         return Verdict(True, f"{head}: fits with {have - need:,.1f} GiB to spare.")
     req, tips = mem.request, []
     if req.task is Task.INFERENCE:
-        tips += [] if mem.precision is Precision.INT4 else ["int4 weights"]
+        tips += [] if mem.precision.quantised else ["int4 weights"]
         tips.append("a shorter context or fewer users")
     else:
-        tips += [] if req.gradient_checkpointing else ["gradient checkpointing"]
+        tips += [] if req.checkpointing else ["gradient checkpointing"]
         if not req.task.uses_lora:
             tips.append("LoRA or QLoRA")
-        elif req.task is not Task.QLORA_4BIT:
+        elif req.task not in (Task.QLORA_4BIT, Task.QLORA_2BIT):
             tips.append("QLoRA 4-bit")
+        if req.gpus > 1 and not req.split.shards_weights:
+            tips.append("ZeRO-3 or FSDP")
         tips.append("a smaller batch or context")
     return Verdict(
         False,
         f"{head}: does not fit ({need - have:,.1f} GiB short). Try {', '.join(tips)}, or a card "
         "with more memory.",
     )
+
+
+def checkpointing_suggestion(mem: MemoryEstimate, gpu: GpuSpec | None = None) -> Verdict | None:
+    """When checkpointing is off and turning it on makes the job fit `gpu` (or, without a card,
+    shrinks it by a tenth or more), the sentence that says so; None otherwise."""
+    req = mem.request
+    if req.task is Task.INFERENCE or req.checkpointing:
+        return None
+    with_ckpt = estimate_memory(replace(req, gradient_checkpointing=True))
+    saved = mem.total_gib - with_ckpt.total_gib
+    text = (
+        f"Gradient checkpointing would cut this to {with_ckpt.total_gib:,.1f} GiB "
+        f"({saved:,.1f} GiB less, one extra forward pass: about 30% slower)"
+    )
+    if gpu is not None:
+        if mem.fits(gpu) or not with_ckpt.fits(gpu):
+            return None
+        return Verdict(True, f"{text}: then it fits the {gpu.name} ({gpu.vram_gb} GB).")
+    if saved < mem.total_gib / 10:
+        return None
+    return Verdict(True, f"{text}.")
+
+
+def checkpointing_tip(mem: MemoryEstimate, cards: Sequence[GpuSpec]) -> Verdict | None:
+    """The wizard's tip: when checkpointing is off and turning it on lets the job fit cards it
+    does not fit now, say how much it saves and name the smallest of them; None otherwise."""
+    req = mem.request
+    if req.task is Task.INFERENCE or req.checkpointing:
+        return None
+    with_ckpt = estimate_memory(replace(req, gradient_checkpointing=True))
+    gained = [c for c in cards if with_ckpt.fits(c) and not mem.fits(c)]
+    if not gained:
+        return None
+    gained.sort(key=lambda c: (c.vram_gb, c.price.low, c.id))
+    names = ", ".join(f"{c.name} ({c.vram_gb} GB)" for c in gained[:3])
+    more = f"the {names}" if len(gained) == 1 else f"{len(gained)} more cards, from the {names}"
+    before = sum(1 for c in cards if mem.fits(c))
+    now = (
+        "no card in the catalogue holds it without" if not before else f"{before} cards hold it now"
+    )
+    return Verdict(
+        True,
+        f"Turn on gradient checkpointing: {mem.total_gib:,.1f} → {with_ckpt.total_gib:,.1f} GiB "
+        f"(one extra forward pass, about 30% slower) and it also fits {more}; {now}.",
+    )
+
+
+def vendor_note(gpu: GpuSpec) -> Verdict | None:
+    """For a card nvidia-smi cannot read: what of the app does not apply to it."""
+    if gpu.runs_nvidia_smi:
+        return None
+    return Verdict(
+        True,
+        f"The {gpu.name} is an {gpu.vendor} card: nvidia-smi and CUDA do not apply; the monitor "
+        "and the self-check need an NVIDIA GPU, and PyTorch needs its ROCm build.",
+    )
+
+
+def interconnect_verdict(tp: Throughput) -> Verdict | None:
+    """On several GPUs: whether the link keeps up with the compute (PCIe-only cards often not)."""
+    if not tp.comm_formula:
+        return None
+    card = tp.gpu
+    if tp.comm_bound:
+        return Verdict(
+            False,
+            f"Communication-bound: {tp.comm_formula}, longer than the compute. The {card.name} "
+            f"links over {card.interconnect}; cards with NVLink, fewer GPUs or a larger batch per "
+            "step spend less time waiting.",
+        )
+    return Verdict(True, f"The link keeps up: {tp.comm_formula}.")
 
 
 def latency_verdict(
@@ -427,17 +365,41 @@ def estimate(
             )
         if not target_seconds > 0:
             raise ValidationError("target_seconds", "The time target must be above 0 seconds.")
-    if output_tokens is not None and not 1 <= output_tokens < req.context_tokens:
+    if output_tokens is not None and not 1 <= output_tokens < req.context:
         raise ValidationError(
             "output_tokens",
             f"The answer length must be between 1 and the context length minus one "
-            f"({req.context_tokens - 1:,}), not {output_tokens:,}.",
+            f"({req.context - 1:,}), not {output_tokens:,}.",
         )
     if gpu is None:
-        return Estimate(mem, None, ())
-    prompt = None if output_tokens is None else req.context_tokens - output_tokens
+        tip = checkpointing_suggestion(mem)
+        return Estimate(mem, None, (tip,) if tip else ())
+    prompt = None if output_tokens is None else req.context - output_tokens
     tp = estimate_throughput(mem, gpu, prompt)
     verdicts = [fit_verdict(mem, gpu)]
+    for extra in (checkpointing_suggestion(mem, gpu), interconnect_verdict(tp)):
+        if extra is not None:
+            verdicts.append(extra)
+    ranks = tensor_parallel(req)
+    if req.task is Task.INFERENCE and ranks > 1:
+        _, link = gpu.link_bandwidth(ranks)
+        pcie = link.startswith("PCIe")
+        verdicts.append(
+            Verdict(
+                not pcie,
+                f"Tensor parallel over {link}: every token waits for 2 all-reduces per layer "
+                f"({2 * req.model.layers} for this model)"
+                + (
+                    "; over PCIe that often costs more than the split saves, so expect well "
+                    "under the decode bound (cards with NVLink avoid it)."
+                    if pcie
+                    else "."
+                ),
+            )
+        )
+    note = vendor_note(gpu)
+    if note is not None:
+        verdicts.append(note)
     if target_seconds is not None and output_tokens is not None and tp.decode_tokens_per_s:
         verdicts.append(
             latency_verdict(

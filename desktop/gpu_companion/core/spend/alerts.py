@@ -12,11 +12,11 @@ from datetime import datetime, time, timedelta
 from decimal import Decimal
 
 from gpu_companion.core.common.clock import from_iso, to_iso
+from gpu_companion.core.common.money import format_money, to_minor
 from gpu_companion.core.common.notifier import Level, Message, Notifier
 from gpu_companion.core.spend.budgets import Budgets
 from gpu_companion.core.spend.ledger import SpendLedger
 from gpu_companion.core.spend.metering import Rental
-from gpu_companion.core.spend.money import format_money, to_minor
 
 RENTAL_ALERTS = ("runtime", "overnight", "idle", "spot-sync")
 SOURCE = "spend"

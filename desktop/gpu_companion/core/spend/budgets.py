@@ -8,9 +8,9 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 
 from gpu_companion.core.common.errors import ValidationError
+from gpu_companion.core.common.money import check_currency, digits, parse_decimal, to_minor
 from gpu_companion.core.spend.ledger import SpendLedger
 from gpu_companion.core.spend.metering import BUCKETS, period_of
-from gpu_companion.core.spend.money import check_currency, digits, parse_decimal, to_minor
 from gpu_companion.core.spend.reports import report
 
 DEFAULT_THRESHOLDS = (50, 80, 100)
@@ -125,6 +125,17 @@ class Budgets:
             rowid = db.table("budgets").insert(row).last_rowid
         assert rowid is not None
         return next(b for b in self.all() if b.id == rowid)
+
+    def find(self, period: str, currency: str, platform_id: int | None) -> Budget | None:
+        """The budget `set_budget` would replace, so a caller can ask first."""
+        return next(
+            (
+                b
+                for b in self.all()
+                if (b.period, b.currency, b.platform_id) == (period, currency, platform_id)
+            ),
+            None,
+        )
 
     def all(self) -> list[Budget]:
         rows = self.store.db.execute(

@@ -18,6 +18,7 @@ import sqlite_utils
 
 from gpu_companion.core.common.clock import Clock, SystemClock, from_iso, local_offset, to_iso
 from gpu_companion.core.common.errors import UserError, ValidationError
+from gpu_companion.core.common.money import check_currency, parse_decimal, to_minor
 from gpu_companion.core.hosts.registry import GRANULARITIES
 from gpu_companion.core.spend.metering import (
     BILLING_MODES,
@@ -26,7 +27,6 @@ from gpu_companion.core.spend.metering import (
     Charge,
     Rental,
 )
-from gpu_companion.core.spend.money import check_currency, parse_decimal, to_minor
 from gpu_companion.core.storage.store import Store
 
 RENTAL_COLUMNS = (

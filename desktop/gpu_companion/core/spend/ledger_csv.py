@@ -1,25 +1,46 @@
-"""CSV export and import of the ledger: all columns, ISO dates, amounts as decimals.
+"""CSV import of the ledger (export is `csv_export`): all columns, ISO dates, amounts as decimals.
 
 Import parses the whole file into a preview first; rows with errors are reported by line number
 and never imported, the others are imported together in one transaction. Rows already in the
-ledger (same `ref`) are skipped, so importing the same export twice changes nothing.
+ledger (same `ref`, or for a row without one the same content) are skipped, so importing the same
+file twice changes nothing. A provider's bill is read as written (`csv_dialect`): its delimiter,
+its decimal comma and its own column names.
 """
 
 from __future__ import annotations
 
 import codecs
 import csv
+import hashlib
 import io
-import uuid
-from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+import unicodedata
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta, timezone
 from decimal import Decimal
-from typing import IO, Any
 
 from gpu_companion.core.common.clock import from_iso, to_iso
 from gpu_companion.core.common.errors import UserError, ValidationError
+from gpu_companion.core.common.money import (
+    check_currency,
+    decimal_text,
+    parse_decimal,
+    to_minor,
+)
+from gpu_companion.core.common.validation import validate_name
 from gpu_companion.core.hosts.registry import GRANULARITIES
+from gpu_companion.core.spend.csv_dialect import (
+    ColumnMap,
+    describe,
+    detect_decimal,
+    detect_delimiter,
+    map_columns,
+    numeric_cells,
+    restore,
+)
+from gpu_companion.core.spend.csv_export import COLUMNS as COLUMNS  # re-exported
+from gpu_companion.core.spend.csv_export import export_csv as export_csv  # re-exported
+from gpu_companion.core.spend.csv_export import store_ref_prefix
 from gpu_companion.core.spend.ledger import (
     SpendLedger,
     charge_row,
@@ -34,98 +55,15 @@ from gpu_companion.core.spend.metering import (
     Charge,
     Rental,
 )
-from gpu_companion.core.spend.money import (
-    ZERO_DIGIT_CURRENCIES,
-    check_currency,
-    decimal_text,
-    parse_decimal,
-    to_minor,
-)
 
-COLUMNS = (
-    "type", "ref", "platform", "host", "gpu_model", "gpu_count", "billing_mode", "rate",
-    "rate_unit", "granularity", "currency", "started_at", "planned_end", "ended_at", "hours",
-    "amount", "tag", "outcome", "notes", "end_reason",
-)  # fmt: skip
-REQUIRED = ("type", "platform", "currency", "started_at")
-BATCH = 2000
+REQUIRED = ("platform", "currency", "started_at")  # a row without a type is a rental
 FORMAT_HINT = (
     "The first line must name the columns; `gpu-companion ledger export` shows the format."
 )
-
-
-def store_ref_prefix(ledger: SpendLedger) -> str:
-    """A short id of this ledger, so exported refs never collide with another ledger's."""
-    prefix = ledger.store.get_setting("ledger.store_id")
-    if not prefix:
-        prefix = uuid.uuid4().hex[:8]
-        ledger.store.set_setting("ledger.store_id", prefix)
-    return prefix
-
-
-def _amount_sql(column: str, currency: str) -> str:
-    """SQL that writes integer minor units as the currency's decimal text (as decimal_text)."""
-    whole = ", ".join(f"'{c}'" for c in ZERO_DIGIT_CURRENCIES)
-    return (
-        f"CASE WHEN {currency} IN ({whole}) THEN CAST({column} AS TEXT) "
-        f"ELSE printf('%s%d.%02d', CASE WHEN {column} < 0 THEN '-' ELSE '' END, "
-        f"abs({column}) / 100, abs({column}) % 100) END"
-    )
-
-
-_RENTAL_EXPORT = (
-    "SELECT 'rental', coalesce(r.ref, :prefix || '-r' || r.id), p.name, r.host_alias, "
-    "r.gpu_model, r.gpu_count, r.billing_mode, r.rate, "
-    "CASE r.billing_mode WHEN 'weekly' THEN 'week' WHEN 'monthly' THEN 'month' ELSE 'hour' END, "
-    "r.granularity, r.currency, r.started_at, coalesce(r.planned_end, ''), "
-    "coalesce(r.ended_at, ''), {hours}, {amount}, r.tag, r.outcome, r.notes, r.end_reason, r.id "
-    "FROM rentals r JOIN platforms p ON p.id = r.platform_id WHERE r.ended_at IS {cond} NULL "
-    "ORDER BY r.id"
-)
-
-
-def _rows(ledger: SpendLedger) -> Iterator[Sequence[Any]]:
-    """Export rows formatted by SQLite and fetched in batches: no Python object per row,
-    except for running meters, whose cost so far is computed now."""
-    db = ledger.store.db
-    prefix = {"prefix": store_ref_prefix(ledger)}
-    ended = _RENTAL_EXPORT.format(
-        hours="printf('%.4f', r.span_s / 3600.0)",
-        amount=_amount_sql("r.cost_minor", "r.currency"),
-        cond="NOT",
-    )
-    cur = db.execute(ended, prefix)
-    while batch := cur.fetchmany(BATCH):
-        yield from (row[:-1] for row in batch)
-    now = ledger.now()
-    for row in db.execute(_RENTAL_EXPORT.format(hours="''", amount="''", cond=""), prefix):
-        cost = ledger.rental(row[-1]).cost_at(now)
-        yield (*row[:15], decimal_text(cost, row[10]), *row[16:-1])
-    cur = db.execute(
-        "SELECT c.kind, coalesce(c.ref, :prefix || '-c' || c.id), p.name, '', '', '', '', '', "
-        f"'', '', c.currency, c.at, '', '', '', {_amount_sql('c.amount_minor', 'c.currency')}, "
-        "'', '', c.description, '' FROM charges c JOIN platforms p ON p.id = c.platform_id "
-        "ORDER BY c.id",
-        prefix,
-    )
-    while batch := cur.fetchmany(BATCH):
-        yield from batch
-
-
-def export_csv(ledger: SpendLedger, out: IO[str]) -> int:
-    """Write every rental and charge; returns the number of data rows."""
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(COLUMNS)
-    count = 0
-    batch: list[Sequence[Any]] = []
-    for row in _rows(ledger):
-        batch.append(row)
-        if len(batch) >= BATCH:
-            writer.writerows(batch)
-            count += len(batch)
-            batch.clear()
-    writer.writerows(batch)
-    return count + len(batch)
+# Dates a rental can have: anything outside is a typo or a broken file, refused by line.
+EARLIEST = datetime(2000, 1, 1, tzinfo=timezone.utc)
+LATEST = datetime(2100, 1, 1, tzinfo=timezone.utc)
+MAX_HOURS = Decimal(24 * 366 * 10)
 
 
 # --- import -----------------------------------------------------------------------------------
@@ -152,6 +90,14 @@ class ImportPreview:
     rows: list[ImportRow] = field(default_factory=list)
     file_errors: list[str] = field(default_factory=list)
     new_platforms: dict[str, tuple[str, str]] = field(default_factory=dict)  # name -> cur, gran
+    delimiter: str = ","
+    decimal: str = "."
+    columns: ColumnMap | None = None
+
+    @property
+    def understood(self) -> str:
+        """How the file was read (delimiter, decimal separator, renamed columns)."""
+        return describe(self.delimiter, self.decimal, self.columns) if self.columns else ""
 
     @property
     def good(self) -> list[ImportRow]:
@@ -179,12 +125,14 @@ def _decode(data: bytes) -> tuple[str, list[tuple[int, str]]]:
     an error of its own instead of spoiling the file."""
     if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         try:
-            return data.decode("utf-16"), []
+            text = data.decode("utf-16")
+            return (text if "\n" in text else text.replace("\r", "\n")), []
         except UnicodeDecodeError:
             return "", [(1, "the file starts as UTF-16 but is not; save it as UTF-8")]
     data = data.removeprefix(codecs.BOM_UTF8)
     lines, bad = [], []
-    for n, raw in enumerate(data.split(b"\n"), start=1):
+    eol = b"\n" if b"\n" in data else b"\r"  # a CR-only file (old Mac, some exporters) too
+    for n, raw in enumerate(data.split(eol), start=1):
         try:
             lines.append(raw.decode("utf-8"))
         except UnicodeDecodeError as exc:
@@ -201,11 +149,34 @@ def _date(value: str, name: str) -> datetime:
     try:
         if len(text) == 10:  # a bare date: midnight UTC
             text += "T00:00:00"
-        return from_iso(text.replace(" ", "T", 1).replace("Z", "+00:00"))
-    except ValueError:
+        when = from_iso(text.replace(" ", "T", 1).replace("Z", "+00:00"))
+    except (ValueError, OverflowError):
         raise ValueError(
             f"{name} {value!r} is not a date (use ISO 8601, e.g. 2024-05-01T14:30:00Z)"
         ) from None
+    return _in_range(when, name, value)
+
+
+def _in_range(when: datetime, name: str, value: str) -> datetime:
+    if not EARLIEST <= when < LATEST:
+        raise ValueError(
+            f"{name} {value} is out of range: a rental lies between "
+            f"{EARLIEST.year} and {LATEST.year - 1}"
+        )
+    return when
+
+
+def _platform(value: str) -> str:
+    """A platform name from a file: a display name, and never one a spreadsheet would run."""
+    try:
+        name = validate_name("platform", value, "the platform name")
+    except ValidationError as exc:
+        raise ValueError(exc.message.rstrip(".")) from None
+    if name.startswith(("=", "+", "-", "@")) or any(
+        unicodedata.category(c) in ("Cf", "Zl", "Zp") for c in name
+    ):
+        raise ValueError(f"the platform name {name!r} has characters a name cannot have")
+    return name
 
 
 def _choice(value: str, name: str, allowed: Iterable[str], default: str) -> str:
@@ -215,9 +186,14 @@ def _choice(value: str, name: str, allowed: Iterable[str], default: str) -> str:
     return v
 
 
-def _parse_row(row: dict[str, str], item: ImportRow, platforms: dict[str, int]) -> None:
+def _parse_row(
+    row: dict[str, str], item: ImportRow, platforms: dict[str, int], dec: str = "."
+) -> None:
     def get(name: str) -> str:
-        return (row.get(name) or "").strip()
+        return restore((row.get(name) or "").strip())
+
+    def number(name: str) -> Decimal | None:
+        return parse_decimal(get(name), name, dec) if get(name) else None
 
     kind = get("type").lower() or "rental"
     item.kind = kind
@@ -226,9 +202,10 @@ def _parse_row(row: dict[str, str], item: ImportRow, platforms: dict[str, int]) 
     item.platform = get("platform")
     if not item.platform:
         raise ValueError("the platform is empty")
+    item.platform = _platform(item.platform)
     currency = check_currency(get("currency") or "?")
     started = _date(get("started_at"), "started_at")
-    amount = parse_decimal(get("amount"), "amount") if get("amount") else None
+    amount = number("amount")
     pid = platforms.get(item.platform.lower(), 0)
     if kind != "rental":
         if amount is None:
@@ -241,16 +218,19 @@ def _parse_row(row: dict[str, str], item: ImportRow, platforms: dict[str, int]) 
         item.charge = Charge(pid, kind, minor, currency, started, get("notes"), None, get("ref"))
         item.summary = f"{kind} {decimal_text(minor, currency)} {currency}"
         return
-    hours = parse_decimal(get("hours"), "hours") if get("hours") else None
+    hours = number("hours")
     if hours is not None and hours < 0:
         raise ValueError(f"hours {get('hours')} is negative")
+    if hours is not None and hours > MAX_HOURS:
+        raise ValueError(f"hours {get('hours')} is out of range (the most is {MAX_HOURS:,})")
     ended = _date(get("ended_at"), "ended_at") if get("ended_at") else None
     if ended is None and hours is not None:
-        ended = started + timedelta(seconds=int(hours * 3600))
+        end = started + timedelta(seconds=int(hours * 3600))
+        ended = _in_range(end, "started_at + hours", f"{end:%Y-%m-%d %H:%M}")
     elif ended is not None and hours is not None:
         if abs((ended - started).total_seconds() - float(hours) * 3600) > 60:
             raise ValueError(f"hours {get('hours')} does not match started_at and ended_at")
-    rate = parse_decimal(get("rate"), "rate") if get("rate") else Decimal(0)
+    rate = number("rate") or Decimal(0)
     if amount is not None and amount < 0:
         raise ValueError(f"amount {get('amount')} is negative")
     count = get("gpu_count") or "1"
@@ -285,8 +265,40 @@ def _parse_row(row: dict[str, str], item: ImportRow, platforms: dict[str, int]) 
     item.summary = f"{rental.gpu_model or 'rental'} {span}"
 
 
-def parse_csv(ledger: SpendLedger, data: bytes) -> ImportPreview:
-    """Read a CSV into a preview: each row parsed and checked, nothing stored yet."""
+def _content_ref(entry: Rental | Charge, kind: str, platform: str, seen: dict[str, int]) -> str:
+    """A ref for a row that has none, from what it says (and how often the file said it before),
+    so importing the same bill again finds it; two equal rows in one file stay two rows."""
+    if isinstance(entry, Rental):
+        ended = to_iso(entry.ended_at) if entry.ended_at else ""
+        at, parts = entry.started_at, [entry.host_alias, entry.gpu_model, str(entry.gpu_count)]
+        parts += [str(entry.rate), ended, str(entry.cost_minor)]
+    else:
+        at, parts = entry.at, [str(entry.amount_minor), entry.description]
+    key = "\x1f".join([kind, platform.lower(), entry.currency, to_iso(at), *parts])
+    seen[key] = seen.get(key, 0) + 1
+    return "csv-" + hashlib.sha256(f"{key}\x1f{seen[key]}".encode()).hexdigest()[:20]
+
+
+def _records(text: str, delimiter: str, preview: ImportPreview) -> list[tuple[int, list[str]]]:
+    """Every record with its line; a record the csv module cannot read is refused by line."""
+    reader = csv.reader(io.StringIO(text), delimiter=delimiter)
+    records: list[tuple[int, list[str]]] = []
+    while True:
+        try:
+            fields = next(reader)
+        except StopIteration:
+            return records
+        except csv.Error as exc:
+            preview.rows.append(ImportRow(reader.line_num, "?", [f"not readable as CSV: {exc}"]))
+            continue
+        records.append((reader.line_num, fields))
+
+
+def parse_csv(
+    ledger: SpendLedger, data: bytes, defaults: Mapping[str, str] | None = None
+) -> ImportPreview:
+    """Read a CSV into a preview: each row parsed and checked, nothing stored yet. `defaults`
+    fill columns a provider's bill lacks (its platform, its currency)."""
     preview = ImportPreview()
     if not data.strip():
         preview.file_errors.append("The file is empty.")
@@ -296,14 +308,24 @@ def parse_csv(ledger: SpendLedger, data: bytes) -> ImportPreview:
         reason = bad_lines[0][1] if bad_lines else "empty"
         preview.file_errors.append(f"Line 1: {reason}. Nothing was imported.")
         return preview
-    reader = csv.reader(io.StringIO(text))
-    header = [h.strip().lower().lstrip("\ufeff") for h in next(reader)]
-    missing = [c for c in REQUIRED if c not in header]
-    if not ({"amount", "rate"} & set(header)):
+    preview.delimiter = detect_delimiter(text.split("\n", 1)[0])
+    records = _records(text, preview.delimiter, preview)
+    if not records:
+        preview.file_errors.append(f"The first line cannot be read as CSV. {FORMAT_HINT}")
+        return preview
+    (_, header), body = records[0], records[1:]
+    preview.columns = columns = map_columns(header, COLUMNS)
+    given = {k: v for k, v in (defaults or {}).items() if v and k in COLUMNS}
+    present = set(columns.names) | set(given)
+    missing = [c for c in REQUIRED if c not in present]
+    if not ({"amount", "rate"} & present):
         missing.append("amount (or rate)")
     if missing:
         preview.file_errors.append(f"Missing columns: {', '.join(missing)}. {FORMAT_HINT}")
         return preview
+    preview.decimal = detect_decimal(
+        numeric_cells((f for _, f in body), columns.names), preview.delimiter
+    )
     platforms = {
         name.lower(): pid
         for pid, name in ledger.store.db.execute("SELECT id, name FROM platforms").fetchall()
@@ -319,8 +341,8 @@ def parse_csv(ledger: SpendLedger, data: bytes) -> ImportPreview:
     }
     errors_at = dict(bad_lines)
     seen_refs: set[str] = set()
-    for fields in reader:
-        line = reader.line_num
+    seen_content: dict[str, int] = {}
+    for line, fields in body:
         if line in errors_at:
             preview.rows.append(ImportRow(line, "?", [errors_at.pop(line)]))
             continue
@@ -331,14 +353,21 @@ def parse_csv(ledger: SpendLedger, data: bytes) -> ImportPreview:
         if len(fields) != len(header):
             item.errors.append(f"{len(fields)} fields where the header names {len(header)}")
             continue
+        row = {**given, **{n: f for n, f in zip(columns.names, fields, strict=True) if n}}
         try:
-            _parse_row(dict(zip(header, fields, strict=True)), item, platforms)
-        except ValueError as exc:
+            _parse_row(row, item, platforms, preview.decimal)
+        except (ValueError, ArithmeticError) as exc:
             item.errors.append(str(exc))
             continue
         entry: Rental | Charge | None = item.rental or item.charge
         assert entry is not None
-        if entry.ref and (entry.ref in known_refs or entry.ref in seen_refs):
+        if not entry.ref:
+            ref = _content_ref(entry, item.kind, item.platform, seen_content)
+            if item.rental is not None:
+                item.rental = entry = replace(item.rental, ref=ref)
+            elif item.charge is not None:
+                item.charge = entry = replace(item.charge, ref=ref)
+        if entry.ref in known_refs or entry.ref in seen_refs:
             item.duplicate = True
         seen_refs.add(entry.ref)
         if item.platform.lower() not in platforms and item.platform not in preview.new_platforms:

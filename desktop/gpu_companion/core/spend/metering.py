@@ -8,7 +8,7 @@ from datetime import datetime, timedelta, timezone, tzinfo
 from decimal import Decimal
 from typing import Any
 
-from gpu_companion.core.spend.money import to_minor
+from gpu_companion.core.common.money import to_minor
 
 BILLING_MODES = ("on-demand", "spot", "weekly", "monthly", "bought")
 HOURLY_MODES = ("on-demand", "spot", "bought")
@@ -50,8 +50,20 @@ def accrued_minor(
     return to_minor(rate * billed_seconds(elapsed, granularity) / 3600, currency)
 
 
+def planned_cost(
+    rate: Decimal, currency: str, billing_mode: str, granularity: str, hours: int | Decimal
+) -> int:
+    """What `hours` of a rental at `rate` will cost, metered exactly as the ledger will."""
+    start = datetime(2000, 1, 1, tzinfo=timezone.utc)
+    end = start + timedelta(seconds=int(Decimal(hours) * 3600))
+    return accrued_minor(rate, currency, billing_mode, granularity, start, end)
+
+
 @dataclass(frozen=True)
 class Rental:
+    """One metered rental. `rate` is per instance-hour (all its GPUs together), per week or
+    month for those plans; a per-GPU price is multiplied out before it is stored."""
+
     platform_id: int
     rate: Decimal
     currency: str

@@ -13,6 +13,7 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 
 from gpu_companion.core.common.clock import to_iso
+from gpu_companion.core.common.money import format_money, to_minor
 from gpu_companion.core.spend.ledger import (
     RENTAL_COLUMNS,
     RENTAL_FROM,
@@ -26,7 +27,6 @@ from gpu_companion.core.spend.metering import (
     next_bucket,
     period_of,
 )
-from gpu_companion.core.spend.money import format_money, to_minor
 
 Key = tuple[str, str]  # (platform name, currency)
 

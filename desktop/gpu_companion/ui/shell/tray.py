@@ -11,11 +11,11 @@ from PySide6.QtCore import QEvent, QObject, QTimer
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMenu, QSystemTrayIcon, QWidget
 
+from gpu_companion.core.common.money import format_money, format_totals
 from gpu_companion.core.common.notifier import Level, Message
 from gpu_companion.core.spend.alerts import RENTAL_ALERTS, SpendAlerts, format_duration, rental_name
 from gpu_companion.core.spend.budgets import Budgets
 from gpu_companion.core.spend.ledger import SpendLedger
-from gpu_companion.core.spend.money import format_money, format_totals
 from gpu_companion.core.spend.reports import burn_text, today
 from gpu_companion.ui.common.icons import icon
 

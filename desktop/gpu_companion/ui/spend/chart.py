@@ -6,7 +6,7 @@ from typing import Any
 
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
-from gpu_companion.core.spend.money import from_minor
+from gpu_companion.core.common.money import from_minor
 from gpu_companion.core.spend.reports import ChartData
 
 PALETTE = ("#3182ce", "#dd6b20", "#38a169", "#805ad5", "#d53f8c", "#319795", "#718096")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -12,6 +13,7 @@ from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
     QDoubleSpinBox,
+    QFormLayout,
     QLabel,
     QLineEdit,
     QSpinBox,
@@ -21,7 +23,13 @@ from PySide6.QtWidgets import (
 )
 
 from gpu_companion.core.common.errors import ValidationError
-from gpu_companion.core.hosts.registry import CURRENCIES
+from gpu_companion.core.common.money import (
+    CURRENCIES,
+    format_amount,
+    instance_rate,
+    rate_derivation,
+    sentence,
+)
 from gpu_companion.core.spend.alerts import (
     DEFAULT_QUIET_HOUR,
     QUIET_HOUR_SETTING,
@@ -31,8 +39,9 @@ from gpu_companion.core.spend.alerts import (
 from gpu_companion.core.spend.budgets import Budget
 from gpu_companion.core.spend.ledger_csv import ImportPreview, ImportResult, ImportRow, apply_import
 from gpu_companion.core.spend.ledger_csv import parse_csv as parse_ledger_csv
-from gpu_companion.core.spend.metering import BILLING_MODES, BUCKETS, OUTCOMES, Rental
+from gpu_companion.core.spend.metering import BILLING_MODES, BUCKETS, OUTCOMES, Rental, rate_unit
 from gpu_companion.ui.common.models import RowTableModel
+from gpu_companion.ui.common.money_input import parse_user_amount
 from gpu_companion.ui.common.worker import run_in_thread
 from gpu_companion.ui.hosts.page import _FormDialog
 
@@ -62,6 +71,13 @@ class StartRentalDialog(_FormDialog):
         self.add("billing_mode", "Billing mode", self.billing_mode)
         self.rate = self.add("rate", "Rate", QLineEdit())
         self.rate.setPlaceholderText("per hour (per week or month for those plans), e.g. 0.39")
+        self.rate_basis = QComboBox()
+        self.rate_basis.addItem("the whole instance", "instance")
+        self.rate_basis.addItem("each GPU", "gpu")
+        self.add("rate_basis", "The rate is for", self.rate_basis)
+        self.derivation = QLabel()
+        self.derivation.setObjectName("rateDerivation")
+        self.form.addRow("", self.derivation)
         self.currency = QComboBox()
         self.currency.addItems(list(CURRENCIES))
         self.add("currency", "Currency", self.currency)
@@ -75,6 +91,45 @@ class StartRentalDialog(_FormDialog):
         self.platform.currentIndexChanged.connect(self._platform_changed)
         self.host.currentIndexChanged.connect(self._host_changed)
         self._platform_changed()
+        for signal in (
+            self.rate.textChanged,
+            self.rate_basis.currentIndexChanged,
+            self.gpu_count.valueChanged,
+            self.billing_mode.currentIndexChanged,
+            self.currency.currentIndexChanged,
+        ):
+            signal.connect(self._show_rate)
+
+    def typed_rate(self) -> Decimal:
+        try:
+            return parse_user_amount(self.rate.text(), "the rate")
+        except ValueError as exc:
+            raise ValidationError("rate", sentence(exc)) from None
+
+    def instance_rate(self) -> Decimal:
+        """The rate the ledger meters: per instance, multiplied out from a per-GPU price."""
+        typed = self.typed_rate()
+        if self.rate_basis.currentData() != "gpu":
+            return typed
+        try:
+            return instance_rate(typed, self.gpu_count.value())
+        except ValueError as exc:
+            raise ValidationError("gpu_count", sentence(exc)) from None
+
+    def _show_rate(self) -> None:
+        """'8 × $2.65 = $21.20/h' under the rate, or why the rate cannot be read."""
+        unit = rate_unit(self.billing_mode.currentText()).replace("hour", "h")
+        cur, count = self.currency.currentText(), self.gpu_count.value()
+        try:
+            rate = self.instance_rate()
+        except ValidationError as exc:
+            self.derivation.setText(exc.message if self.rate.text().strip() else "")
+            return
+        if self.rate_basis.currentData() == "gpu":
+            shown = rate_derivation(self.typed_rate(), count, cur, unit)
+        else:
+            shown = f"{format_amount(rate, cur)}/{unit}"
+        self.derivation.setText(f"Metered at {shown} for the instance.")
 
     def _platform_changed(self) -> None:
         p = self.platform.currentData()
@@ -101,7 +156,7 @@ class StartRentalDialog(_FormDialog):
         hours = self.runtime.value()
         return self.ctx.ledger.start_rental(
             p.id if p else -1,
-            self.rate.text(),
+            self.instance_rate(),
             host_id=host.id if host else None,
             gpu_model=self.gpu_model.text(),
             gpu_count=self.gpu_count.value(),
@@ -136,9 +191,13 @@ class BudgetDialog(_FormDialog):
         self.thresholds = self.add("thresholds", "Alert at (%)", QLineEdit("50, 80, 100"))
 
     def save(self) -> Budget:
+        try:
+            amount = parse_user_amount(self.amount.text(), "the budget")
+        except ValueError as exc:
+            raise ValidationError("amount", sentence(exc)) from None
         return self.ctx.budgets.set_budget(
             self.period.currentData(),
-            self.amount.text(),
+            amount,
             self.currency.currentText(),
             platform_id=self.scope.currentData(),
             thresholds=self.thresholds.text(),
@@ -221,6 +280,25 @@ class CsvImportDialog(QDialog):
         self.summary = QLabel(f"Reading {path}…")
         self.summary.setWordWrap(True)
         lay.addWidget(self.summary)
+        self.understood = QLabel()
+        self.understood.setObjectName("importUnderstood")
+        self.understood.setWordWrap(True)
+        lay.addWidget(self.understood)
+        defaults = QFormLayout()
+        self.default_platform = QComboBox()
+        self.default_platform.setObjectName("importPlatform")
+        self.default_platform.setEditable(True)
+        self.default_platform.addItems(["", *(p.name for p in ctx.registry.platforms())])
+        self.default_currency = QComboBox()
+        self.default_currency.setObjectName("importCurrency")
+        self.default_currency.addItems(["", *CURRENCIES])
+        defaults.addRow("Platform of rows that name none", self.default_platform)
+        defaults.addRow("Currency of rows that name none", self.default_currency)
+        lay.addLayout(defaults)
+        self.default_platform.currentIndexChanged.connect(self._reread)
+        self.default_platform.lineEdit().editingFinished.connect(self._reread)
+        self.default_currency.currentIndexChanged.connect(self._reread)
+        self._reads = 0
         self.model: RowTableModel[ImportRow] = RowTableModel(
             [
                 ("Line", lambda r: r.line),
@@ -243,17 +321,36 @@ class CsvImportDialog(QDialog):
         self.buttons.accepted.connect(self._import)
         self.buttons.rejected.connect(self.reject)
         lay.addWidget(self.buttons)
-        self.worker = run_in_thread(self._read, on_result=self._show, on_error=self._failed)
+        self._reread()
 
-    def _read(self) -> ImportPreview:
-        return parse_ledger_csv(self.ctx.ledger, self.path.read_bytes())
+    def defaults(self) -> dict[str, str]:
+        """What fills the platform and currency a provider's bill does not name."""
+        return {
+            "platform": self.default_platform.currentText().strip(),
+            "currency": self.default_currency.currentText(),
+        }
+
+    def _reread(self) -> None:
+        """Read the file again with the defaults chosen; only the latest read is shown."""
+        self._reads += 1
+        self.ok.setEnabled(False)
+        self.worker = run_in_thread(
+            self._read, self._reads, self.defaults(), on_result=self._show, on_error=self._failed
+        )
+
+    def _read(self, read: int, defaults: dict[str, str]) -> tuple[int, ImportPreview]:
+        return read, parse_ledger_csv(self.ctx.ledger, self.path.read_bytes(), defaults)
 
     def _failed(self, exc: Exception) -> None:
         text = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         self.summary.setText(f"Could not read {self.path}: {text}")
 
-    def _show(self, preview: ImportPreview) -> None:
+    def _show(self, result: tuple[int, ImportPreview]) -> None:
+        read, preview = result
+        if read != self._reads:
+            return  # the defaults changed while this read ran
         self.preview = preview
+        self.understood.setText(preview.understood)
         self.model.set_rows(preview.rows)
         if preview.file_errors:
             self.summary.setText(" ".join(preview.file_errors))

@@ -16,9 +16,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from gpu_companion.core.common.money import format_money
 from gpu_companion.core.spend.ledger import SpendLedger
 from gpu_companion.core.spend.metering import period_of
-from gpu_companion.core.spend.money import format_money
 from gpu_companion.core.spend.reports import ExperimentCost, chart_data
 from gpu_companion.ui.common.models import RowTableModel
 from gpu_companion.ui.common.worker import Worker, run_in_thread

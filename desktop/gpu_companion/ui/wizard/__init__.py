@@ -38,7 +38,8 @@ class WizardState:
     card: GpuSpec | None = None
     priced_card: str | None = None
     advice: BillingAdvice | None = None
-    prices: RentalPrices | None = None
+    prices: RentalPrices | None = None  # per GPU, as the billing page asks for them
+    billing_mode: str = "on-demand"  # how the rental is metered: on-demand, spot or monthly
     platform: Platform | None = None
     key: Any = None
     host: Host | None = None
@@ -96,8 +97,10 @@ class FirstRentalWizard(QWizard):
             try:  # a retry after a failure must not start a second meter
                 if self.state.rental is None:
                     self.state.rental = ledger.start_rental(rental)
-                if self.state.budget is None:
-                    self.state.budget = ledger.set_budget(budget)
+                if self.state.budget is None:  # None: keep the existing budget, as asked
+                    self.state.budget = (
+                        ledger.set_budget(budget) if budget else self.budget_page.existing
+                    )
             except UserError as exc:
                 self.budget_page.notice.setText(str(exc))
                 return

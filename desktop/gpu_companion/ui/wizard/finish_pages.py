@@ -4,10 +4,11 @@ start the ledger's meter."""
 from __future__ import annotations
 
 from dataclasses import replace
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
     QFormLayout,
     QLineEdit,
@@ -16,8 +17,19 @@ from PySide6.QtWidgets import (
     QVBoxLayout,
 )
 
-from gpu_companion.core.hosts.registry import CURRENCIES
+from gpu_companion.core.common.money import (
+    CURRENCIES,
+    format_amount,
+    format_money,
+    instance_rate,
+    rate_derivation,
+    sentence,
+    to_minor,
+)
 from gpu_companion.core.selfcheck.check import SelfCheckOptions
+from gpu_companion.core.spend.budgets import Budget
+from gpu_companion.core.spend.metering import planned_cost
+from gpu_companion.ui.common.money_input import parse_user_amount
 from gpu_companion.ui.common.selfcheck_view import SelfCheckView
 from gpu_companion.ui.wizard.plan_pages import WizardPage
 from gpu_companion.ui.wizard.services import NOT_YET, BudgetPlan, RentalPlan
@@ -80,6 +92,9 @@ class SelfCheckPage(WizardPage):
         return not self.view.running
 
 
+MODE_WORDS = {"on-demand": "on demand", "spot": "on spot", "monthly": "on a monthly plan"}
+
+
 class BudgetPage(WizardPage):
     def __init__(self) -> None:
         super().__init__()
@@ -109,14 +124,22 @@ class BudgetPage(WizardPage):
         form.addRow("Currency", self.currency)
         form.addRow("Planned runtime", self.hours)
         form.addRow("Alert when the GPU is idle for", self.idle)
+        self.replace_budget = QCheckBox()
+        self.replace_budget.setObjectName("replaceBudget")
+        self.replace_budget.hide()
+        self.rate_note = self.note(name="rentalRate")
         self.summary = self.note(name="budgetSummary")
         self.notice = self.note(name="ledgerNotice")
+        self.existing: Budget | None = None  # the budget Finish would replace
         lay.addLayout(form)
+        lay.addWidget(self.replace_budget)
+        lay.addWidget(self.rate_note)
         lay.addWidget(self.summary)
         lay.addWidget(self.notice)
         lay.addStretch(1)
         for signal in (self.budget.textChanged, self.hours.valueChanged):
             signal.connect(self.update_summary)
+        self.currency.currentIndexChanged.connect(self._check_existing)
 
     def initializePage(self) -> None:  # noqa: N802
         prices = self.wiz().state.prices
@@ -124,37 +147,95 @@ class BudgetPage(WizardPage):
             self.currency.setCurrentText(prices.currency)
         if self.wiz().services.ledger is None:
             self.notice.setText(NOT_YET["ledger"])
+        self._check_existing()
+
+    def _check_existing(self) -> None:
+        """Ask before Finish replaces a monthly budget the user already set for the platform."""
+        ledger, host = self.wiz().services.ledger, self.wiz().state.host
+        plan = BudgetPlan(host.platform_id if host else None, Decimal(0), self.currency_code())
+        self.existing = ledger.existing_budget(plan) if ledger and host else None
+        if self.existing is not None:
+            old = format_money(self.existing.amount_minor, self.existing.currency)
+            self.replace_budget.setText(
+                f"Replace the monthly budget of {old} already set for {self.existing.scope} "
+                "with this one (unticked, that budget stays as it is)"
+            )
+            self.replace_budget.setChecked(False)
+        self.replace_budget.setVisible(self.existing is not None)
         self.update_summary()
 
+    def currency_code(self) -> str:
+        return self.currency.currentText()
+
+    def gpu_count(self) -> int:
+        host = self.wiz().state.host
+        return host.gpu_count if host is not None and host.gpu_count > 0 else 1
+
+    def per_gpu_rate(self) -> Decimal | None:
+        """The price per GPU of the billing mode chosen on the billing page."""
+        state = self.wiz().state
+        prices = state.prices
+        if prices is None:
+            return None
+        if state.billing_mode == "spot":
+            return prices.spot_per_hour
+        if state.billing_mode == "monthly":
+            return prices.monthly_price
+        return prices.on_demand_per_hour
+
     def rate(self) -> Decimal | None:
+        """The instance's rate: the per-GPU price times the GPUs rented."""
+        per_gpu = self.per_gpu_rate()
+        return None if per_gpu is None else instance_rate(per_gpu, self.gpu_count())
+
+    def rate_currency(self) -> str:
         prices = self.wiz().state.prices
-        return prices.on_demand_per_hour if prices else None
+        return prices.currency if prices is not None else self.currency_code()
 
     def amount(self) -> Decimal | None:
+        value, _ = self._amount()
+        return value
+
+    def _amount(self) -> tuple[Decimal | None, str]:
         try:
-            value = Decimal(self.budget.text().strip().replace(",", ""))
-        except InvalidOperation:
-            return None
-        return value if value.is_finite() and value > 0 else None
+            value = parse_user_amount(self.budget.text(), "the budget")
+        except ValueError as exc:
+            return None, sentence(exc)
+        if value <= 0:
+            return None, "Enter the budget as a number above 0, e.g. 50."
+        return value, ""
 
     def update_summary(self) -> None:
-        amount, rate = self.amount(), self.rate()
-        if amount is None:
-            self.summary.setText("Enter the budget as a number above 0, e.g. 50.")
-        elif rate is not None:
-            cost = (rate * self.hours.value()).quantize(Decimal("0.01"))
-            share = cost / amount
-            self.summary.setText(
-                f"{self.hours.value()} h on demand at {rate:.2f}/h ≈ {cost} "
-                f"{self.currency.currentText()}, {share:.0%} of this budget."
+        state = self.wiz().state
+        (amount, error), per_gpu, rate = self._amount(), self.per_gpu_rate(), self.rate()
+        mode, cur = state.billing_mode, self.rate_currency()
+        unit = "month" if mode == "monthly" else "h"
+        if per_gpu is not None and rate is not None:
+            count = self.gpu_count()
+            shown = (
+                rate_derivation(per_gpu, count, cur, unit)
+                if count > 1
+                else f"{format_amount(rate, cur)}/{unit}"
             )
+            self.rate_note.setText(f"Metered {MODE_WORDS.get(mode, mode)} at {shown}.")
+        if amount is None:
+            self.summary.setText(error)
+        elif rate is not None:
+            granularity = state.platform.billing_granularity if state.platform else "second"
+            hours = self.hours.value()
+            cost = planned_cost(rate, cur, mode, granularity, hours)
+            text = f"{hours} h {MODE_WORDS.get(mode, mode)} ≈ {format_money(cost, cur)}"
+            if cur == self.currency_code():
+                text += f", {Decimal(cost) / to_minor(amount, cur):.0%} of this budget"
+            self.summary.setText(text + ".")
         self.completeChanged.emit()
 
     def isComplete(self) -> bool:  # noqa: N802
         return self.amount() is not None
 
-    def plans(self) -> tuple[RentalPlan, BudgetPlan] | None:
-        """What the ledger gets at Finish; None when no host was saved."""
+    def plans(self) -> tuple[RentalPlan, BudgetPlan | None] | None:
+        """What the ledger gets at Finish (no budget when the existing one is kept); None when
+        no host was saved."""
         state, amount = self.wiz().state, self.amount()
         host = state.host
         if host is None or host.id is None or amount is None:
@@ -164,12 +245,13 @@ class BudgetPage(WizardPage):
             platform_id=host.platform_id,
             gpu_model=host.gpu_model,
             gpu_count=host.gpu_count,
-            billing_mode="on-demand",
+            billing_mode=state.billing_mode,
             rate=self.rate() or Decimal(0),
-            currency=self.currency.currentText(),
+            currency=self.rate_currency(),
             granularity=state.platform.billing_granularity if state.platform else "second",
             planned_hours=Decimal(self.hours.value()),
             idle_alert_minutes=self.idle.value(),
         )
-        budget = BudgetPlan(host.platform_id, amount, self.currency.currentText())
+        keep = self.existing is not None and not self.replace_budget.isChecked()
+        budget = None if keep else BudgetPlan(host.platform_id, amount, self.currency_code())
         return rental, budget

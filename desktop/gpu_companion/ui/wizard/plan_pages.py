@@ -3,7 +3,9 @@ the billing mode with its break-even points. All arithmetic is core's; these pag
 
 from __future__ import annotations
 
+import json
 from decimal import Decimal
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtWidgets import (
@@ -14,6 +16,7 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QLineEdit,
+    QPushButton,
     QSpinBox,
     QTableView,
     QTextBrowser,
@@ -23,7 +26,7 @@ from PySide6.QtWidgets import (
 )
 
 from gpu_companion.core.common.errors import UserError
-from gpu_companion.core.hosts.registry import CURRENCIES
+from gpu_companion.core.common.money import CURRENCIES
 from gpu_companion.core.planning.billing import (
     BillingAdvice,
     PurchaseOption,
@@ -31,18 +34,31 @@ from gpu_companion.core.planning.billing import (
     UsagePlan,
     advise,
 )
-from gpu_companion.core.planning.catalogue import JobCost, explain_int8_tops, load_catalogue
+from gpu_companion.core.planning.catalogue import (
+    GpuSpec,
+    JobCost,
+    PriceRange,
+    explain_int8_tops,
+    load_catalogue,
+)
 from gpu_companion.core.planning.estimate import (
+    SERVE_CONTEXT,
+    TRAIN_CONTEXT,
     EstimateRequest,
     MemoryLine,
     Precision,
     Task,
+    Verdict,
+    checkpointing_tip,
+    estimate,
     estimate_memory,
     fit_verdict,
     job_hours,
+    vendor_note,
 )
-from gpu_companion.core.planning.model_shapes import MODEL_PRESETS
+from gpu_companion.core.planning.model_shapes import MODEL_PRESETS, ModelArch, model_from_config
 from gpu_companion.ui.common.models import RowTableModel
+from gpu_companion.ui.common.money_input import parse_user_amount
 
 if TYPE_CHECKING:
     from gpu_companion.ui.wizard import FirstRentalWizard
@@ -52,6 +68,7 @@ TASK_LABELS = {
     Task.LORA: "LoRA fine-tune",
     Task.QLORA_8BIT: "QLoRA fine-tune, 8-bit base",
     Task.QLORA_4BIT: "QLoRA fine-tune, 4-bit base",
+    Task.QLORA_2BIT: "QLoRA fine-tune, 2-bit base",
     Task.FULL_MIXED: "Full fine-tune, Adam in mixed precision",
     Task.FULL_BF16: "Full fine-tune, pure bf16",
 }
@@ -79,6 +96,11 @@ class WizardPage(QWizardPage):
         return label
 
 
+def _model_label(arch: ModelArch) -> str:
+    moe = f", MoE {arch.active_params / 1e9:.1f} B active" if arch.is_moe else ""
+    return f"{arch.name} ({arch.params / 1e9:.1f} B params{moe})"
+
+
 def _spin(low: int, high: int, value: int, suffix: str = "") -> QSpinBox:
     box = QSpinBox()
     box.setRange(low, high)
@@ -103,9 +125,14 @@ class TaskPage(WizardPage):
             self.task.addItem(label, task.value)
         self.model = QComboBox()
         self.model.setObjectName("model")
+        self.models: dict[str, ModelArch] = dict(MODEL_PRESETS)
         for key, arch in MODEL_PRESETS.items():
-            self.model.addItem(f"{arch.name} ({arch.params / 1e9:.1f} B params)", key)
+            self.model.addItem(_model_label(arch), key)
         self.model.setCurrentIndex(self.model.findData("qwen2.5-7b"))
+        self.config_button = QPushButton("Load config.json…")
+        self.config_button.setObjectName("loadConfig")
+        self.config_button.clicked.connect(self._pick_config)
+        self.config_note = self.note(name="configNote")
         self.precision = QComboBox()
         self.precision.setObjectName("precision")
         self.context = _spin(128, 1 << 20, 4096, " tokens")
@@ -114,17 +141,27 @@ class TaskPage(WizardPage):
         self.batch.setObjectName("batch")
         self.lora_rank = _spin(1, 4096, 16)
         self.checkpointing = QCheckBox("Gradient checkpointing (less memory, ~30% slower)")
+        self.checkpointing.setChecked(True)  # PEFT's QLoRA preparation and LLaMA-Factory do
         self.tokens = _spin(1, 1_000_000, 100, " million tokens")
         self.tokens.setObjectName("tokens")
         self.tokens.setToolTip("Tokens to train on (all epochs) or to generate: sets job hours.")
         form.addRow("Task", self.task)
         form.addRow("Model", self.model)
+        form.addRow("", self.config_button)
+        form.addRow("", self.config_note)
         form.addRow("Weights stored as", self.precision)
         form.addRow("Context length", self.context)
         form.addRow("Batch or users at once", self.batch)
         form.addRow("LoRA rank", self.lora_rank)
         form.addRow("", self.checkpointing)
         form.addRow("Size of the job", self.tokens)
+        self.answer_tokens = _spin(1, 1 << 20, 500, " tokens")
+        self.answer_tokens.setObjectName("answerTokens")
+        self.target_seconds = _spin(0, 3600, 0, " s")
+        self.target_seconds.setObjectName("targetSeconds")
+        self.target_seconds.setSpecialValueText("no target")
+        form.addRow("Serving: one answer is", self.answer_tokens)
+        form.addRow("Serving: answer within", self.target_seconds)
         self.task.currentIndexChanged.connect(self._task_changed)
         self._task_changed()
 
@@ -142,6 +179,35 @@ class TaskPage(WizardPage):
         self.precision.setCurrentIndex(max(self.precision.findData(keep), 0))
         self.lora_rank.setEnabled(task.uses_lora)
         self.checkpointing.setEnabled(task is not Task.INFERENCE)
+        self.answer_tokens.setEnabled(task is Task.INFERENCE)
+        self.target_seconds.setEnabled(task is Task.INFERENCE)
+        swap = {TRAIN_CONTEXT: SERVE_CONTEXT} if task is Task.INFERENCE else {}
+        swap = swap or {SERVE_CONTEXT: TRAIN_CONTEXT}
+        self.context.setValue(swap.get(self.context.value(), self.context.value()))
+
+    def _pick_config(self) -> None:
+        from PySide6.QtWidgets import QFileDialog
+
+        path, _ = QFileDialog.getOpenFileName(self, "A model's config.json", "", "JSON (*.json)")
+        if path:
+            self.load_config(Path(path))
+
+    def load_config(self, path: Path) -> None:
+        """Add the model a Hugging Face config.json describes and select it; say why if not."""
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            if not isinstance(data, dict):
+                raise UserError(f"{path.name} is not a config.json object.")
+            arch = model_from_config(data, name=path.parent.name)
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError, UserError) as exc:
+            self.config_note.setText(f"Could not use {path}: {exc}")
+            return
+        key = f"config:{path}"
+        self.models[key] = arch
+        if self.model.findData(key) < 0:
+            self.model.addItem(_model_label(arch), key)
+        self.model.setCurrentIndex(self.model.findData(key))
+        self.config_note.setText(f"From {path}: {_model_label(arch)}.")
 
     def selected_task(self) -> Task:
         return Task(self.task.currentData())
@@ -149,7 +215,7 @@ class TaskPage(WizardPage):
     def request(self) -> EstimateRequest:
         task, precision = self.selected_task(), self.precision.currentData()
         return EstimateRequest(
-            model=MODEL_PRESETS[self.model.currentData()],
+            model=self.models[self.model.currentData()],
             task=task,
             precision=Precision(precision) if precision else None,
             context_tokens=self.context.value(),
@@ -181,8 +247,11 @@ class EstimatePage(WizardPage):
         self.table.horizontalHeader().setStretchLastSection(True)
         self.error = self.note(name="estimateError")
         self.error.setStyleSheet("color: #c53030;")
+        self.tip = self.note(name="checkpointingTip")
+        self.tip.setStyleSheet("color: #2b6cb0;")
         lay.addWidget(self.total)
         lay.addWidget(self.table)
+        lay.addWidget(self.tip)
         lay.addWidget(self.error)
 
     def initializePage(self) -> None:  # noqa: N802
@@ -195,6 +264,7 @@ class EstimatePage(WizardPage):
             self.error.setText(str(exc))
             self.model.set_rows([])
             self.total.clear()
+            self.tip.clear()
         else:
             mem = state.memory
             self.model.set_rows(list(mem.lines))
@@ -203,6 +273,8 @@ class EstimatePage(WizardPage):
                 f"({mem.params / 1e9:.2f} B params, weights in {mem.precision.value}). Pick a "
                 "card with more memory than that; the next page lists the ones that fit."
             )
+            tip = checkpointing_tip(mem, load_catalogue().cards)
+            self.tip.setText(tip.text if tip else "")
         self.completeChanged.emit()
 
     def isComplete(self) -> bool:  # noqa: N802
@@ -214,13 +286,13 @@ class GpuPage(WizardPage):
         super().__init__()
         self.setTitle("Choose the GPU")
         self.setSubTitle(
-            "Cards that fit, cheapest job first: hours from the estimate × the "
-            "card's typical hourly price range."
+            "Cards that fit, cheapest job first: hours from the estimate × the card's typical "
+            "hourly price range (or yours). * not NVIDIA: the monitor and self-check do not apply."
         )
         lay = QVBoxLayout(self)
         self.model: RowTableModel[JobCost] = RowTableModel(
             [
-                ("Card", lambda j: j.card.name),
+                ("Card", lambda j: j.card.name + ("" if j.card.runs_nvidia_smi else " *")),
                 ("VRAM", lambda j: f"{j.card.vram_gb} GB"),
                 ("BF16/FP16 TFLOPS", lambda j: f"{j.card.bf16_tflops or j.card.fp16_tflops:g}"),
                 ("Bandwidth", lambda j: f"{j.card.bandwidth_gb_s:,g} GB/s"),
@@ -240,8 +312,23 @@ class GpuPage(WizardPage):
         self.table.selectionModel().selectionChanged.connect(self._selected)
         self.verdict = self.note(name="fitVerdict")
         self.int8 = self.note(name="int8Explanation")
+        self.prices: dict[str, PriceRange] = {}
+        price_row = QWidget()
+        price_form = QFormLayout(price_row)
+        price_form.setContentsMargins(0, 0, 0, 0)
+        self.own_price = QLineEdit()
+        self.own_price.setObjectName("ownPrice")
+        self.own_price.setPlaceholderText("the catalogue's typical range")
+        self.own_currency = QComboBox()
+        self.own_currency.addItems(list(CURRENCIES))
+        self.own_price.editingFinished.connect(self.apply_own_price)
+        price_form.addRow("Your price per GPU-hour for the selected card", self.own_price)
+        price_form.addRow("Currency", self.own_currency)
+        self.price_note = self.note(name="ownPriceNote")
         lay.addWidget(self.table)
         lay.addWidget(self.verdict)
+        lay.addWidget(price_row)
+        lay.addWidget(self.price_note)
         lay.addWidget(self.int8)
 
     def initializePage(self) -> None:  # noqa: N802
@@ -249,7 +336,9 @@ class GpuPage(WizardPage):
         mem = state.memory
         assert mem is not None
         tokens = self.wiz().task_page.tokens.value() * 1_000_000
-        ranked = load_catalogue().rank_by_job_cost(lambda card: job_hours(mem, card, tokens))
+        ranked = load_catalogue().rank_by_job_cost(
+            lambda card: job_hours(mem, card, tokens), self.prices
+        )
         keep = state.card.id if state.card else None
         self.model.set_rows(ranked)
         ids = [job.card.id for job in ranked]
@@ -272,9 +361,53 @@ class GpuPage(WizardPage):
         state = self.wiz().state
         state.card = self.model.row(rows[0].row()).card if rows else None
         if state.card is not None and state.memory is not None:
-            self.verdict.setText(fit_verdict(state.memory, state.card).text)
+            self.verdict.setText(" ".join(v.text for v in self._verdicts(state.card)))
             self.int8.setText(explain_int8_tops(state.card))
+            own = self.prices.get(state.card.id)
+            self.own_price.setText(f"{own.low}" if own else "")
+            if own:
+                self.own_currency.setCurrentText(own.currency)
         self.completeChanged.emit()
+
+    def _verdicts(self, card: GpuSpec) -> list[Verdict]:
+        """Fit, and for serving with a time target the answer's time on this card."""
+        task = self.wiz().task_page
+        mem = self.wiz().state.memory
+        assert mem is not None
+        target = task.target_seconds.value()
+        vendor = vendor_note(card)
+        note = [] if vendor is None else [vendor]
+        if mem.request.task is not Task.INFERENCE or not target:
+            return [fit_verdict(mem, card), *note]
+        try:
+            result = estimate(
+                mem.request, card, output_tokens=task.answer_tokens.value(), target_seconds=target
+            )
+        except UserError as exc:
+            return [fit_verdict(mem, card), Verdict(False, str(exc))]
+        return [result.verdicts[0], result.verdicts[-1], *note]
+
+    def apply_own_price(self) -> None:
+        """Rank again with the user's hourly price for the selected card (empty: catalogue's)."""
+        card = self.wiz().state.card
+        if card is None:
+            return
+        text = self.own_price.text().strip()
+        if not text:
+            self.prices.pop(card.id, None)
+            self.price_note.clear()
+        else:
+            try:
+                price = parse_user_amount(text, "the price")
+                if not price > 0:
+                    raise ValueError("the price must be above 0")
+            except ValueError as exc:
+                self.price_note.setText(f"Not used: {exc}.")
+                return
+            currency = self.own_currency.currentText()
+            self.prices[card.id] = PriceRange(price, price, currency)
+            self.price_note.setText(f"Ranked with your {currency} {price}/h for the {card.name}.")
+        self.initializePage()
 
     def isComplete(self) -> bool:  # noqa: N802
         return self.wiz().state.card is not None
@@ -292,15 +425,16 @@ class BillingPage(WizardPage):
         form_box = QWidget()
         form = QFormLayout(form_box)
         self.fields: dict[str, QLineEdit] = {}
+        self.labels: dict[str, str] = {}
         self.currency = QComboBox()
         self.currency.addItems(list(CURRENCIES))
         form.addRow("Currency", self.currency)
         for name, label, value in (
             ("hours_per_week", "GPU hours per week", "20"),
             ("weeks", "For how many weeks", "4"),
-            ("on_demand", "On-demand price per hour", ""),
-            ("spot", "Spot price per hour (optional)", ""),
-            ("monthly", "Monthly plan price (optional)", ""),
+            ("on_demand", "On-demand price per GPU-hour", ""),
+            ("spot", "Spot price per GPU-hour (optional)", ""),
+            ("monthly", "Monthly plan price per GPU (optional)", ""),
             ("card_price", "Buying: card price (optional)", ""),
             ("power_w", "Buying: power draw, W", ""),
             ("electricity", "Buying: electricity per kWh", "0.25"),
@@ -308,9 +442,13 @@ class BillingPage(WizardPage):
             edit = QLineEdit(value)
             edit.setObjectName(name)
             edit.textChanged.connect(self.recompute)
-            self.fields[name] = edit
+            self.fields[name], self.labels[name] = edit, label
             form.addRow(label, edit)
         self.currency.currentIndexChanged.connect(self.recompute)
+        self.rent_as = QComboBox()
+        self.rent_as.setObjectName("rentAs")
+        self.rent_as.currentIndexChanged.connect(self._rent_as_changed)
+        form.addRow("Meter this rental as", self.rent_as)
         self.result = QTextBrowser()
         self.result.setObjectName("billingAdvice")
         outer.addWidget(form_box)
@@ -321,30 +459,36 @@ class BillingPage(WizardPage):
         card = self.wiz().state.card
         if card is not None and card.id != self.wiz().state.priced_card:
             self.wiz().state.priced_card = card.id
-            mid = (card.price.low + card.price.high) / 2
+            price = self.wiz().gpu_page.prices.get(card.id, card.price)
+            mid = (price.low + price.high) / 2
             self.fields["on_demand"].setText(f"{mid:.2f}")
             self.fields["power_w"].setText(str(card.tdp_w))
-            self.currency.setCurrentText(card.price.currency)
+            self.currency.setCurrentText(price.currency)
         self.recompute()
 
     def text(self, name: str) -> str:
         return self.fields[name].text().strip()
+
+    def number(self, name: str, default: str | None = None) -> Decimal | None:
+        """A field read in the user's locale ("0,39" is 0.39); None when empty and no default."""
+        text = self.text(name) or default
+        return None if text is None else parse_user_amount(text, f"'{self.labels[name]}'")
 
     def recompute(self) -> None:
         try:
             plan = UsagePlan.from_weeks(self.text("hours_per_week"), self.text("weeks"))
             prices = RentalPrices(
                 self.currency.currentText(),
-                Decimal(self.text("on_demand") or "0"),
-                Decimal(self.text("spot")) if self.text("spot") else None,
-                Decimal(self.text("monthly")) if self.text("monthly") else None,
+                self.number("on_demand", "0") or Decimal(0),
+                self.number("spot"),
+                self.number("monthly"),
             )
             buy = None
             if self.text("card_price"):
                 buy = PurchaseOption(
-                    Decimal(self.text("card_price")),
-                    Decimal(self.text("power_w") or "0"),
-                    Decimal(self.text("electricity") or "0"),
+                    self.number("card_price") or Decimal(0),
+                    self.number("power_w", "0") or Decimal(0),
+                    self.number("electricity", "0") or Decimal(0),
                 )
             advice = advise(plan, prices, buy, first_run=True)
         except (UserError, ArithmeticError, ValueError) as exc:
@@ -355,7 +499,31 @@ class BillingPage(WizardPage):
             self.advice_ok = True
             self.wiz().state.advice, self.wiz().state.prices = advice, prices
             self.result.setHtml(_advice_html(advice))
+        self._offer_modes()
         self.completeChanged.emit()
+
+    def _offer_modes(self) -> None:
+        """The billing modes priced above; the one chosen is how the ledger meters the rental."""
+        prices = self.wiz().state.prices
+        modes = [("on-demand", "On demand (per hour)")]
+        if prices is not None and prices.spot_per_hour is not None:
+            modes.append(("spot", "Spot (per hour, interruptible)"))
+        if prices is not None and prices.monthly_price is not None:
+            modes.append(("monthly", "Monthly plan (per 30 days)"))
+        if prices is None:
+            return  # a typo in a price: keep the choice until the prices read again
+        state = self.wiz().state
+        if state.billing_mode not in [key for key, _ in modes]:
+            state.billing_mode = "on-demand"
+        self.rent_as.blockSignals(True)
+        self.rent_as.clear()
+        for key, text in modes:
+            self.rent_as.addItem(text, key)
+        self.rent_as.setCurrentIndex(self.rent_as.findData(state.billing_mode))
+        self.rent_as.blockSignals(False)
+
+    def _rent_as_changed(self) -> None:
+        self.wiz().state.billing_mode = self.rent_as.currentData() or "on-demand"
 
     def isComplete(self) -> bool:  # noqa: N802
         return self.advice_ok

@@ -54,7 +54,7 @@ class RentalPlan:
     gpu_model: str
     gpu_count: int
     billing_mode: str  # "on-demand", "spot", "monthly"
-    rate: Decimal  # per hour (per month for "monthly")
+    rate: Decimal  # per instance-hour, all GPUs (per month for "monthly")
     currency: str
     granularity: str  # the platform's: "second", "minute", "hour"
     planned_hours: Decimal
@@ -77,6 +77,8 @@ class LedgerService(Protocol):
     def start_rental(self, plan: RentalPlan) -> Any: ...
 
     def set_budget(self, plan: BudgetPlan) -> Any: ...
+
+    def existing_budget(self, plan: BudgetPlan) -> Budget | None: ...
 
 
 @dataclass(frozen=True)
@@ -121,6 +123,11 @@ class SpendLedgerService:
             granularity=plan.granularity,
             max_runtime=timedelta(hours=float(plan.planned_hours)) if plan.planned_hours else None,
         )
+
+    def existing_budget(self, plan: BudgetPlan) -> Budget | None:
+        """The budget `set_budget(plan)` would replace (the wizard asks first)."""
+        period = self.PERIODS.get(plan.period, plan.period)
+        return self.budgets.find(period, plan.currency, plan.platform_id)
 
     def set_budget(self, plan: BudgetPlan) -> Budget:
         return self.budgets.set_budget(

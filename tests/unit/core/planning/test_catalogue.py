@@ -19,7 +19,7 @@ import pytest
 
 from gpu_companion.core.common.errors import ValidationError
 from gpu_companion.core.planning.catalogue import (
-    KNOWN_VRAM_GB,
+    VRAM_RANGE_GB,
     CatalogueError,
     GpuSpec,
     PriceRange,
@@ -45,6 +45,13 @@ REQUIRED = {
     "rtx-4090",
     "rtx-3090",
     "rtx-5090",
+    # the cards renters meet beyond the first fifteen
+    "b200-sxm",
+    "h100-nvl",
+    "h20",
+    "a40",
+    "rtx-4000-ada",
+    "mi300x",
 }
 CARDS = load_catalogue().cards
 
@@ -57,13 +64,14 @@ def _raw() -> dict[str, Any]:
 
 def test_the_catalogue_ships_as_package_data_with_every_required_card() -> None:
     assert {card.id for card in CARDS} >= REQUIRED
-    assert len(CARDS) >= 15
+    assert len(CARDS) >= 21
     assert load_catalogue() is load_catalogue()  # parsed once
 
 
 @pytest.mark.parametrize("card", CARDS, ids=lambda card: card.id)
 def test_every_card_has_units_in_range_and_a_source(card: GpuSpec) -> None:
-    assert card.vram_gb in KNOWN_VRAM_GB
+    assert VRAM_RANGE_GB[0] <= card.vram_gb <= VRAM_RANGE_GB[1]
+    assert 5 <= card.bandwidth_gb_s / card.vram_gb <= 120
     assert card.bf16_tflops is None or 8 <= card.bf16_tflops <= 2500
     assert 8 <= card.fp16_tflops <= 2500
     assert 1 <= card.fp32_tflops <= 200
@@ -95,6 +103,12 @@ def test_every_card_has_units_in_range_and_a_source(card: GpuSpec) -> None:
         ("rtx-4090", 165.2, 660.6, 1008),  # Ada whitepaper: FP32-accumulate 165.2 | 330.4*
         ("rtx-3090", 71, 284, 936),  # GA102 whitepaper: FP32-accumulate 71 | 142*
         ("rtx-5090", 209.5, 838, 1792),  # RTX Blackwell whitepaper
+        ("b200-sxm", 4500 / 2, 9000 / 2, 8000),  # HGX B200 per GPU: BF16 4.5 PF*, INT8 9 PO*
+        ("h100-nvl", 1671 / 2, 3341 / 2, 3900),  # H100 datasheet, NVL column (sparse *)
+        ("h20", 148, 296, 4000),  # reported dense figures; no public NVIDIA datasheet
+        ("a40", 149.7, 299.3, 696),  # A40 datasheet "149.7 | 299.4*", INT8 "299.3 | 598.6*"
+        ("rtx-4000-ada", 306.8 / 4, 306.8 / 2, 360),  # "306.8 TFLOPS" is FP8 sparse
+        ("mi300x", 1307.4, 2614.9, 5300),  # AMD MI300X data sheet, dense
     ],
 )
 def test_datasheet_spot_checks(card_id: str, bf16: float, int8: float, bandwidth: float) -> None:
@@ -122,6 +136,35 @@ def test_volta_and_turing_have_no_bf16_and_fall_back_to_fp16() -> None:
     assert catalogue.get("t4").matmul_tflops("fp32") == (8.1, "8.1 FP32 TFLOPS (non-tensor)")
 
 
+def test_cards_of_the_sizes_the_old_check_called_typos_load() -> None:
+    # 20, 94, 96, 180 and 192 GB are real cards; the check is a range, not a list of sizes.
+    sizes = {card.id: card.vram_gb for card in CARDS}
+    assert sizes["rtx-4000-ada"] == 20 and sizes["h100-nvl"] == 94 and sizes["h20"] == 96
+    assert sizes["b200-sxm"] == 180 and sizes["mi300x"] == 192
+    twelve = copy.deepcopy(_raw()["cards"][0])
+    twelve.update(id="rtx-3060", vram_gb=12, bandwidth_gb_s=360)
+    data = _raw()
+    data["cards"] = [twelve]
+    assert parse_catalogue(data).get("rtx-3060").vram_gb == 12
+
+
+def test_non_nvidia_cards_are_marked() -> None:
+    card = load_catalogue().get("MI300X")
+    assert card.vendor == "AMD" and not card.runs_nvidia_smi
+    assert card.interconnect == "Infinity Fabric 896 GB/s + PCIe Gen5 x16"
+    assert all(c.runs_nvidia_smi for c in CARDS if c.id != "mi300x")
+
+
+def test_link_bandwidth_per_direction() -> None:
+    catalogue = load_catalogue()
+    # SXM: half the NVLink total to any number of GPUs; bridged pairs only for two cards.
+    assert catalogue.get("h100-sxm").link_bandwidth(8) == (450, "NVLink (half of 900 GB/s)")
+    assert catalogue.get("rtx-3090").link_bandwidth(2)[0] == 56.25
+    assert catalogue.get("rtx-3090").link_bandwidth(4) == (32, "PCIe Gen4 x16")
+    assert catalogue.get("rtx-4090").link_bandwidth(2) == (32, "PCIe Gen4 x16")
+    assert catalogue.get("rtx-5090").link_bandwidth(8) == (64, "PCIe Gen5 x16")
+
+
 def test_interconnect_in_words() -> None:
     catalogue = load_catalogue()
     assert catalogue.get("h100-sxm").interconnect == "NVLink 900 GB/s + PCIe Gen5 x16"
@@ -141,8 +184,8 @@ def test_lookup_by_id_or_name_as_people_type_it() -> None:
 def test_cards_that_fit() -> None:
     fit = cards_that_fit(70)
     assert [card.vram_gb for card in fit] == sorted(card.vram_gb for card in fit)
-    assert {card.vram_gb for card in fit} == {80, 141}
-    assert fit[-1].id == "h200-sxm"
+    assert {card.vram_gb for card in fit} == {80, 94, 96, 141, 180, 192}
+    assert fit[-1].id == "mi300x"
     assert len(cards_that_fit(16)) == len(CARDS)
     assert cards_that_fit(500) == []
 
@@ -151,7 +194,7 @@ def test_rank_by_job_cost_uses_decimal_prices_and_user_overrides() -> None:
     catalogue = load_catalogue()
     # A 10-hour job on every card with at least 48 GB, else it does not fit.
     ranked = catalogue.rank_by_job_cost(lambda card: 10 if card.vram_gb >= 48 else None)
-    assert {job.card.vram_gb for job in ranked} <= {48, 80, 141}
+    assert {job.card.vram_gb for job in ranked} == {c.vram_gb for c in CARDS if c.vram_gb >= 48}
     cheapest = ranked[0]
     assert cheapest.hours == Decimal("10.00")
     assert cheapest.low == cheapest.card.price.low * 10
@@ -184,7 +227,12 @@ def _broken(change: Any) -> dict[str, Any]:
         (lambda c: c.update(bf16_tflops=5000), "bf16_tflops = 5000, outside 8-2500"),
         (lambda c: c.update(bandwidth_gb_s=4.8), "bandwidth_gb_s"),
         (lambda c: c.update(vram_gb=14.1), "vram_gb"),
+        (lambda c: c.update(vram_gb=1410), "vram_gb = 1410: expected whole GB from 4 to 512"),
+        (lambda c: c.update(vram_gb=2), "vram_gb"),
         (lambda c: c.update(vram_gb=True), "vram_gb"),
+        (lambda c: c.update(bandwidth_gb_s=480), "off by a factor of ten"),
+        (lambda c: c.update(vendor="Voodoo"), "vendor"),
+        (lambda c: c.update(form_factor="mxm"), "form_factor"),
         (lambda c: c.update(sources=[]), "no datasheet source"),
         (lambda c: c.update(sources=[{"name": "x", "url": "http://x"}]), "source"),
         (lambda c: c.update(price_usd_per_hour={"low": "5", "high": "2"}), "price"),

@@ -29,6 +29,7 @@ from gpu_companion.core.planning.estimate import (
     LoraTargets,
     Precision,
     Task,
+    checkpointing_suggestion,
     estimate,
     estimate_memory,
     estimate_throughput,
@@ -199,7 +200,7 @@ def test_training_activations_follow_the_stated_formula() -> None:
     # no checkpointing: 24 layers x 512 x 25,088 x 2 = 616,562,688
     # logits: 512 x 151,936 x (2 + 4) = 466,747,392 -> 1,083,310,080
     m = get_model("qwen2.5-0.5b")
-    req = EstimateRequest(m, task=Task.LORA, context_tokens=512)
+    req = EstimateRequest(m, task=Task.LORA, context_tokens=512, gradient_checkpointing=False)
     assert estimate_memory(req).line("activations").bytes == 1_083_310_080
     # checkpointing: 24 x 512 x 896 x 2 = 22,020,096 + one layer 512 x 25,088 x 2 = 25,690,112
     # + logits 466,747,392 = 514,457,600
@@ -237,7 +238,11 @@ def test_decode_bound_and_prefill_time_on_a_card() -> None:
 def test_training_speed_uses_6n_or_4n_flops_per_token() -> None:
     # Full fine-tune of Qwen2.5 0.5B on an H100 SXM: 989.5e12 x 0.4 / (6 x 494,032,768) = 133,529/s.
     card = load_catalogue().get("h100-sxm")
-    full = estimate_memory(EstimateRequest(get_model("qwen2.5-0.5b"), task=Task.FULL_MIXED))
+    full = estimate_memory(
+        EstimateRequest(
+            get_model("qwen2.5-0.5b"), task=Task.FULL_MIXED, gradient_checkpointing=False
+        )
+    )
     assert estimate_throughput(full, card).train_tokens_per_s == pytest.approx(
         989.5e12 * 0.4 / (6 * 494_032_768)
     )
@@ -274,7 +279,12 @@ def test_estimate_combines_fit_and_latency_verdicts() -> None:
 
 
 def test_fit_verdict_says_what_to_change() -> None:
-    req = EstimateRequest(get_model("llama-3.1-8b"), task=Task.LORA, context_tokens=2048)
+    req = EstimateRequest(
+        get_model("llama-3.1-8b"),
+        task=Task.LORA,
+        context_tokens=2048,
+        gradient_checkpointing=False,
+    )
     verdict = fit_verdict(estimate_memory(req), load_catalogue().get("rtx-4090"))
     assert not verdict.ok
     assert "does not fit" in verdict.text
@@ -283,7 +293,14 @@ def test_fit_verdict_says_what_to_change() -> None:
 
 def test_job_hours_for_ranking_cards_by_cost() -> None:
     catalogue = load_catalogue()
-    mem = estimate_memory(EstimateRequest(get_model("qwen2.5-7b"), task=Task.QLORA_4BIT))
+    mem = estimate_memory(
+        EstimateRequest(
+            get_model("qwen2.5-7b"),
+            task=Task.QLORA_4BIT,
+            context_tokens=4096,
+            gradient_checkpointing=False,
+        )
+    )
     assert job_hours(mem, catalogue.get("t4"), 10**6) is None  # does not fit in 16 GB
     ranked = catalogue.rank_by_job_cost(lambda card: job_hours(mem, card, 50_000_000))
     assert ranked and all(job.card.vram_gb >= mem.total_gib for job in ranked)
@@ -333,7 +350,10 @@ def test_gpt2_config_aliases() -> None:
     ("config", "message"),
     [
         ({"hidden_size": 64, "num_attention_heads": 4, "vocab_size": 10}, "num_hidden_layers"),
-        ({"num_local_experts": 8, "hidden_size": 64}, "Mixture-of-experts"),
+        (
+            {"num_local_experts": 8, "hidden_size": 64, "num_attention_heads": 4},
+            "num_experts_per_tok",
+        ),
         (
             {"num_hidden_layers": "32", "hidden_size": 64, "num_attention_heads": 4},
             "is not a count",
@@ -391,3 +411,41 @@ def test_time_targets_need_inference_a_card_and_an_answer_length() -> None:
 def test_unknown_preset_lists_the_known_ones() -> None:
     with pytest.raises(ValidationError, match="qwen2.5-7b"):
         get_model("gpt-5")
+
+
+def test_training_defaults_follow_the_tools() -> None:
+    # PEFT's prepare_model_for_kbit_training and LLaMA-Factory turn checkpointing on; the
+    # context defaults to 1,024 tokens to train and 4,096 to serve.
+    train = estimate_memory(EstimateRequest(get_model("llama-2-7b"), task=Task.QLORA_4BIT))
+    assert train.request.checkpointing and train.request.context == 1024
+    serve = estimate_memory(EstimateRequest(get_model("llama-2-7b")))
+    assert not serve.request.checkpointing and serve.request.context == 4096
+
+
+def test_checkpointing_suggestion_only_when_it_changes_the_verdict() -> None:
+    # Llama 3.1 8B LoRA, 4,096 tokens, no checkpointing: 41.5 GiB, too much for a 24 GB card;
+    # with checkpointing 21.7 GiB, which fits. On an 80 GB card it fits either way: no tip.
+    catalogue = load_catalogue()
+    req = EstimateRequest(
+        get_model("llama-3.1-8b"),
+        task=Task.LORA,
+        context_tokens=4096,
+        gradient_checkpointing=False,
+    )
+    mem = estimate_memory(req)
+    tip = checkpointing_suggestion(mem, catalogue.get("rtx-4090"))
+    assert tip is not None and tip.ok
+    assert tip.text.startswith("Gradient checkpointing would cut this to 21.7 GiB (19.8 GiB less")
+    assert tip.text.endswith("then it fits the RTX 4090 (24 GB).")
+    assert checkpointing_suggestion(mem, catalogue.get("h100-sxm")) is None
+    assert checkpointing_suggestion(mem, catalogue.get("t4")) is None  # 16 GB: still too small
+    assert checkpointing_suggestion(mem) is not None  # no card: it saves more than a tenth
+    on = estimate_memory(EstimateRequest(get_model("llama-3.1-8b"), task=Task.LORA))
+    assert checkpointing_suggestion(on, catalogue.get("rtx-4090")) is None
+    verdicts = estimate(req, catalogue.get("rtx-4090")).verdicts
+    assert not verdicts[0].ok and verdicts[1] == tip
+
+
+def test_non_nvidia_cards_say_that_the_monitor_does_not_apply() -> None:
+    result = estimate(EstimateRequest(get_model("llama-3.1-8b")), load_catalogue().get("mi300x"))
+    assert any("AMD card: nvidia-smi and CUDA do not apply" in v.text for v in result.verdicts)

@@ -103,7 +103,7 @@ def test_each_bad_row_is_reported_by_line_and_the_good_ones_imported(ledger):
     [
         (b"", "The file is empty."),
         (b"type,platform,started_at,amount\nrental,x,2025-01-01,1\n", "Missing columns: currency"),
-        (b"platform;currency;started_at\n", "Missing columns: type"),
+        (b"platform;currency;started_at\n", "Missing columns: amount (or rate)"),
         (b"\xff\xfe\x00t\x00", "starts as UTF-16 but is not"),
         (b"typ\xe9,platform\n", "Line 1: not UTF-8 text (byte 0xe9 at column 4)"),
     ],

@@ -5,6 +5,7 @@ from decimal import Decimal
 
 import pytest
 
+from gpu_companion.core.common.money import format_money, to_minor
 from gpu_companion.core.spend.metering import (
     Rental,
     accrued_minor,
@@ -13,7 +14,6 @@ from gpu_companion.core.spend.metering import (
     bucket_start,
     next_bucket,
 )
-from gpu_companion.core.spend.money import format_money, to_minor
 
 T0 = datetime(2025, 3, 1, 10, 0, tzinfo=timezone.utc)
 

@@ -1,0 +1,175 @@
+"""Serving concurrency: how many users fit in the KV cache an engine like vLLM leaves after the
+weights, how fast each of them gets tokens at that concurrency, and which card meets a required
+total tokens/s.
+
+vLLM claims `gpu_memory_utilization` (0.9 by default) of each GPU's memory, loads the weights,
+profiles a forward pass for activations, and gives the rest to the KV cache; a user holding a
+full context needs context × KV bytes per token of it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+
+from gpu_companion.core.common.errors import ValidationError
+from gpu_companion.core.planning.catalogue import GpuSpec
+from gpu_companion.core.planning.estimate import (
+    GB,
+    GIB,
+    PREFILL_MFU,
+    Verdict,
+    decode_read_bytes,
+)
+from gpu_companion.core.planning.memory import (
+    CUDA_CONTEXT_BYTES,
+    EstimateRequest,
+    Task,
+    estimate_memory,
+    tensor_parallel,
+)
+
+GPU_MEMORY_UTILIZATION = 0.9  # vLLM's default share of each GPU's memory
+SERVING_NOTES = (
+    "Serving: vLLM's gpu-memory-utilization (0.9) of each GPU's memory, less the weights, the "
+    "activations of one prefill chunk and the CUDA context, is the KV cache pool; every user is "
+    "counted at the full context (a worst case: shorter chats leave room for more). Tokens/s per "
+    "user at N users: one decode step reads the weights once (MoE: the experts the N tokens are "
+    "routed to) and all N users' KV cache, or runs 2 x active params x N FLOPs at 50% of peak if "
+    "that is slower.",
+)
+
+
+@dataclass(frozen=True)
+class ServingEstimate:
+    """Users that fit and the speed each gets, on `gpus` cards of one kind."""
+
+    gpu: GpuSpec
+    gpus: int
+    users: int
+    pool_bytes: int
+    kv_per_user_bytes: int
+    users_fit: int
+    step_seconds: float
+    per_user_tokens_s: float
+    total_tokens_s: float
+    pool_formula: str
+    step_formula: str
+    verdicts: tuple[Verdict, ...]
+
+    @property
+    def fits(self) -> bool:
+        """True when the requested users fit the KV cache pool."""
+        return self.users <= self.users_fit
+
+
+def estimate_serving(
+    req: EstimateRequest,
+    gpu: GpuSpec,
+    users: int,
+    *,
+    target_tokens_s: float | None = None,
+    utilization: float = GPU_MEMORY_UTILIZATION,
+) -> ServingEstimate:
+    """Users that fit at `req`'s context, speed per user and in total at `users`, and verdicts."""
+    if req.task is not Task.INFERENCE:
+        raise ValidationError("serve", "Serving concurrency applies to inference only.")
+    if not 1 <= users <= 100_000:
+        raise ValidationError("users", f"The number of users must be 1 to 100,000, not {users}.")
+    if not 0.1 <= utilization <= 1.0:
+        raise ValidationError(
+            "utilization", f"GPU memory utilization must be 0.1 to 1.0, not {utilization:g}."
+        )
+    if target_tokens_s is not None and not target_tokens_s > 0:
+        raise ValidationError("target_tokens_s", "The tokens/s target must be above 0.")
+    one = estimate_memory(replace(req, batch=1))
+    weights, kv_user = one.line("weights").bytes, one.line("kv_cache").bytes
+    activations = one.line("activations").bytes
+    budget = int(utilization * gpu.vram_gb * GIB)
+    pool = budget - weights - activations - CUDA_CONTEXT_BYTES
+    users_fit = max(pool, 0) // kv_user
+    tp = tensor_parallel(req)
+    per = " per GPU" if tp > 1 else ""
+    pool_formula = (
+        f"{utilization:g} × {gpu.vram_gb} GB{per} - {weights / GIB:,.2f} GiB weights - "
+        f"{activations / GIB:,.2f} GiB activations - {CUDA_CONTEXT_BYTES / GIB:.2f} GiB CUDA "
+        f"context = {pool / GIB:,.2f} GiB KV cache; ÷ {kv_user / GIB:,.3f} GiB per user at "
+        f"{req.context:,} tokens = {users_fit:,} users"
+    )
+    read, read_text = decode_read_bytes(one, users)
+    memory_s = (read + users * kv_user) / (gpu.bandwidth_gb_s * GB)
+    tflops, _ = gpu.matmul_tflops("fp32" if one.precision.value == "fp32" else "bf16")
+    compute_s = 2 * one.flop_params * users / (tp * tflops * 1e12 * PREFILL_MFU)
+    step = max(memory_s, compute_s)
+    bound = "memory" if memory_s >= compute_s else "compute"
+    step_formula = (
+        f"step = max(({read_text} + {users:,} × {kv_user / GB:,.3f} GB KV) ÷ "
+        f"{gpu.bandwidth_gb_s:,g} GB/s = {memory_s * 1000:,.1f} ms, 2 × {one.flop_params:,} × "
+        f"{users:,} FLOPs ÷ ({tflops:g} TFLOPS × {PREFILL_MFU:.0%}{f' × {tp}' if tp > 1 else ''}) "
+        f"= {compute_s * 1000:,.1f} ms) = {step * 1000:,.1f} ms ({bound}-bound)"
+    )
+    per_user, total = 1 / step, users / step
+    cards = f"{tp} × {gpu.name}" if tp > 1 else f"the {gpu.name}"
+    verdicts = [
+        Verdict(
+            users <= users_fit,
+            f"{users:,} users at {req.context:,} tokens each "
+            + (
+                f"fit in {cards}'s KV cache (room for {users_fit:,})."
+                if users <= users_fit
+                else f"do not fit in {cards}'s KV cache (room for {users_fit:,}); try a shorter "
+                "context, quantised weights or more GPUs."
+            ),
+        ),
+        Verdict(
+            True,
+            f"At {users:,} users each gets {per_user:,.1f} tokens/s, {total:,.0f} tokens/s in "
+            "total (upper bound).",
+        ),
+    ]
+    if target_tokens_s is not None:
+        ok = total >= target_tokens_s and users <= users_fit
+        verdicts.append(
+            Verdict(
+                ok,
+                f"{'Meets' if ok else 'Misses'} your {target_tokens_s:,g} tokens/s target "
+                f"({total:,.0f} tokens/s for {users:,} users).",
+            )
+        )
+    return ServingEstimate(
+        gpu,
+        req.gpus,
+        users,
+        pool,
+        kv_user,
+        users_fit,
+        step,
+        per_user,
+        total,
+        pool_formula,
+        step_formula,
+        tuple(verdicts),
+    )
+
+
+def cards_meeting(
+    req: EstimateRequest,
+    cards: Iterable[GpuSpec],
+    users: int,
+    target_tokens_s: float,
+    *,
+    utilization: float = GPU_MEMORY_UTILIZATION,
+) -> list[ServingEstimate]:
+    """Cards (× `req.gpus`) that hold `users` and reach `target_tokens_s` in total, cheapest
+    first by their typical hourly price."""
+    found = [
+        serving
+        for card in cards
+        for serving in [
+            estimate_serving(
+                req, card, users, target_tokens_s=target_tokens_s, utilization=utilization
+            )
+        ]
+        if serving.fits and serving.total_tokens_s >= target_tokens_s
+    ]
+    return sorted(found, key=lambda s: (s.gpu.price.low + s.gpu.price.high, s.gpu.id))
