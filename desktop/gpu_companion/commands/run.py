@@ -151,25 +151,10 @@ def _follow(services: Services, run_id: str, as_json: bool) -> int:
     return _report(services, runs.status(run_id), as_json)
 
 
-def run_cost(services: Services, status: RunStatus) -> str:
-    """What the run's hosts cost while it ran: each host's metered rate × the run's time."""
-    from decimal import Decimal
-
-    from gpu_companion.core.common.money import format_money, to_minor
-
-    hours = Decimal(str(round(status.elapsed_s(), 3))) / 3600
-    totals: dict[str, Decimal] = {}
-    for alias in {s.host for s in status.shards if s.host}:
-        rental = services.ledger.running_for_alias(alias)
-        if rental is not None:
-            totals[rental.currency] = totals.get(rental.currency, Decimal(0)) + (
-                rental.hourly_rate() * hours
-            )
-    return ", ".join(format_money(to_minor(v, c), c) for c, v in sorted(totals.items()))
-
-
 def _report(services: Services, status: RunStatus, as_json: bool) -> int:
-    cost = run_cost(services, status)
+    from gpu_companion.core.fleet.runs import run_cost
+
+    cost = run_cost(services.ledger, status)
     if as_json:
         print(json.dumps({
             "run": status.run_id, "running": status.running,

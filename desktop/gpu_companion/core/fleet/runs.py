@@ -20,9 +20,12 @@ import subprocess
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
+from decimal import Decimal
 from pathlib import Path
 
 from gpu_companion.core.common.errors import UserError
+from gpu_companion.core.common.money import format_money, to_minor
+from gpu_companion.core.spend.ledger import SpendLedger
 
 INSTALL_HINT = "Install GNU parallel (Debian/Ubuntu: sudo apt-get install parallel)."
 
@@ -312,6 +315,19 @@ class Runs:
                 os.killpg(pid, signal.SIGKILL)
                 proc.wait(5)
         return True
+
+
+def run_cost(ledger: SpendLedger, status: RunStatus) -> str:
+    """What the run's hosts cost while it ran: each host's metered rate × the run's time ("" when
+    none of them is metered)."""
+    hours = Decimal(str(round(status.elapsed_s(), 3))) / 3600
+    totals: dict[str, Decimal] = {}
+    for alias in sorted({s.host for s in status.shards if s.host}):
+        rental = ledger.running_for_alias(alias)
+        if rental is not None:
+            rate = rental.hourly_rate() * hours
+            totals[rental.currency] = totals.get(rental.currency, Decimal(0)) + rate
+    return ", ".join(format_money(to_minor(v, c), c) for c, v in sorted(totals.items()))
 
 
 def _int(text: str | None) -> int | None:
