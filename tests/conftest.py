@@ -420,11 +420,18 @@ def second_sshd(tmp_path: Path, standin: NvidiaSmiStandIn) -> Iterator[SshServer
 
 
 @pytest.fixture
-def fleet(app_paths, keyring_backend, ssh_agent, sshd, second_sshd) -> Iterator[Fleet]:  # type: ignore[no-untyped-def]
+def fleet(app_paths, keyring_backend, ssh_agent, sshd, second_sshd, monkeypatch) -> Iterator[Fleet]:  # type: ignore[no-untyped-def]
+    import keyring.backend
+    import keyring.core
+
     from gpu_companion.core.hosts.registry import Host, Platform
     from gpu_companion.core.ssh.connection import ConnectionProblem
     from gpu_companion.services import build_services
 
+    # keyring picks its backend once per process; pick again on this test's D-Bus, as a fresh
+    # app process would
+    monkeypatch.setattr(keyring.core, "_keyring_backend", None)
+    monkeypatch.delattr(keyring.backend.get_all_keyring, "saved_result", raising=False)
     services = build_services(app_paths)
     platform = f"harness-{uuid.uuid4().hex[:6]}"  # the keyring outlives a test: a fresh name
     p = services.registry.save_platform(Platform(platform))
