@@ -7,7 +7,7 @@ PY="${PYTHON:-python3}"
 
 # What the app needs at run time (Qt's xcb plugin, ssh, rsync, a Secret Service keyring) and
 # what the tests add (sshd, a private D-Bus, Xvfb and ImageMagick for real-window screenshots).
-APP_DEBS="openssh-client rsync gnome-keyring dbus-daemon libxcb-icccm4 libxcb-keysyms1 libxcb-cursor0 libxcb-shape0 libxcb-randr0 libxcb-render-util0 libxcb-xinerama0 libxcb-image0 libxkbcommon-x11-0 libegl1 libgl1 libfontconfig1"
+APP_DEBS="openssh-client rsync gnome-keyring dbus-daemon libxcb-icccm4 libxcb-keysyms1 libxcb-cursor0 libxcb-shape0 libxcb-randr0 libxcb-render-util0 libxcb-xinerama0 libxcb-image0 libxkbcommon-x11-0 libegl1 libgl1 libfontconfig1 parallel"
 TEST_DEBS="openssh-server xvfb xauth imagemagick zstd tmux procps desktop-file-utils"
 
 need_cmd() {  # need_cmd CMD PACKAGE: prints PACKAGE when CMD is missing

@@ -178,6 +178,28 @@ if any(p.startswith("monitor") for p in pages):
     mon.ingest(StatusEvent("local", HostStatus(HostState.NO_DRIVER,
                "nvidia-smi is not installed on this computer.",
                "The image has no NVIDIA driver tools: choose a GPU image, or install the driver.")))
+if "runs" in pages and not ctx.runs.ids():  # a finished run: 11 shards done, 1 failed
+    import json, time
+    run = ctx.runs.root / "20260307-141502"
+    (run / "out").mkdir(parents=True)
+    shards = [f"{a}:{a + 50000}" for a in range(0, 600000, 50000)]
+    (run / "inputs.txt").write_text("".join(s + "\n" for s in shards))
+    (run / "spec.json").write_text(json.dumps({
+        "hosts": [{"alias": "lambda-h100", "slots": 8}, {"alias": "vast-4090", "slots": 2}],
+        "command": "python embed.py --from {1} --to {2}", "inputs": shards, "by_range": True,
+        "retries": 2, "returns": [], "transfer_inputs": False}))
+    start = time.time() - 3600
+    lines = ["Seq\tHost\tStarttime\tJobRuntime\tSend\tReceive\tExitval\tSignal\tCommand"]
+    for i, s in enumerate(shards, 1):
+        host, code = ("vast-4090", 1) if i == 7 else (("lambda-h100", "vast-4090")[i % 5 == 0], 0)
+        lines.append(f"{i}\t{host}\t{start + i * 140:.3f}\t{410 + i * 7:.3f}\t0\t96\t{code}\t0"
+                     f"\tpython embed.py --from {s.split(':')[0]} --to {s.split(':')[1]}")
+        d = run / "out" / str(i)
+        d.mkdir()
+        (d / "stdout").write_text("" if code else f"embedded 50000 rows -> emb/{s}.npy\n")
+        (d / "stderr").write_text("torch.OutOfMemoryError: CUDA out of memory. Tried to "
+                                  "allocate 2.00 GiB\n" if code else "")
+    (run / "joblog").write_text("\n".join(lines) + "\n")
 win = build_window(ctx)
 if "release" in pages:  # a checklist half-way: evidence shown, Release still blocked
     from datetime import datetime, timezone
@@ -249,6 +271,8 @@ def shoot():
     if key == "keys":
         page.view.selectRow(0)
         page.status.setText("Public key of Lambda copied: paste it into the platform's console.")
+    if key == "runs" and page.shards_model.rowCount() > 6:
+        page.shards_table.selectRow(6)  # the failed shard: its exit code, host and stderr
     def grab():
         capture(key, "1180x720+50+40")
         QTimer.singleShot(50, shoot)

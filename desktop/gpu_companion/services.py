@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from gpu_companion.core.common.money import format_money, to_minor
 from gpu_companion.core.common.notifier import Notifier
 from gpu_companion.core.common.paths import AppPaths
+from gpu_companion.core.fleet.runs import Runs
 from gpu_companion.core.hosts.registry import HostRegistry
 from gpu_companion.core.release.wiring import ReleaseWiring
 from gpu_companion.core.spend.alerts import SpendAlerts
@@ -104,6 +105,11 @@ class Services:
             ssh_argv=self.managed_ssh.ssh_argv,
             ssh_config=self.managed_ssh,
         )
+
+    @cached_property
+    def runs(self) -> Runs:
+        """Sharded runs on GNU parallel, over the same ssh config as every other ssh call."""
+        return Runs(self.paths.data_dir / "runs", self.managed_ssh.ssh_argv)
 
     def _billed(self, alias: str) -> bool:
         rental = self.ledger.running_for_alias(alias)

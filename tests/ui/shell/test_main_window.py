@@ -11,13 +11,22 @@ from gpu_companion.core.common.notifier import Level, Message
 from gpu_companion.services import build_services
 from gpu_companion.ui.shell.build import PAGES, build_window
 
-EXPECTED = ["hosts", "keys", "monitor", "transfers", "release", "spend", "settings"]
+EXPECTED = ["hosts", "keys", "monitor", "transfers", "release", "runs", "spend", "settings"]
 
 
 def test_sidebar_lists_every_page_in_order(window):
     assert list(window.pages) == EXPECTED
     titles = [window.sidebar.item(i).text() for i in range(window.sidebar.count())]
-    assert titles == ["Hosts", "Keys", "Monitor", "Transfers", "Release", "Spend", "Settings"]
+    assert titles == [
+        "Hosts",
+        "Keys",
+        "Monitor",
+        "Transfers",
+        "Release",
+        "Runs",
+        "Spend",
+        "Settings",
+    ]
 
 
 def test_every_placeholder_page_says_what_to_do_next(window, qtbot):

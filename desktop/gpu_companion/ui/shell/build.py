@@ -9,6 +9,7 @@ from gpu_companion.ui.hosts.page import HostsPage
 from gpu_companion.ui.keys.page import KeysPage
 from gpu_companion.ui.monitor.page import MonitorPage
 from gpu_companion.ui.release.page import ReleasePage
+from gpu_companion.ui.runs.page import RunsPage
 from gpu_companion.ui.settings.page import SettingsPage
 from gpu_companion.ui.shell.main_window import MainWindow
 from gpu_companion.ui.shell.tray import Tray, TrayModel
@@ -24,6 +25,7 @@ PAGES: list[type[Page]] = [
     MonitorPage,
     TransfersPage,
     ReleasePage,
+    RunsPage,
     SpendPage,
     SettingsPage,
 ]

@@ -1,0 +1,172 @@
+"""`gpu-companion run`: one command over many inputs, sharded across rented hosts by GNU
+parallel, through the app's managed ssh config; `--resume-failed RUN_ID` reruns only the failed
+shards. Exit 0 when every shard is done, 1 when some failed, 2 for usage, 3 when cancelled."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from gpu_companion.core.fleet.runs import RunStatus
+    from gpu_companion.services import Services
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "run",
+        help="run a command over many inputs across hosts (GNU parallel), or resume a run",
+        description="Shards inputs across hosts with GNU parallel; {} in COMMAND is the shard "
+        "(with --range, {1} is its first id and {2} one past its last). Each shard's stdout and "
+        "stderr are kept under the run's folder; the joblog is the record.",
+    )
+    p.add_argument("--hosts", default="", help="comma-separated aliases")
+    p.add_argument("--slots", default="", help="jobs at once per host, e.g. a=2,b=1 "
+                   "(default: each host's GPU count, at least 1)")  # fmt: skip
+    src = p.add_mutually_exclusive_group()
+    src.add_argument("--inputs", help="a file with one input per line (paths on the hosts)")
+    src.add_argument("--range", help="START:STOP ids (STOP excluded), split into --shards")
+    p.add_argument("--shards", type=int, default=0, help="how many shards for --range")
+    p.add_argument("--retries", type=int, default=2, help="attempts per shard (default 2)")
+    p.add_argument("--return", dest="returns", action="append", default=[],
+                   help="a file each shard leaves on its host to copy back: {}.out")  # fmt: skip
+    p.add_argument("--transfer", action="store_true",
+                   help="--inputs are local files: copy each to its host first")  # fmt: skip
+    p.add_argument("--resume-failed", metavar="RUN_ID", help="rerun only the failed shards")
+    p.add_argument("--status", metavar="RUN_ID", help="show a run's shards and exit")
+    p.add_argument("--cancel", metavar="RUN_ID", help="stop a run and its remote processes")
+    p.add_argument("--list", action="store_true", help="list the runs")
+    p.add_argument("--detach", action="store_true", help="start and return at once")
+    p.add_argument("--json", action="store_true", help="print the final status as JSON")
+    p.add_argument("command", nargs=argparse.REMAINDER, help="-- COMMAND with {} (or {1} {2})")
+    p.set_defaults(handler=run)
+
+
+def _usage(text: str) -> int:
+    print(f"gpu-companion run: {text}", file=sys.stderr)
+    return 2
+
+
+def run(args: argparse.Namespace) -> int:
+    from gpu_companion.core.common.errors import UserError
+    from gpu_companion.services import build_services
+
+    services = build_services()
+    try:
+        return _dispatch(args, services)
+    except UserError as exc:
+        print(f"gpu-companion: {exc}" + (f"\n{exc.hint}" if exc.hint else ""), file=sys.stderr)
+        return 1
+    finally:
+        services.close()
+
+
+def _dispatch(args: argparse.Namespace, services: Services) -> int:
+    runs = services.runs
+    if args.list:
+        for run_id in runs.ids():
+            print(runs.status(run_id).summary())
+        return 0
+    if args.status:
+        return _report(services, runs.status(args.status), args.json)
+    if args.cancel:
+        print("cancelled" if runs.cancel(args.cancel) else "not running")
+        return 0
+    if args.resume_failed:
+        runs.resume_failed(args.resume_failed)
+        run_id = args.resume_failed
+    else:
+        spec = _spec(args, services)
+        if isinstance(spec, int):
+            return spec
+        services.managed_ssh.sync()  # parallel's ssh reads the managed file
+        run_id = runs.start(spec)
+        print(f"run {run_id}: {len(spec.inputs)} shards on {len(spec.hosts)} hosts")
+    if args.detach:
+        return 0
+    return _follow(services, run_id, args.json)
+
+
+def _spec(args: argparse.Namespace, services: Services) -> Any:
+    from gpu_companion.core.fleet.runs import HostSlots, RunSpec, parse_range, split_range
+
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+    if not command:
+        return _usage("give the command after --, e.g. -- python work.py {}")
+    aliases = [a.strip() for a in args.hosts.split(",") if a.strip()]
+    if not aliases:
+        return _usage("--hosts a,b is needed")
+    known = {h.alias: h for h in services.registry.hosts(include_released=False)}
+    missing = [a for a in aliases if a not in known]
+    if missing:
+        return _usage(f"no active host named {', '.join(missing)}")
+    slots = {a: max(known[a].gpu_count, 1) for a in aliases}
+    for item in filter(None, args.slots.split(",")):
+        alias, _, n = item.partition("=")
+        if alias.strip() not in slots or not n.strip().isdigit():
+            return _usage(f"--slots: {item!r} is not ALIAS=N for a chosen host")
+        slots[alias.strip()] = int(n)
+    if args.range:
+        if args.shards < 1:
+            return _usage("--range needs --shards N")
+        inputs, by_range = split_range(*parse_range(args.range), args.shards), True
+    elif args.inputs:
+        with open(args.inputs, encoding="utf-8") as f:
+            inputs, by_range = tuple(line.strip() for line in f if line.strip()), False
+    else:
+        return _usage("give --inputs FILE or --range START:STOP --shards N")
+    return RunSpec(
+        hosts=tuple(HostSlots(a, slots[a]) for a in aliases),
+        command=" ".join(command),
+        inputs=inputs,
+        by_range=by_range,
+        retries=args.retries,
+        returns=tuple(args.returns),
+        transfer_inputs=args.transfer,
+    )
+
+
+def _follow(services: Services, run_id: str, as_json: bool) -> int:
+    runs, last = services.runs, ""
+    tty = sys.stderr.isatty()
+    try:
+        while True:
+            status = runs.status(run_id)
+            line = status.summary()
+            if line != last and not as_json:
+                print(("\r" if tty else "") + line, end="" if tty else "\n", file=sys.stderr)
+                last = line
+            if not status.running:
+                break
+            time.sleep(0.3)
+    except KeyboardInterrupt:
+        runs.cancel(run_id)
+        print("\ncancelled: the remote processes were stopped", file=sys.stderr)
+        return 3
+    if tty and not as_json:
+        print(file=sys.stderr)
+    return _report(services, runs.status(run_id), as_json)
+
+
+def _report(services: Services, status: RunStatus, as_json: bool) -> int:
+    from gpu_companion.core.fleet.runs import run_cost
+
+    cost = run_cost(services.ledger, status)
+    if as_json:
+        print(json.dumps({
+            "run": status.run_id, "running": status.running,
+            "elapsed_s": round(status.elapsed_s(), 1), "cost": cost,
+            "shards": [s.__dict__ for s in status.shards],
+        }, indent=1))  # fmt: skip
+    else:
+        for s in status.shards:
+            if s.state == "failed":
+                print(f"shard {s.seq} ({s.input}) failed on {s.host}: exit {s.exit_code}"
+                      + (f", signal {s.signal}" if s.signal else ""))  # fmt: skip
+        print(f"{status.summary()}; {status.elapsed_s():.1f} s" + (f"; {cost}" if cost else ""))
+    if status.running or status.count("pending"):
+        return 3 if not status.running else 0
+    return 1 if status.count("failed") else 0

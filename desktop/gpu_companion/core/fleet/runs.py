@@ -1,0 +1,344 @@
+"""Sharded runs on GNU parallel: a run is a folder (spec, inputs, joblog, per-shard output), so it
+survives the app restarting; parallel itself keeps running in its own session and its joblog is
+the record of what finished.
+
+    <data dir>/runs/<run id>/spec.json   what was asked (hosts and slots, command, inputs)
+                             inputs.txt  one shard argument per line
+                             joblog      parallel's --joblog (Seq, Host, ..., Exitval, Signal)
+                             out/<seq>/  parallel's --results: stdout, stderr, seq
+                             pid         the parallel process while it runs
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import signal
+import subprocess
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from decimal import Decimal
+from pathlib import Path
+
+from gpu_companion.core.common.errors import UserError
+from gpu_companion.core.common.money import format_money, to_minor
+from gpu_companion.core.spend.ledger import SpendLedger
+
+INSTALL_HINT = "Install GNU parallel (Debian/Ubuntu: sudo apt-get install parallel)."
+
+
+@dataclass(frozen=True)
+class HostSlots:
+    alias: str
+    slots: int = 1  # jobs at once on this host (default: its GPU count)
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """What a run does: `command` is a shell template run on the hosts, `{}` the shard's input
+    (with `--range`, also `{1}` the first id and `{2}` one past the last)."""
+
+    hosts: tuple[HostSlots, ...]
+    command: str
+    inputs: tuple[str, ...]
+    by_range: bool = False
+    retries: int = 1
+    returns: tuple[str, ...] = ()  # files each shard leaves on its host, e.g. "{}.out"
+    transfer_inputs: bool = False  # inputs are local files: parallel copies each one over first
+
+    def validated(self) -> RunSpec:
+        if not self.hosts:
+            raise UserError("Pick at least one host for the run.")
+        if not self.command.strip():
+            raise UserError("The run needs a command, e.g. 'python work.py {}'.")
+        if not self.inputs:
+            raise UserError("The run has no inputs: give a list of files or an id range.")
+        for h in self.hosts:
+            if h.slots < 1:
+                raise UserError(f"{h.alias}: at least one job at a time.")
+        if self.retries < 1:
+            raise UserError("Retries must be 1 (no retry) or more.")
+        return self
+
+
+def split_range(start: int, stop: int, shards: int) -> tuple[str, ...]:
+    """`start:stop` (stop excluded) cut into `shards` nearly equal `a:b` pieces, none empty."""
+    if stop <= start:
+        raise UserError(f"The range {start}:{stop} is empty; the second number is excluded.")
+    if shards < 1:
+        raise UserError("At least one shard.")
+    shards = min(shards, stop - start)
+    size, extra = divmod(stop - start, shards)
+    out, a = [], start
+    for i in range(shards):
+        b = a + size + (1 if i < extra else 0)
+        out.append(f"{a}:{b}")
+        a = b
+    return tuple(out)
+
+
+def parse_range(text: str) -> tuple[int, int]:
+    try:
+        a, b = text.split(":")
+        return int(a), int(b)
+    except ValueError as exc:
+        raise UserError(f"{text!r} is not a range: write START:STOP, e.g. 0:1000.") from exc
+
+
+@dataclass(frozen=True)
+class Shard:
+    seq: int
+    input: str
+    state: str  # pending | running | done | failed
+    host: str = ""
+    exit_code: int | None = None
+    signal: int | None = None
+    runtime_s: float | None = None
+    started_at: float | None = None
+
+
+@dataclass
+class RunStatus:
+    run_id: str
+    shards: list[Shard] = field(default_factory=list)
+    running: bool = False
+
+    def count(self, state: str) -> int:
+        return sum(1 for s in self.shards if s.state == state)
+
+    @property
+    def finished(self) -> bool:
+        return not self.running and self.count("pending") == 0 and self.count("running") == 0
+
+    def summary(self) -> str:
+        parts = [f"{self.count(s)} {s}" for s in ("done", "failed", "running", "pending")]
+        return f"run {self.run_id}: " + ", ".join(p for p in parts if not p.startswith("0 "))
+
+    def elapsed_s(self) -> float:
+        spans = [
+            (s.started_at, s.started_at + (s.runtime_s or 0))
+            for s in self.shards
+            if s.started_at is not None
+        ]
+        return max(e for _, e in spans) - min(b for b, _ in spans) if spans else 0.0
+
+
+def parse_joblog(text: str) -> dict[int, dict[str, str]]:
+    """The last line per Seq (a rerun appends); malformed lines are skipped."""
+    rows: dict[int, dict[str, str]] = {}
+    lines = text.splitlines()
+    if not lines:
+        return rows
+    header = lines[0].split("\t")
+    for line in lines[1:]:
+        cols = line.split("\t")
+        if len(cols) < len(header) - 1:
+            continue
+        row = dict(zip(header, cols, strict=False))
+        try:
+            rows[int(row["Seq"])] = row
+        except (KeyError, ValueError):
+            continue
+    return rows
+
+
+class Runs:
+    """The runs folder: start, read, cancel and resume runs of GNU parallel over `ssh_argv`."""
+
+    def __init__(self, root: Path, ssh_argv: Sequence[str], parallel: str = "parallel") -> None:
+        self.root = root
+        self.ssh_argv = list(ssh_argv)
+        self.parallel = parallel
+
+    def _dir(self, run_id: str) -> Path:
+        path = self.root / run_id
+        if not run_id or "/" in run_id or run_id.startswith(".") or not path.is_dir():
+            raise UserError(f"No run {run_id!r} in {self.root}.")
+        return path
+
+    def ids(self) -> list[str]:
+        if not self.root.is_dir():
+            return []
+        return sorted((p.name for p in self.root.iterdir() if (p / "spec.json").is_file()),
+                      reverse=True)  # fmt: skip
+
+    def spec(self, run_id: str) -> RunSpec:
+        data = json.loads((self._dir(run_id) / "spec.json").read_text())
+        data["hosts"] = tuple(HostSlots(**h) for h in data["hosts"])
+        for key in ("inputs", "returns"):
+            data[key] = tuple(data[key])
+        return RunSpec(**data)
+
+    def argv(self, run_id: str, spec: RunSpec, resume_failed: bool = False) -> list[str]:
+        """The parallel command line, as data first (tests assert on it)."""
+        run = self.root / run_id
+        argv = [
+            self.parallel,
+            "--will-cite",
+            "--ssh",
+            shlex.join(self.ssh_argv),
+            "--sshloginfile",
+            str(run / "sshlogins"),
+            "--joblog",
+            str(run / "joblog"),
+            "--results",
+            str(run / "out") + "/{#}/",
+            "--retries",
+            str(spec.retries),
+            "--halt",
+            "never",
+        ]
+        if spec.by_range:
+            argv += ["--colsep", ":"]
+        if spec.transfer_inputs:
+            argv += ["--transferfile", "{}"]
+        for pattern in spec.returns:
+            argv += ["--return", pattern]
+        if spec.transfer_inputs or spec.returns:
+            argv.append("--cleanup")
+        if resume_failed:
+            argv.append("--resume-failed")
+        return [*argv, "-a", str(run / "inputs.txt"), spec.command]
+
+    def start(self, spec: RunSpec) -> str:
+        if shutil.which(self.parallel) is None:
+            raise UserError("GNU parallel is not installed on this computer.", hint=INSTALL_HINT)
+        spec = spec.validated()
+        run_id = time.strftime("%Y%m%d-%H%M%S")
+        n = 1
+        while (self.root / run_id).exists():
+            n += 1
+            run_id = f"{time.strftime('%Y%m%d-%H%M%S')}-{n}"
+        run = self.root / run_id
+        (run / "out").mkdir(parents=True, mode=0o700)
+        (run / "spec.json").write_text(json.dumps(asdict(spec), indent=1))
+        (run / "inputs.txt").write_text("".join(f"{i}\n" for i in spec.inputs))
+        self._launch(run_id, spec)
+        return run_id
+
+    def resume_failed(self, run_id: str) -> None:
+        """Rerun only the shards whose last attempt failed (and any never started)."""
+        if self.status(run_id).running:
+            raise UserError(f"Run {run_id} is still running.")
+        self._launch(run_id, self.spec(run_id), resume_failed=True)
+
+    def _launch(self, run_id: str, spec: RunSpec, resume_failed: bool = False) -> None:
+        run = self.root / run_id
+        (run / "sshlogins").write_text("".join(f"{h.slots}/{h.alias}\n" for h in spec.hosts))
+        env = {**os.environ, "LC_ALL": "C", "PARALLEL_HOME": str(run / ".parallel")}
+        with open(run / "parallel.log", "ab") as log:
+            proc = subprocess.Popen(
+                self.argv(run_id, spec, resume_failed),
+                cwd=run / "out",
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=log,
+                start_new_session=True,  # keeps running if the app quits; cancel kills the group
+            )
+        (run / "pid").write_text(str(proc.pid))
+        self._procs[proc.pid] = proc
+
+    _procs: dict[int, subprocess.Popen[bytes]] = {}
+
+    def _alive(self, run: Path) -> int | None:
+        try:
+            pid = int((run / "pid").read_text())
+        except (OSError, ValueError):
+            return None
+        proc = self._procs.get(pid)
+        if proc is not None:
+            return pid if proc.poll() is None else None
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            return None
+        return pid if str(run).encode() in cmdline else None  # not a recycled pid
+
+    def status(self, run_id: str) -> RunStatus:
+        run = self._dir(run_id)
+        inputs = (run / "inputs.txt").read_text().splitlines()
+        try:
+            log = parse_joblog((run / "joblog").read_text(errors="replace"))
+        except OSError:
+            log = {}
+        alive = self._alive(run) is not None
+        shards = []
+        for seq, arg in enumerate(inputs, start=1):
+            row = log.get(seq)
+            if row is not None:
+                code, sig = _int(row.get("Exitval")), _int(row.get("Signal"))
+                ok = code == 0 and sig == 0
+                shards.append(Shard(seq, arg, "done" if ok else "failed", row.get("Host", ""),
+                                    code, sig, _float(row.get("JobRuntime")),
+                                    _float(row.get("Starttime"))))  # fmt: skip
+            elif alive and (run / "out" / str(seq)).is_dir():
+                shards.append(Shard(seq, arg, "running"))
+            else:
+                shards.append(Shard(seq, arg, "pending"))
+        return RunStatus(run_id, shards, alive)
+
+    def output(self, run_id: str, seq: int, stream: str = "stdout") -> str:
+        if stream not in ("stdout", "stderr"):
+            raise ValueError(stream)
+        path = self._dir(run_id) / "out" / str(int(seq)) / stream
+        return path.read_text(errors="replace") if path.is_file() else ""
+
+    def wait(self, run_id: str, timeout: float | None = None) -> RunStatus:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            status = self.status(run_id)
+            if not status.running:
+                return status
+            if deadline is not None and time.monotonic() > deadline:
+                return status
+            time.sleep(0.2)
+
+    def cancel(self, run_id: str) -> bool:
+        """TERM to parallel's process group: parallel stops its ssh jobs, which ends the remote
+        processes. False when the run was not running."""
+        pid = self._alive(self._dir(run_id))
+        if pid is None:
+            return False
+        try:
+            os.killpg(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            return False
+        proc = self._procs.get(pid)
+        if proc is not None:
+            try:
+                proc.wait(30)
+            except subprocess.TimeoutExpired:
+                os.killpg(pid, signal.SIGKILL)
+                proc.wait(5)
+        return True
+
+
+def run_cost(ledger: SpendLedger, status: RunStatus) -> str:
+    """What the run's hosts cost while it ran: each host's metered rate × the run's time ("" when
+    none of them is metered)."""
+    hours = Decimal(str(round(status.elapsed_s(), 3))) / 3600
+    totals: dict[str, Decimal] = {}
+    for alias in sorted({s.host for s in status.shards if s.host}):
+        rental = ledger.running_for_alias(alias)
+        if rental is not None:
+            rate = rental.hourly_rate() * hours
+            totals[rental.currency] = totals.get(rental.currency, Decimal(0)) + rate
+    return ", ".join(format_money(to_minor(v, c), c) for c, v in sorted(totals.items()))
+
+
+def _int(text: str | None) -> int | None:
+    try:
+        return int(text) if text is not None else None
+    except ValueError:
+        return None
+
+
+def _float(text: str | None) -> float | None:
+    try:
+        return float(text) if text is not None else None
+    except ValueError:
+        return None

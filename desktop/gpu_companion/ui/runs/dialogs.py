@@ -1,0 +1,124 @@
+"""New run: hosts with their slots, a command template, and inputs (an id range or a list)."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QButtonGroup,
+    QDialog,
+    QDialogButtonBox,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPlainTextEdit,
+    QRadioButton,
+    QSpinBox,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from gpu_companion.core.common.errors import UserError
+from gpu_companion.core.fleet.runs import HostSlots, RunSpec, parse_range, split_range
+from gpu_companion.core.hosts.registry import Host
+from gpu_companion.ui.common.widgets import form_error_label
+
+
+class NewRunDialog(QDialog):
+    def __init__(self, hosts: list[Host], parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("New sharded run")
+        self.setObjectName("newRunDialog")
+        self.spec: RunSpec | None = None
+        lay = QVBoxLayout(self)
+        lay.addWidget(QLabel("Hosts (jobs at once on each; default its GPU count)"))
+        self.hosts = QTableWidget(len(hosts), 2)
+        self.hosts.setObjectName("runHosts")
+        self.hosts.setHorizontalHeaderLabels(["Host", "Jobs at once"])
+        self.hosts.verticalHeader().hide()
+        self.slots: list[QSpinBox] = []
+        for row, host in enumerate(hosts):
+            item = QTableWidgetItem(host.alias)
+            item.setFlags(Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsUserCheckable)
+            item.setCheckState(Qt.CheckState.Checked)
+            self.hosts.setItem(row, 0, item)
+            spin = QSpinBox()
+            spin.setRange(1, 256)
+            spin.setValue(max(host.gpu_count, 1))
+            self.hosts.setCellWidget(row, 1, spin)
+            self.slots.append(spin)
+        self.hosts.resizeColumnsToContents()
+        lay.addWidget(self.hosts)
+
+        form = QFormLayout()
+        self.command = QLineEdit()
+        self.command.setObjectName("runCommand")
+        self.command.setPlaceholderText("python work.py --from {1} --to {2}")
+        form.addRow("Command on each host", self.command)
+        self.by_range = QRadioButton("Id range")
+        self.by_list = QRadioButton("List of inputs (paths on the hosts)")
+        self.by_range.setChecked(True)
+        group = QButtonGroup(self)
+        group.addButton(self.by_range)
+        group.addButton(self.by_list)
+        row = QHBoxLayout()
+        self.range = QLineEdit("0:1000")
+        self.range.setObjectName("runRange")
+        self.shards = QSpinBox()
+        self.shards.setObjectName("runShards")
+        self.shards.setRange(1, 100_000)
+        self.shards.setValue(20)
+        row.addWidget(self.by_range)
+        row.addWidget(self.range)
+        row.addWidget(QLabel("in"))
+        row.addWidget(self.shards)
+        row.addWidget(QLabel("shards ({1} = first id, {2} = one past the last)"))
+        form.addRow(row)
+        form.addRow(self.by_list)
+        self.inputs = QPlainTextEdit()
+        self.inputs.setObjectName("runInputs")
+        self.inputs.setPlaceholderText("one input per line, e.g. data/part-0001.jsonl")
+        form.addRow(self.inputs)
+        self.retries = QSpinBox()
+        self.retries.setRange(1, 10)
+        self.retries.setValue(2)
+        form.addRow("Attempts per shard", self.retries)
+        lay.addLayout(form)
+        self.error = form_error_label()
+        lay.addWidget(self.error)
+        buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
+        )
+        buttons.button(QDialogButtonBox.StandardButton.Ok).setText("Start run")
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        lay.addWidget(buttons)
+
+    def build_spec(self) -> RunSpec:
+        chosen = [
+            HostSlots(self.hosts.item(r, 0).text(), self.slots[r].value())
+            for r in range(self.hosts.rowCount())
+            if self.hosts.item(r, 0).checkState() == Qt.CheckState.Checked
+        ]
+        if self.by_range.isChecked():
+            inputs = split_range(*parse_range(self.range.text().strip()), self.shards.value())
+        else:
+            inputs = tuple(x.strip() for x in self.inputs.toPlainText().splitlines() if x.strip())
+        return RunSpec(
+            hosts=tuple(chosen),
+            command=self.command.text().strip(),
+            inputs=inputs,
+            by_range=self.by_range.isChecked(),
+            retries=self.retries.value(),
+        ).validated()
+
+    def accept(self) -> None:
+        try:
+            self.spec = self.build_spec()
+        except UserError as exc:
+            self.error.setText(str(exc))
+            self.error.show()
+            return
+        super().accept()

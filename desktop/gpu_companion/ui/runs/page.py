@@ -1,0 +1,287 @@
+"""Runs page: sharded runs on GNU parallel across hosts (shards with their state, host, exit code
+and output; time and cost from the ledger), and the fleet exported for Ansible, Ray, SkyPilot."""
+
+from __future__ import annotations
+
+import os
+from datetime import timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QFileDialog,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QMenu,
+    QMessageBox,
+    QPlainTextEdit,
+    QPushButton,
+    QSplitter,
+    QTableView,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from gpu_companion.core.common.errors import UserError
+from gpu_companion.core.fleet.runs import RunStatus, Shard, run_cost
+from gpu_companion.core.spend.alerts import format_duration
+from gpu_companion.ui.common.models import RowTableModel
+from gpu_companion.ui.common.page import EmptyStatePage, Navigator
+from gpu_companion.ui.common.widgets import EmptyState
+from gpu_companion.ui.common.worker import run_in_thread
+from gpu_companion.ui.runs.dialogs import NewRunDialog
+
+if TYPE_CHECKING:
+    from gpu_companion.services import Services
+
+EXPORTS = (
+    ("ansible", "Ansible inventory…", "inventory.yml"),
+    ("ray", "Ray cluster config…", "ray-cluster.yaml"),
+    ("skypilot", "SkyPilot node pools…", "ssh_node_pools.yaml"),
+)
+
+
+def _duration(seconds: float) -> str:
+    return (
+        format_duration(timedelta(seconds=round(seconds))) if seconds >= 60 else f"{seconds:.0f} s"
+    )
+
+
+class RunsPage(EmptyStatePage):
+    key, title, icon_name = "runs", "Runs", "runs"
+
+    def __init__(self, ctx: Services, nav: Navigator, parent: QWidget | None = None) -> None:
+        super().__init__(ctx, nav, parent)
+        self.costs: dict[str, str] = {}
+        self.empty = EmptyState(
+            self.icon_name,
+            "No host to run on",
+            "A run splits many inputs into shards and runs them across your hosts with GNU "
+            "parallel; failed shards can be rerun alone. Add a host first.",
+            [("Add a host", lambda: nav.navigate("hosts"))],
+        )
+        self.stack.addWidget(self.empty)
+        self.stack.addWidget(self._build_content())
+        self.timer = QTimer(self)
+        self.timer.setInterval(1000)
+        self.timer.timeout.connect(self.reload)
+        self._loading = False
+        self.refresh()
+
+    def _build_content(self) -> QWidget:
+        content = QWidget()
+        lay = QVBoxLayout(content)
+        bar = QHBoxLayout()
+        self.buttons: dict[str, QPushButton] = {}
+        for name, label, slot in (
+            ("new", "New run…", self.new_run),
+            ("resume", "Rerun failed shards", self.resume_failed),
+            ("cancel", "Cancel run", self.cancel_run),
+        ):
+            b = QPushButton(label)
+            b.setObjectName(f"runs_{name}")
+            b.clicked.connect(slot)
+            bar.addWidget(b)
+            self.buttons[name] = b
+        self.export_button = QToolButton()
+        self.export_button.setObjectName("runs_export")
+        self.export_button.setText("Export fleet")
+        self.export_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        menu = QMenu(self.export_button)
+        for fmt, label, name in EXPORTS:
+            menu.addAction(label, lambda f=fmt, n=name: self.export(f, n))
+        self.export_button.setMenu(menu)
+        bar.addWidget(self.export_button)
+        bar.addStretch(1)
+        lay.addLayout(bar)
+        self.status = QLabel()
+        self.status.setObjectName("runsStatus")
+        self.status.setWordWrap(True)
+        lay.addWidget(self.status)
+
+        self.runs_model: RowTableModel[RunStatus] = RowTableModel(
+            [
+                ("Run", lambda r: r.run_id),
+                ("Shards", lambda r: len(r.shards)),
+                ("Done", lambda r: r.count("done")),
+                ("Failed", lambda r: r.count("failed")),
+                ("Running", lambda r: r.count("running") if r.running else "—"),
+                ("Time", lambda r: _duration(r.elapsed_s())),
+                ("Cost", lambda r: self.costs.get(r.run_id, "")),
+            ],
+            self,
+        )
+        self.shards_model: RowTableModel[Shard] = RowTableModel(
+            [
+                ("#", lambda s: s.seq),
+                ("Input", lambda s: s.input),
+                ("State", lambda s: s.state),
+                ("Host", lambda s: s.host),
+                ("Exit", lambda s: "" if s.exit_code is None else s.exit_code),
+                ("Time", lambda s: "" if s.runtime_s is None else f"{s.runtime_s:.1f} s"),
+            ],
+            self,
+        )
+        self.runs_table = self._table(self.runs_model, "runsTable")
+        self.shards_table = self._table(self.shards_model, "shardsTable")
+        self.runs_table.selectionModel().selectionChanged.connect(lambda *_: self._show_run())
+        self.shards_table.selectionModel().selectionChanged.connect(lambda *_: self._show_out())
+        self.output = QPlainTextEdit()
+        self.output.setObjectName("shardOutput")
+        self.output.setReadOnly(True)
+        self.output.setPlaceholderText("Select a shard to see its output.")
+        right = QSplitter(Qt.Orientation.Vertical)
+        right.addWidget(self.shards_table)
+        right.addWidget(self.output)
+        split = QSplitter()
+        split.addWidget(self.runs_table)
+        split.addWidget(right)
+        split.setSizes([330, 670])
+        lay.addWidget(split, 1)
+        return content
+
+    def _table(self, model: RowTableModel, name: str) -> QTableView:  # type: ignore[type-arg]
+        table = QTableView()
+        table.setObjectName(name)
+        table.setModel(model)
+        table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        table.verticalHeader().hide()
+        table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        table.horizontalHeader().setStretchLastSection(True)
+        return table
+
+    # --- data ------------------------------------------------------------------------------
+
+    def refresh(self) -> None:
+        has_hosts = bool(self.ctx.registry.hosts(include_released=False))
+        self.stack.setCurrentIndex(1 if has_hosts else 0)
+        if has_hosts:
+            self.reload()
+
+    def _load(self) -> list[tuple[RunStatus, str]]:
+        runs = self.ctx.runs
+        out = []
+        for run_id in runs.ids():
+            status = runs.status(run_id)
+            out.append((status, run_cost(self.ctx.ledger, status)))
+        return out
+
+    def reload(self) -> None:
+        """Read every run's joblog off the GUI thread; poll each second while one runs."""
+        if self._loading:
+            return
+        self._loading = True
+        run_in_thread(self._load, on_result=self._loaded, on_error=self._load_failed)
+
+    def _loaded(self, rows: list[tuple[RunStatus, str]]) -> None:
+        self._loading = False
+        selected = self.selected_run()
+        self.costs = {s.run_id: cost for s, cost in rows}
+        self.runs_model.set_rows([s for s, _ in rows])
+        ids = [s.run_id for s, _ in rows]
+        if ids:
+            row = ids.index(selected.run_id) if selected and selected.run_id in ids else 0
+            self.runs_table.selectRow(row)
+        self._show_run()
+        running = [s for s, _ in rows if s.running]
+        if running and not self.timer.isActive():
+            self.timer.start()
+        elif not running:
+            self.timer.stop()
+
+    def _load_failed(self, exc: BaseException) -> None:
+        self._loading = False
+        self.status.setText(f"Could not read the runs: {exc}")
+
+    def selected_run(self) -> RunStatus | None:
+        rows = self.runs_table.selectionModel().selectedRows()
+        return self.runs_model.row(rows[0].row()) if rows else None
+
+    def _show_run(self) -> None:
+        run = self.selected_run()
+        seq = self._selected_seq()
+        self.shards_model.set_rows(run.shards if run else [])
+        if seq is not None and run and 0 < seq <= len(run.shards):
+            self.shards_table.selectRow(seq - 1)
+        self.buttons["resume"].setEnabled(bool(run and not run.running and run.count("failed")))
+        self.buttons["cancel"].setEnabled(bool(run and run.running))
+        if run:
+            cost = self.costs.get(run.run_id, "")
+            self.status.setText(
+                f"{run.summary()}; {_duration(run.elapsed_s())}" + (f"; {cost}" if cost else "")
+            )
+
+    def _selected_seq(self) -> int | None:
+        rows = self.shards_table.selectionModel().selectedRows()
+        return self.shards_model.row(rows[0].row()).seq if rows else None
+
+    def _show_out(self) -> None:
+        run, seq = self.selected_run(), self._selected_seq()
+        if run is None or seq is None:
+            self.output.clear()
+            return
+        out = self.ctx.runs.output(run.run_id, seq)
+        err = self.ctx.runs.output(run.run_id, seq, "stderr")
+        sep = "\n" if out and not out.endswith("\n") else ""
+        self.output.setPlainText(out + (f"{sep}--- stderr ---\n{err}" if err else ""))
+
+    # --- actions ---------------------------------------------------------------------------
+
+    def new_run(self) -> None:
+        dialog = NewRunDialog(self.ctx.registry.hosts(include_released=False), self)
+        if dialog.exec() != NewRunDialog.DialogCode.Accepted or dialog.spec is None:
+            return
+        self.start(dialog.spec)
+
+    def start(self, spec: object) -> None:
+        def begin() -> str:
+            self.ctx.managed_ssh.sync()  # parallel's ssh reads the managed file
+            return self.ctx.runs.start(spec)  # type: ignore[arg-type]
+
+        run_in_thread(begin, on_result=lambda _id: self.reload(), on_error=self._failed)
+
+    def resume_failed(self) -> None:
+        run = self.selected_run()
+        if run is not None:
+            run_in_thread(self.ctx.runs.resume_failed, run.run_id,
+                          on_result=lambda _r: self.reload(), on_error=self._failed)  # fmt: skip
+
+    def cancel_run(self) -> None:
+        run = self.selected_run()
+        if run is not None:
+            run_in_thread(self.ctx.runs.cancel, run.run_id,
+                          on_result=lambda _r: self.reload(), on_error=self._failed)  # fmt: skip
+
+    def _failed(self, exc: BaseException) -> None:
+        hint = getattr(exc, "hint", "")
+        self.status.setText(f"{exc}" + (f" {hint}" if hint else ""))
+
+    def export(self, fmt: str, default_name: str) -> None:
+
+        path, _ = QFileDialog.getSaveFileName(
+            self, "Export the fleet", str(Path.home() / default_name)
+        )
+        if path:
+            self.export_to(fmt, Path(path))
+
+    def export_to(self, fmt: str, path: Path) -> None:
+        from gpu_companion.core.fleet.export import fleet_hosts, render
+
+        try:
+            text = render(fmt, fleet_hosts(self.ctx.registry), self.ctx.ssh_config.config_path)
+        except UserError as exc:
+            QMessageBox.warning(self, "Export the fleet", str(exc))
+            return
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        self.status.setText(f"Exported for {fmt} to {path}. No private key is in it: the hosts "
+                            "are reached through the app's ssh config and agent.")  # fmt: skip
+
+    def stop(self) -> None:
+        self.timer.stop()

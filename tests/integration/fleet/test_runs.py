@@ -1,0 +1,144 @@
+"""Sharded runs on GNU parallel against two real sshd hosts, through the app's managed config."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import missing_component
+
+
+@pytest.fixture(autouse=True)
+def _parallel() -> None:
+    if shutil.which("parallel") is None:
+        missing_component("GNU parallel not installed (Debian: parallel)")
+
+
+def _spec(fleet, command: str, **kw):  # type: ignore[no-untyped-def]
+    from gpu_companion.core.fleet.runs import HostSlots, RunSpec
+
+    hosts = tuple(HostSlots(a, 2) for a in fleet.aliases)
+    return RunSpec(hosts=hosts, command=command, **kw)
+
+
+def test_twenty_shards_complete_on_two_hosts_with_every_output_back(fleet, tmp_path: Path):
+    from gpu_companion.core.fleet.runs import split_range
+
+    runs = fleet.services.runs
+    inputs = split_range(0, 1000, 20)
+    run_id = runs.start(_spec(fleet, "echo sum $(seq -s+ {1} $(({2}-1)) | bc) from $SSH_CONNECTION",
+                              inputs=inputs, by_range=True))  # fmt: skip
+    status = runs.wait(run_id, timeout=120)
+    assert status.count("done") == 20 and status.finished, status.summary()
+    total = 0
+    for shard in status.shards:
+        out = runs.output(run_id, shard.seq).split()
+        a, b = map(int, shard.input.split(":"))
+        assert int(out[1]) == sum(range(a, b)), shard  # the shard's own output, verified
+        total += int(out[1])
+    assert total == sum(range(1000))
+    ports = {str(s.port) for s in fleet.servers}
+    seen = {runs.output(run_id, s.seq).split()[-1] for s in status.shards}  # sshd's local port
+    assert seen == ports  # both hosts worked
+    assert {s.host for s in status.shards} == set(fleet.aliases)
+
+
+def test_a_shard_failing_once_is_retried_and_one_failing_always_is_rerun_after_the_fix(
+    fleet, tmp_path: Path
+):
+    runs = fleet.services.runs
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    command = (
+        f"m={marks}; if [ {{}} = 3 ] && [ ! -e $m/fixed ]; then echo broken >&2; exit 7; fi; "
+        f"if [ {{}} = 2 ] && [ ! -e $m/once ]; then touch $m/once; exit 5; fi; echo ok {{}}"
+    )
+    run_id = runs.start(_spec(fleet, command, inputs=("1", "2", "3", "4"), retries=2))
+    status = runs.wait(run_id, timeout=60)
+    states = {s.input: s.state for s in status.shards}
+    assert states == {"1": "done", "2": "done", "3": "failed", "4": "done"}  # 2 retried
+    failed = next(s for s in status.shards if s.state == "failed")
+    assert failed.exit_code == 7 and failed.host in fleet.aliases
+    assert "broken" in runs.output(run_id, failed.seq, "stderr")
+
+    (marks / "fixed").touch()
+    before = (Path(runs.root) / run_id / "joblog").read_text().count("\n")
+    runs.resume_failed(run_id)
+    status = runs.wait(run_id, timeout=60)
+    assert all(s.state == "done" for s in status.shards)
+    assert (Path(runs.root) / run_id / "joblog").read_text().count("\n") == before + 1  # only it
+    assert runs.output(run_id, failed.seq).strip() == "ok 3"
+
+
+def test_the_cli_runs_reports_and_resumes(fleet, tmp_path: Path):
+    env = {**os.environ}
+    marks = tmp_path / "m"
+    marks.mkdir()
+    cmd = f"if [ {{1}} = 0 ] && [ ! -e {marks}/fixed ]; then exit 9; fi; echo {{1}}-{{2}}"
+    base = [sys.executable, "-m", "gpu_companion", "run"]
+    done = subprocess.run(
+        [*base, "--hosts", ",".join(fleet.aliases), "--range", "0:10", "--shards", "5",
+         "--retries", "1", "--", cmd],
+        capture_output=True, text=True, env=env, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    assert "shard 1 (0:2) failed" in done.stdout and "4 done, 1 failed" in done.stdout
+    run_id = done.stdout.split()[1].rstrip(":")
+    (marks / "fixed").touch()
+    again = subprocess.run([*base, "--resume-failed", run_id], capture_output=True, text=True,
+                           env=env, timeout=120)  # fmt: skip
+    assert again.returncode == 0, again.stderr
+    assert "5 done" in again.stdout
+
+
+def test_a_run_killed_with_the_app_shows_its_true_state_after_a_restart(fleet, tmp_path: Path):
+    from gpu_companion.core.fleet.runs import Runs
+
+    runs = fleet.services.runs
+    run_id = runs.start(_spec(fleet, "sleep {}; echo slept {}", inputs=("0", "0", "4", "4")))
+    deadline = time.monotonic() + 30
+    while runs.status(run_id).count("done") < 2 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    # the app is gone: a fresh Runs over the same folder, as after a restart
+    later = Runs(runs.root, runs.ssh_argv)
+    mid = later.status(run_id)
+    assert mid.running and mid.count("done") == 2 and mid.count("running") == 2
+    final = later.wait(run_id, timeout=60)
+    assert final.count("done") == 4 and not final.running
+
+
+def test_cancel_stops_the_remote_processes(fleet, tmp_path: Path):
+    runs = fleet.services.runs
+    token = f"77.{os.getpid()}"  # a sleep nobody else runs
+    run_id = runs.start(_spec(fleet, f"sleep {token}; echo {{}}", inputs=("a", "b")))
+    deadline = time.monotonic() + 30
+    while runs.status(run_id).count("running") < 2 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    time.sleep(1)
+    assert subprocess.run(["pgrep", "-f", f"sleep {token}"], capture_output=True).returncode == 0
+    assert runs.cancel(run_id)
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        if subprocess.run(["pgrep", "-f", f"sleep {token}"], capture_output=True).returncode:
+            break
+        time.sleep(0.2)
+    else:
+        pytest.fail("the remote sleep survived the cancel")
+    assert not runs.status(run_id).running
+
+
+def test_missing_parallel_says_how_to_install_it(fleet, monkeypatch):
+    from gpu_companion.core.common.errors import UserError
+    from gpu_companion.core.fleet.runs import Runs
+
+    runs = Runs(fleet.services.runs.root, fleet.services.runs.ssh_argv, parallel="no-parallel-x")
+    with pytest.raises(UserError) as err:
+        runs.start(_spec(fleet, "echo {}", inputs=("1",)))
+    assert "GNU parallel is not installed" in str(err.value)
+    assert "apt-get install parallel" in err.value.hint

@@ -1,0 +1,84 @@
+"""The Runs page over two real sshd hosts: a run started from the dialog, a finished and a failed
+shard shown with host and exit code, rerun failed, cancel, and the fleet exports."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import missing_component
+
+
+@pytest.fixture
+def runs_window(fleet, qtbot):  # type: ignore[no-untyped-def]
+    from gpu_companion.ui.common import worker
+    from gpu_companion.ui.shell.build import build_window
+
+    if shutil.which("parallel") is None:
+        missing_component("GNU parallel not installed (Debian: parallel)")
+    win = build_window(fleet.services)
+    qtbot.addWidget(win)
+    win.show()
+    yield win
+    worker.wait_all()
+
+
+def test_a_run_from_the_dialog_shows_done_and_failed_shards_then_reruns_the_failed(
+    fleet, runs_window, qtbot, tmp_path: Path
+):
+    from PySide6.QtCore import QTimer
+
+    from gpu_companion.ui.runs.dialogs import NewRunDialog
+
+    page = runs_window.navigate("runs")
+    assert page.stack.currentIndex() == 1 and page.runs_model.rowCount() == 0
+    fixed = tmp_path / "fixed"
+
+    def fill() -> None:
+        dialog = page.findChild(NewRunDialog, "newRunDialog")
+        dialog.command.setText(f"if [ {{1}} = 3 ] && [ ! -e {fixed} ]; then exit 4; fi; "
+                               "echo ids {1}..{2}")  # fmt: skip
+        dialog.range.setText("0:6")
+        dialog.shards.setValue(2)
+        dialog.retries.setValue(1)
+        dialog.accept()
+
+    QTimer.singleShot(0, fill)
+    page.buttons["new"].click()
+    qtbot.waitUntil(lambda: page.runs_model.rowCount() == 1, timeout=10_000)
+    qtbot.waitUntil(lambda: not page.runs_model.row(0).running, timeout=60_000)
+    qtbot.waitUntil(lambda: page.shards_model.rowCount() == 2, timeout=5_000)
+    states = {page.shards_model.row(i).input: page.shards_model.row(i) for i in range(2)}
+    assert states["0:3"].state == "done" and states["3:6"].state == "failed"
+    assert states["3:6"].exit_code == 4 and states["3:6"].host in fleet.aliases
+    assert "1 done, 1 failed" in page.status.text()
+    page.shards_table.selectRow(0)
+    assert page.output.toPlainText().strip() == "ids 0..3"
+    assert page.buttons["resume"].isEnabled() and not page.buttons["cancel"].isEnabled()
+
+    fixed.touch()
+    page.buttons["resume"].click()
+    qtbot.waitUntil(lambda: page.runs_model.rowCount() == 1
+                    and page.runs_model.row(0).count("done") == 2, timeout=60_000)  # fmt: skip
+    assert not page.buttons["resume"].isEnabled()
+
+
+def test_a_run_without_a_command_is_refused_in_the_dialog(fleet, runs_window, qtbot):
+    from gpu_companion.ui.runs.dialogs import NewRunDialog
+
+    dialog = NewRunDialog(fleet.services.registry.hosts())
+    qtbot.addWidget(dialog)
+    dialog.accept()
+    assert dialog.spec is None and "needs a command" in dialog.error.text()
+
+
+def test_export_writes_an_inventory_without_keys(fleet, runs_window, tmp_path: Path):
+    page = runs_window.navigate("runs")
+    out = tmp_path / "inv.yml"
+    page.export_to("ansible", out)
+    text = out.read_text()
+    assert "box-a" in text and "box-b" in text and "PRIVATE KEY" not in text
+    assert oct(out.stat().st_mode & 0o777) == "0o600"
+    assert "No private key" in page.status.text()
