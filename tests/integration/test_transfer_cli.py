@@ -86,6 +86,12 @@ def test_exit_codes_for_failed_partial_and_usage(host, tmp_path: Path, capsys) -
     assert "partial: 1 of 2 done; not done: #" in err and f" {missing} (failed: " in err
     assert tree_hashes(dst) == tree_hashes(there)
 
+    single = tmp_path / "one file"
+    code, _, err = cli(capsys, "transfer", "download", host, str(there / AWKWARD[1]), str(single),
+                       "--file")  # fmt: skip
+    assert code == 0, err
+    assert tree_hashes(single) == {AWKWARD[1]: tree_hashes(there)[AWKWARD[1]]}
+
     code, out, err = cli(capsys, "transfer", "download", host, str(missing), str(dst), "--json")
     assert code == 1 and json.loads(out)["jobs"][0]["state"] == "failed"
 
@@ -103,7 +109,12 @@ def test_exit_codes_for_failed_partial_and_usage(host, tmp_path: Path, capsys) -
 
     services = build_services()
     try:
-        assert [j.state.value for j in services.transfers.jobs()] == ["done", "failed", "failed"]
+        assert [j.state.value for j in services.transfers.jobs()] == [
+            "done",
+            "failed",
+            "done",
+            "failed",
+        ]
     finally:
         services.close()
 
