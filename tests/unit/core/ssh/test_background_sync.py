@@ -25,17 +25,24 @@ def test_a_burst_of_requests_is_one_sync_on_another_thread() -> None:
 
 
 def test_request_does_not_wait_for_a_slow_sync() -> None:
-    gate = threading.Event()
-    sync = BackgroundSync(gate.wait, quiet_s=0.0)
+    started, gate = threading.Event(), threading.Event()
+
+    def slow() -> None:
+        started.set()
+        gate.wait(10)
+
+    sync = BackgroundSync(slow, quiet_s=0.0)
     try:
         start = time.monotonic()
         sync.request()
+        assert started.wait(5)
         sync.request()  # arrives while the first sync runs: served by a second run
         assert time.monotonic() - start < 0.5
         assert not sync.flush(0.2)
         gate.set()
         assert sync.flush(5) and sync.runs == 2
     finally:
+        gate.set()
         sync.close()
 
 
