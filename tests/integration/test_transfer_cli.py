@@ -119,8 +119,9 @@ def test_exit_codes_for_failed_partial_and_usage(host, tmp_path: Path, capsys) -
         services.close()
 
 
-def test_ctrl_c_pauses_the_running_job_and_exits_130(host, tmp_path: Path) -> None:
+def test_ctrl_c_pauses_the_running_job_and_exits_130(host, app_paths, tmp_path: Path) -> None:
     import signal
+    import sqlite3
     import time
 
     local = tmp_path / "slow"
@@ -134,10 +135,20 @@ def test_ctrl_c_pauses_the_running_job_and_exits_130(host, tmp_path: Path) -> No
     try:
         assert proc.stderr is not None
         lines = []
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 40
         while time.monotonic() < deadline and "rsync on both sides" not in "".join(lines):
             lines.append(proc.stderr.readline())
-        time.sleep(1.0)
+        db = sqlite3.connect(app_paths.database)
+        try:  # bytes have arrived and were saved: the pause must keep them
+            while (
+                time.monotonic() < deadline
+                and not db.execute(
+                    "SELECT bytes_done FROM transfer_jobs WHERE bytes_done > 0"
+                ).fetchall()
+            ):
+                time.sleep(0.2)
+        finally:
+            db.close()
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=60)
     finally:
