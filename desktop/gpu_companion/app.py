@@ -14,6 +14,7 @@ from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QApplication, QMessageBox
 
 from gpu_companion import __version__
+from gpu_companion.core.common.errors import UserError
 from gpu_companion.core.common.notifier import Level, Message
 from gpu_companion.core.common.paths import AppPaths
 from gpu_companion.logsetup import setup_logging
@@ -109,7 +110,7 @@ def run_gui(argv: list[str], smoke_test: bool = False, background: bool = False)
         window.show()
     from gpu_companion.ui.common.worker import run_in_thread
 
-    run_in_thread(services.managed_ssh.sync_quietly)  # hosts from an earlier run, keys changed
+    run_in_thread(_start_services, services)  # the agent; hosts from an earlier run
     log.info("GPU Companion %s started", __version__)
     code = app.exec()
     window.save_state()
@@ -118,6 +119,16 @@ def run_gui(argv: list[str], smoke_test: bool = False, background: bool = False)
         instance.release()
     services.close()
     return code
+
+
+def _start_services(services: Services) -> None:
+    """The app's ssh-agent and the managed ssh config, off the GUI thread (keyring, ssh -G)."""
+    try:
+        services.start()
+    except UserError as exc:
+        log.warning("ssh-agent: %s", exc)
+        services.notifier.warning(str(exc), source="ssh-agent")
+    services.managed_ssh.sync_quietly()
 
 
 def smoke(services: Services, window: MainWindow, errors: list[BaseException]) -> int:

@@ -16,6 +16,7 @@ from gpu_companion.core.spend.alerts import SpendAlerts
 from gpu_companion.core.spend.budgets import Budgets
 from gpu_companion.core.spend.ledger import SpendLedger
 from gpu_companion.core.spend.money import format_money, to_minor
+from gpu_companion.core.ssh.agent import AppAgent, RuntimePaths, auth_help
 from gpu_companion.core.ssh.config_writer import SshConfigWriter
 from gpu_companion.core.ssh.connection import SessionFactory
 from gpu_companion.core.ssh.managed import ManagedConfig
@@ -64,8 +65,24 @@ class Services:
         return SessionFactory(self.vault, self.ssh_config.known_hosts, self.key_passphrases.get)
 
     @cached_property
+    def runtime_paths(self) -> RuntimePaths:
+        return RuntimePaths.for_data_dir(self.paths.data_dir)
+
+    @cached_property
+    def agent(self) -> AppAgent:
+        """The app's own ssh-agent: started by `start()`, stopped by `close()`."""
+        return AppAgent(self.runtime_paths, self.vault, self.key_passphrases.get)
+
+    def start(self) -> None:
+        """What runs while the app runs (window or tray): the agent, then the keys of the
+        active hosts' platforms that need no passphrase (so terminal `ssh ALIAS` works)."""
+        self.agent.start()
+        platforms = {self.vault.platform_of(h) for h in self.registry.hosts(include_released=False)}
+        self.agent.preload(sorted(p for p in platforms if p))
+
+    @cached_property
     def managed_ssh(self) -> ManagedConfig:
-        return ManagedConfig(self.ssh_config, self.registry, self.vault)
+        return ManagedConfig(self.ssh_config, self.registry, self.vault, self.runtime_paths)
 
     @cached_property
     def transfers(self) -> TransferQueue:
@@ -74,6 +91,8 @@ class Services:
             self.registry,
             ssh_argv=self.managed_ssh.ssh_argv,
             client_factory=self.sessions.connect,
+            before_connect=self.agent.ensure_for_host,
+            auth_help=lambda host: auth_help(host, self.vault, self.agent),
         )
 
     @cached_property
@@ -148,6 +167,8 @@ class Services:
             self.transfers.shutdown()  # running transfers pause and keep their partial data
         if self._monitor is not None:
             self._monitor.stop()
+        if "agent" in self.__dict__:
+            self.agent.stop()  # shared connections close, the keys leave memory
         self.store.close()
 
 

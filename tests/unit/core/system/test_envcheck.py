@@ -156,3 +156,21 @@ def test_doctor_command_lists_what_is_missing(tmp_path):
     assert out.returncode == 1
     assert "rsync: `rsync` was not found on the PATH." in out.stdout
     assert "[ok ] ssh" in out.stdout
+
+
+def test_plain_text_or_null_backends_are_never_called_usable():
+    """The check agrees with the key vault: a backend the vault refuses is not "usable"."""
+    from keyring.backends import chainer, null
+
+    from gpu_companion.core.ssh.vault import KeyVault
+    from gpu_companion.core.system.envcheck import check_keyring
+
+    class NothingSafe(chainer.ChainerBackend):  # keyring's chain with only a no-op in it
+        backends = [null.Keyring()]  # type: ignore[assignment]
+
+    for backend in (null.Keyring(), NothingSafe()):
+        result = check_keyring(DEBIAN, backend)
+        assert not result.ok, result
+        assert "plain-text or no-op" in result.detail
+        with pytest.raises(Exception, match="keyring"):
+            KeyVault(None, Path("/nonexistent"), backend).check_keyring()  # type: ignore[arg-type]
