@@ -122,6 +122,7 @@ class Services:
             connect=self.sessions.connect,
             ssh_argv=self.managed_ssh.ssh_argv,
             ssh_config=self.managed_ssh,
+            before_connect=self.agent.ensure_for_host,
         )
 
     def _billed(self, alias: str) -> bool:
