@@ -222,8 +222,8 @@ class AppAgent:
                 if not passphrase:
                     raise UserError(
                         f"The {platform} key is protected by a passphrase.",
-                        hint="Enter it once when the app asks (or on the Keys page); it is kept "
-                        "in memory until the app closes.",
+                        hint="Type it once (Test connection on the Hosts page, or Load into "
+                        "ssh-agent on the Keys page); it is kept in memory until the app closes.",
                     )
             self.vault.load_into_agent(
                 platform, self.lifetime_s, passphrase, agent_socket=self.paths.socket

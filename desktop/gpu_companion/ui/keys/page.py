@@ -312,7 +312,10 @@ class KeysPage(EmptyStatePage):
         self, platform: str, lifetime_s: int | None, passphrase: str | None = None
     ) -> None:
         def done(message: str) -> None:
-            self._ok(message + " `ssh ALIAS` now works in a terminal.")(None)
+            self._ok(
+                message + " Your own tools can use it through your session's agent; `ssh ALIAS` "
+                "for a managed host uses GPU Companion's agent while the app runs."
+            )(None)
 
         self._run(
             f"Loading the {platform} key into ssh-agent…",
