@@ -110,7 +110,12 @@ def run_gui(argv: list[str], smoke_test: bool = False, background: bool = False)
         window.show()
     from gpu_companion.ui.common.worker import run_in_thread
 
-    run_in_thread(_start_services, services)  # the agent; hosts from an earlier run
+    try:
+        services.start()  # the app's ssh-agent, before any page can reach a host
+    except UserError as exc:
+        log.warning("ssh-agent: %s", exc)
+        services.notifier.warning(str(exc), source="ssh-agent")
+    run_in_thread(_start_background, services)
     log.info("GPU Companion %s started", __version__)
     code = app.exec()
     window.save_state()
@@ -121,14 +126,10 @@ def run_gui(argv: list[str], smoke_test: bool = False, background: bool = False)
     return code
 
 
-def _start_services(services: Services) -> None:
-    """The app's ssh-agent and the managed ssh config, off the GUI thread (keyring, ssh -G)."""
-    try:
-        services.start()
-    except UserError as exc:
-        log.warning("ssh-agent: %s", exc)
-        services.notifier.warning(str(exc), source="ssh-agent")
-    services.managed_ssh.sync_quietly()
+def _start_background(services: Services) -> None:
+    """Keys into the app's agent and the managed ssh config, off the GUI thread (keyring, ssh)."""
+    for problem in services.start_background():
+        log.warning("ssh-agent: %s", problem)
 
 
 def smoke(services: Services, window: MainWindow, errors: list[BaseException]) -> int:

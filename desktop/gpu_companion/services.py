@@ -40,6 +40,7 @@ class Services:
         self.store = Store(paths.database)
         self.key_passphrases: dict[str, str] = {}  # typed this session, memory only
         self._monitor: Monitor | None = None
+        self.started = False  # start() was called: the app runs, so its agent should too
 
     @cached_property
     def notifier(self) -> Notifier:
@@ -74,11 +75,18 @@ class Services:
         return AppAgent(self.runtime_paths, self.vault, self.key_passphrases.get)
 
     def start(self) -> None:
-        """What runs while the app runs (window or tray): the agent, then the keys of the
-        active hosts' platforms that need no passphrase (so terminal `ssh ALIAS` works)."""
+        """What runs while the app runs (window or tray): the app's ssh-agent (milliseconds; a
+        UserError when ssh-agent is missing). Then `start_background` off the GUI thread."""
+        self.started = True
         self.agent.start()
+
+    def start_background(self) -> list[str]:
+        """The keys of the active hosts' platforms that need no passphrase (so terminal
+        `ssh ALIAS` works at once) and the managed ssh config; the keys that failed, and why."""
         platforms = {self.vault.platform_of(h) for h in self.registry.hosts(include_released=False)}
-        self.agent.preload(sorted(p for p in platforms if p))
+        problems = self.agent.preload(sorted(p for p in platforms if p))
+        self.managed_ssh.sync_quietly()  # hosts from an earlier run, keys changed
+        return problems
 
     @cached_property
     def managed_ssh(self) -> ManagedConfig:

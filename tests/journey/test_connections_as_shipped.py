@@ -32,9 +32,12 @@ def shipped(app_paths, keyring_backend, sshd, monkeypatch) -> Iterator[tuple[Ser
     import keyring.core
 
     monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
-    keyring.core.init_backend()  # a fresh process picks the keyring on the harness bus
+    # what keyring picks in a fresh process on this desktop: the Secret Service on the harness
+    # bus (keyring caches its first pick per process, so an earlier test may have seen none)
+    monkeypatch.setattr(keyring.core, "_keyring_backend", keyring_backend)
     services = build_services(app_paths)
-    services.start()  # what run_gui runs once the window is up
+    services.start()  # what run_gui runs before the window shows
+    assert services.start_background() == []  # and then off the GUI thread
     platform = f"journey-{uuid.uuid4().hex[:8]}"
     try:
         p = services.registry.save_platform(Platform(platform))
