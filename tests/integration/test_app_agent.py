@@ -164,3 +164,21 @@ def test_check_agent_reports_what_runs(agent, monkeypatch):
     assert running.ok and "runs with 0 key(s)" in running.detail
     monkeypatch.setenv("SSH_AUTH_SOCK", str(agent.paths.root / "nothing-here"))
     assert "no agent answers there" in check_agent(DEBIAN).detail
+
+
+def test_an_agent_left_by_a_crashed_app_is_ended_at_the_next_start(agent, vault):
+    agent.start()
+    orphan = agent._proc
+    agent._proc = None  # the app died without stop(): its agent lives on
+    fresh = AppAgent(agent.paths, vault)
+    try:
+        fresh.start()
+        assert orphan.wait(5) is not None  # ended, not left holding keys
+        assert fresh.running and agent_key_count(fresh.paths.socket) == 0
+    finally:
+        fresh.stop()
+        if orphan.poll() is None:
+            orphan.kill()
+            orphan.wait()
+        if orphan.stderr:
+            orphan.stderr.close()

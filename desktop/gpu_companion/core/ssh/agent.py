@@ -153,10 +153,23 @@ class AppAgent:
                     )
                 time.sleep(0.01)
             self._loaded.clear()
+            (self.paths.root / "agent.pid").write_text(str(self._proc.pid))
             log.info("ssh-agent started at %s", self.paths.socket)
 
     def _stale_cleanup(self) -> None:
-        """A socket or public stems left by a crash: the agent behind them is gone."""
+        """What a crash left: the old agent (it outlives the app; its pid file names it), its
+        socket and the public stems."""
+        pid_file = self.paths.root / "agent.pid"
+        try:
+            pid = int(pid_file.read_text())
+        except (OSError, ValueError):
+            pid = 0
+        if pid > 0 and _is_our_agent(pid, self.paths.socket):
+            try:
+                os.kill(pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+        pid_file.unlink(missing_ok=True)
         self.paths.socket.unlink(missing_ok=True)
         for stale in self.paths.identity_dir.glob("*.pub"):
             stale.unlink()
@@ -255,6 +268,18 @@ class AppAgent:
 
     def _passphrase_known(self, platform: str) -> bool:
         return bool(self.passphrase_for and self.passphrase_for(platform))
+
+
+def _is_our_agent(pid: int, socket: Path) -> bool:
+    """Whether `pid` is an ssh-agent serving `socket` (a recycled pid must not be killed)."""
+    try:
+        words = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        done = subprocess.run(
+            ["ps", "-o", "command=", "-p", str(pid)], capture_output=True, check=False
+        )
+        words = done.stdout.split()
+    return any(w.endswith(b"ssh-agent") for w in words) and os.fsencode(socket) in words
 
 
 def agent_key_count(socket: Path) -> int | None:
