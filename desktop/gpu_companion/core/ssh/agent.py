@@ -344,9 +344,9 @@ def auth_help(host: Host, vault: KeyVault, agent: AppAgent | None = None) -> str
             f"({stored.public_path}) and paste it into {platform}'s SSH keys in its console, "
             "or into ~/.ssh/authorized_keys on the instance, then start the job again."
         )
-    if agent is not None and not agent.running:
-        text += (
-            " GPU Companion's own ssh-agent is not running, so ssh had no key to offer: "
-            "restart the app."
+    if agent is not None and not agent.running:  # the likelier cause comes first
+        text = (
+            "GPU Companion's own ssh-agent is not running, so ssh had no key to offer: restart "
+            f"the app. If the login is still refused: {text}"
         )
     return text
