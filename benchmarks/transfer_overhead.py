@@ -280,6 +280,7 @@ def main() -> int:
             pl_sent, pl_rem, pl_kept = resume_plain(config, one, work / "r-plain", size, bw)
         finally:
             close_control_masters(runtime.control_dir)
+            shutil.rmtree(runtime.root, ignore_errors=True)
             server.stop()
     e, p, v, u = (statistics.median(x) for x in (eng_t, plain_t, verify_t, unshared_t))
     be, bp, bv, bu = (min(x) for x in (eng_t, plain_t, verify_t, unshared_t))
