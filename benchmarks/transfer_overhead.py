@@ -224,9 +224,9 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="gpu-bench-") as tmp:
         work = Path(tmp)
         server, config = ssh_setup(work)
+        runtime = RuntimePaths.for_data_dir(work / "data")
         try:
             host = Host(alias=ALIAS, hostname="127.0.0.1")
-            runtime = RuntimePaths.for_data_dir(work / "data")
             runtime.make()
             engine = TransferEngine(app_ssh_argv(config, runtime), no_sftp)
             unshared = TransferEngine(["ssh", "-F", str(config), "-o", "BatchMode=yes"], no_sftp)
