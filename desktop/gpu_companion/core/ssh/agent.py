@@ -169,6 +169,10 @@ class AppAgent:
                 os.kill(pid, signal.SIGTERM)
             except ProcessLookupError:
                 pass
+            # it unlinks its socket path on the way out: wait, or it would take the new one
+            deadline = time.monotonic() + 5
+            while _is_our_agent(pid, self.paths.socket) and time.monotonic() < deadline:
+                time.sleep(0.01)
         pid_file.unlink(missing_ok=True)
         self.paths.socket.unlink(missing_ok=True)
         for stale in self.paths.identity_dir.glob("*.pub"):
