@@ -4,9 +4,13 @@
     python benchmarks/transfer_overhead.py [--size MB] [--repeat N]
 
 (a) wall time of the engine (rsync with progress parsing, partial dir, checks) against plain
-`rsync -a` on the same tree of mixed files; (b) a single big file killed with SIGKILL at ~50 %,
+`rsync -a` on the same tree of mixed files; (b) 50 small jobs one after the other, where the fixed
+cost per job (the ssh handshake) dominates; (c) a single big file killed with SIGKILL at ~50 %,
 then resumed: bytes sent on resume / bytes remaining, for the engine (--partial-dir) and for
 plain `rsync -a` (the naive alternative, which starts the file over).
+
+The engine runs with the app's own ssh argv (`app_ssh_argv`: BatchMode and one shared connection
+per host in a runtime dir); a row without the shared connection shows what it saves.
 """
 
 from __future__ import annotations
@@ -28,6 +32,8 @@ sys.path[:0] = [str(REPO), str(REPO / "desktop")]
 from tests.harness.sshd import SshServer  # noqa: E402
 
 from gpu_companion.core.hosts.registry import Host  # noqa: E402
+from gpu_companion.core.ssh.agent import RuntimePaths, close_control_masters  # noqa: E402
+from gpu_companion.core.ssh.managed import app_ssh_argv  # noqa: E402
 from gpu_companion.core.transfers.engine import TransferEngine  # noqa: E402
 from gpu_companion.core.transfers.job import (  # noqa: E402
     PARTIAL_DIR,
@@ -106,6 +112,31 @@ def plain_rsync(config: Path, src: Path, dst: str, extra: list[str] | None = Non
     return time.perf_counter() - t0
 
 
+def small_jobs(
+    work: Path, engines: dict[str, TransferEngine], config: Path, host: Host, n: int
+) -> dict[str, float]:
+    """`n` jobs of one small folder each (3 files, 30 KB): plain rsync -a, then each engine
+    setup with and without verification, interleaved so load changes hit all of them alike."""
+    src = work / "small"
+    src.mkdir()
+    for i in range(3):
+        (src / f"note {i}.txt").write_bytes(os.urandom(10_000))
+    totals: dict[str, float] = {"plain rsync -a": 0.0}
+    for i in range(n):
+        totals["plain rsync -a"] += plain_rsync(config, src, str(work / f"s-p-{i}"))
+        for name, engine in engines.items():
+            for verify in (False, True):
+                label = f"{name}{' + verification' if verify else ''}"
+                dst = work / f"s-{len(totals)}-{i}"
+                job = TransferJob(
+                    ALIAS, "upload", str(src), str(dst), TransferOptions(verify=verify)
+                )
+                t, outcome = engine_run(engine, job, host)
+                assert outcome.outcome == "done"  # type: ignore[attr-defined]
+                totals[label] = totals.get(label, 0.0) + t
+    return totals
+
+
 def kill_at_half(dst: Path, size: int) -> threading.Thread:
     """Watch rsync's temp file in `dst` and SIGKILL our rsync children once it is half full."""
 
@@ -182,6 +213,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", type=int, default=200, help="MB of mixed files (default 200)")
     parser.add_argument("--repeat", type=int, default=5, help="runs of each, median reported")
+    parser.add_argument("--small-jobs", type=int, default=50, help="small jobs in a row")
     args = parser.parse_args()
     if (
         not shutil.which("rsync")
@@ -192,12 +224,16 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="gpu-bench-") as tmp:
         work = Path(tmp)
         server, config = ssh_setup(work)
+        runtime = RuntimePaths.for_data_dir(work / "data")
         try:
             host = Host(alias=ALIAS, hostname="127.0.0.1")
-            engine = TransferEngine(["ssh", "-F", str(config)], no_sftp)
+            runtime.make()
+            engine = TransferEngine(app_ssh_argv(config, runtime), no_sftp)
+            unshared = TransferEngine(["ssh", "-F", str(config), "-o", "BatchMode=yes"], no_sftp)
+            unshared.choose(host)
             src = work / "src"
             total = make_tree(src, args.size)
-            eng_t, plain_t, verify_t = [], [], []
+            eng_t, plain_t, verify_t, unshared_t = [], [], [], []
             engine.choose(host)  # the version checks are once per host: not part of each run
             for i in range(args.repeat):
                 d1, d2 = work / f"dst-engine-{i}", work / f"dst-plain-{i}"
@@ -211,14 +247,28 @@ def main() -> int:
                 eng_t.append(t)
                 if not i % 2:
                     plain_t.append(plain_rsync(config, src, str(d2)))
+                d4 = work / f"dst-unshared-{i}"
+                t, _ = engine_run(
+                    unshared,
+                    TransferJob(ALIAS, "upload", str(src), str(d4), TransferOptions(verify=False)),
+                    host,
+                )
+                unshared_t.append(t)
                 d3 = work / f"dst-verify-{i}"
                 t, outcome = engine_run(
                     engine, TransferJob(ALIAS, "upload", str(src), str(d3)), host
                 )
                 assert outcome.verified  # type: ignore[attr-defined]
                 verify_t.append(t)
-                for d in (d1, d2, d3):
+                for d in (d1, d2, d3, d4):
                     shutil.rmtree(d)
+            small = small_jobs(
+                work,
+                {"engine": engine, "engine, no shared connection": unshared},
+                config,
+                host,
+                args.small_jobs,
+            )
             one = work / "one"
             one.mkdir()
             size = total // 2
@@ -229,9 +279,11 @@ def main() -> int:
             )
             pl_sent, pl_rem, pl_kept = resume_plain(config, one, work / "r-plain", size, bw)
         finally:
+            close_control_masters(runtime.control_dir)
+            shutil.rmtree(runtime.root, ignore_errors=True)
             server.stop()
-    e, p, v = (statistics.median(x) for x in (eng_t, plain_t, verify_t))
-    be, bp, bv = (min(x) for x in (eng_t, plain_t, verify_t))
+    e, p, v, u = (statistics.median(x) for x in (eng_t, plain_t, verify_t, unshared_t))
+    be, bp, bv, bu = (min(x) for x in (eng_t, plain_t, verify_t, unshared_t))
     mb = total / 1e6
     print(
         f"\ntransfer overhead: {mb:.0f} MB of mixed files over ssh to 127.0.0.1, "
@@ -246,11 +298,19 @@ def main() -> int:
         ("plain rsync -a", p, bp),
         ("engine (progress, partial dir)", e, be),
         ("engine + checksum verification", v, bv),
+        ("engine, no shared connection", u, bu),
     ):
         print(
             f"| {name:<34} | {med:8.2f} | {mb / med:6.1f} | {med / p:5.2f} | {best:6.2f} | "
             f"{best / bp:5.2f} |"
         )
+    n = args.small_jobs
+    small_p = small["plain rsync -a"]
+    print(f"\n{n} small jobs in a row (3 files, 30 KB each)\n")
+    print(f"| {'run':<44} | {'total s':>8} | {'per job s':>9} | {'ratio':>5} |")
+    print(f"|{'-' * 46}|{'-' * 10}|{'-' * 11}|{'-' * 7}|")
+    for name, total_s in small.items():
+        print(f"| {name:<44} | {total_s:8.2f} | {total_s / n:9.3f} | {total_s / small_p:5.2f} |")
     print(
         f"\nresume after SIGKILL at ~50 % of one {size / 1e6:.0f} MB file (killed at "
         f"{pl_kept / size:.0%} plain, {eng_kept / size:.0%} engine); load average "
@@ -268,6 +328,7 @@ def main() -> int:
     )
     print(
         f"\ntargets: engine/plain wall time <= 1.05 -> {e / p:.2f}; "
+        f"{n} small jobs engine/plain -> {small['engine'] / small_p:.2f}; "
         f"resume ratio <= 1.10 -> {eng_sent / eng_rem:.2f}"
     )
     return 0

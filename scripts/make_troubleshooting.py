@@ -37,6 +37,41 @@ def cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
+def agent_messages() -> list[str]:
+    """What ssh prints when the app's agent is not running, and the words for a refused key."""
+    from pathlib import Path as P
+
+    from gpu_companion.core.hosts.registry import Host
+    from gpu_companion.core.ssh.agent import IDENTITY_DIR, auth_help
+
+    class Key:
+        platform, kind, fingerprint = "vast.ai", "ed25519", "SHA256:<the key's fingerprint>"
+        public_path = P("~/.local/share/gpu-companion/keys/vast.ai.pub")
+
+    class Vault:
+        def platform_of(self, _host: object) -> str:
+            return "vast.ai"
+
+        def key(self, _platform: str) -> Key:
+            return Key()
+
+    host = Host("gpu1", "203.0.113.7", 41022, "root")
+    return [
+        "The managed entries send `ssh`, `scp` and rsync to GPU Companion's own ssh-agent, which",
+        "runs while the app runs (window or tray) and holds each platform's key from the keyring.",
+        "With the app closed, a terminal prints:",
+        "",
+        f"    no such identity: /run/user/1000/gpu-companion-1000-…/{IDENTITY_DIR}/vast.ai: No "
+        "such file or directory",
+        "    root@203.0.113.7: Permission denied (publickey).",
+        "",
+        "Start the app (the tray is enough) and run the command again. When the host itself",
+        "refuses the key, a transfer stops at once, without retries, and says:",
+        "",
+        f"> {auth_help(host, Vault())}",  # type: ignore[arg-type]
+    ]
+
+
 def rsync_codes() -> list[str]:
     rows = [
         "| exit code | kind | what the app tells you | retry helps |",
@@ -203,6 +238,10 @@ def render() -> str:
         "the exit code, so their message wins (core/transfers/rsync/errors.py):",
         "",
         *rsync_hints(),
+        "",
+        "## `ssh ALIAS` in a terminal, and a key the host refused",
+        "",
+        *agent_messages(),
         "",
         "## Connecting: what the app's own SSH connections say",
         "",

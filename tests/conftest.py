@@ -420,7 +420,7 @@ def second_sshd(tmp_path: Path, standin: NvidiaSmiStandIn) -> Iterator[SshServer
 
 
 @pytest.fixture
-def fleet(app_paths, keyring_backend, ssh_agent, sshd, second_sshd, monkeypatch) -> Iterator[Fleet]:  # type: ignore[no-untyped-def]
+def fleet(app_paths, keyring_backend, sshd, second_sshd, monkeypatch) -> Iterator[Fleet]:  # type: ignore[no-untyped-def]
     import keyring.backend
     import keyring.core
 
@@ -432,6 +432,7 @@ def fleet(app_paths, keyring_backend, ssh_agent, sshd, second_sshd, monkeypatch)
     # app process would
     monkeypatch.setattr(keyring.core, "_keyring_backend", None)
     monkeypatch.delattr(keyring.backend.get_all_keyring, "saved_result", raising=False)
+    monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)  # only the app's own agent
     services = build_services(app_paths)
     platform = f"harness-{uuid.uuid4().hex[:6]}"  # the keyring outlives a test: a fresh name
     p = services.registry.save_platform(Platform(platform))
@@ -446,8 +447,9 @@ def fleet(app_paths, keyring_backend, ssh_agent, sshd, second_sshd, monkeypatch)
             services.sessions.connect(host)
         services.sessions.trust_host_key(host, first_contact.value.key)  # the user said yes
         services.sessions.connect(host).close()
-    services.managed_ssh.sync()
-    services.vault.load_into_agent(platform, lifetime_s=600)  # "Load into ssh-agent"
+    services.start()  # as run_gui: the app's own ssh-agent, then keys and the managed config
+    assert services.start_background() == []
+    services.ssh_sync.flush(30)
     yield Fleet(services, servers, aliases, platform)
     services.close()
     services.vault.delete(platform)

@@ -14,6 +14,7 @@ from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QApplication, QMessageBox
 
 from gpu_companion import __version__
+from gpu_companion.core.common.errors import UserError
 from gpu_companion.core.common.notifier import Level, Message
 from gpu_companion.core.common.paths import AppPaths
 from gpu_companion.logsetup import setup_logging
@@ -107,7 +108,14 @@ def run_gui(argv: list[str], smoke_test: bool = False, background: bool = False)
         QTimer.singleShot(0, lambda: show_welcome_once(services, window))
     if not (background and window.tray is not None and window.tray.available):
         window.show()
-    services.ssh_sync.request()  # hosts from an earlier run, keys changed
+    from gpu_companion.ui.common.worker import run_in_thread
+
+    try:
+        services.start()  # the app's ssh-agent, before any page can reach a host
+    except UserError as exc:
+        log.warning("ssh-agent: %s", exc)
+        services.notifier.warning(str(exc), source="ssh-agent")
+    run_in_thread(_start_background, services)
     log.info("GPU Companion %s started", __version__)
     code = app.exec()
     window.save_state()
@@ -116,6 +124,12 @@ def run_gui(argv: list[str], smoke_test: bool = False, background: bool = False)
         instance.release()
     services.close()
     return code
+
+
+def _start_background(services: Services) -> None:
+    """Keys into the app's agent and the managed ssh config, off the GUI thread (keyring, ssh)."""
+    for problem in services.start_background():
+        log.warning("ssh-agent: %s", problem)
 
 
 def smoke(services: Services, window: MainWindow, errors: list[BaseException]) -> int:

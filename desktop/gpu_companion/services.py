@@ -17,6 +17,7 @@ from gpu_companion.core.release.wiring import ReleaseWiring
 from gpu_companion.core.spend.alerts import SpendAlerts
 from gpu_companion.core.spend.budgets import Budgets
 from gpu_companion.core.spend.ledger import SpendLedger
+from gpu_companion.core.ssh.agent import AppAgent, RuntimePaths, auth_help
 from gpu_companion.core.ssh.background_sync import BackgroundSync
 from gpu_companion.core.ssh.config_writer import SshConfigWriter
 from gpu_companion.core.ssh.connection import SessionFactory
@@ -41,6 +42,7 @@ class Services:
         self.store = Store(paths.database)
         self.key_passphrases: dict[str, str] = {}  # typed this session, memory only
         self._monitor: Monitor | None = None
+        self.started = False  # start() was called: the app runs, so its agent should too
 
     @cached_property
     def notifier(self) -> Notifier:
@@ -71,8 +73,31 @@ class Services:
         return SessionFactory(self.vault, self.ssh_config.known_hosts, self.key_passphrases.get)
 
     @cached_property
+    def runtime_paths(self) -> RuntimePaths:
+        return RuntimePaths.for_data_dir(self.paths.data_dir)
+
+    @cached_property
+    def agent(self) -> AppAgent:
+        """The app's own ssh-agent: started by `start()`, stopped by `close()`."""
+        return AppAgent(self.runtime_paths, self.vault, self.key_passphrases.get)
+
+    def start(self) -> None:
+        """What runs while the app runs (window or tray): the app's ssh-agent (milliseconds; a
+        UserError when ssh-agent is missing). Then `start_background` off the GUI thread."""
+        self.started = True
+        self.agent.start()
+
+    def start_background(self) -> list[str]:
+        """The keys of the active hosts' platforms that need no passphrase (so terminal
+        `ssh ALIAS` works at once) and the managed ssh config; the keys that failed, and why."""
+        platforms = {self.vault.platform_of(h) for h in self.registry.hosts(include_released=False)}
+        problems = self.agent.preload(sorted(p for p in platforms if p))
+        self.ssh_sync.request()  # hosts from an earlier run, keys changed
+        return problems
+
+    @cached_property
     def managed_ssh(self) -> ManagedConfig:
-        return ManagedConfig(self.ssh_config, self.registry, self.vault)
+        return ManagedConfig(self.ssh_config, self.registry, self.vault, self.runtime_paths)
 
     @cached_property
     def transfers(self) -> TransferQueue:
@@ -81,6 +106,8 @@ class Services:
             self.registry,
             ssh_argv=self.managed_ssh.ssh_argv,
             client_factory=self.sessions.connect,
+            before_connect=self.agent.ensure_for_host,
+            auth_help=lambda host: auth_help(host, self.vault, self.agent),
         )
 
     @cached_property
@@ -110,12 +137,25 @@ class Services:
             connect=self.sessions.connect,
             ssh_argv=self.managed_ssh.ssh_argv,
             ssh_config=self.managed_ssh,
+            before_connect=self.agent.ensure_for_host,
         )
 
     @cached_property
     def runs(self) -> Runs:
         """Sharded runs on GNU parallel, over the same ssh config as every other ssh call."""
-        return Runs(self.paths.data_dir / "runs", self.managed_ssh.ssh_argv)
+        return Runs(self.paths.data_dir / "runs", self.managed_ssh.ssh_argv_unshared,
+                    prepare=self._keys_for)  # fmt: skip
+
+    def _keys_for(self, aliases: list[str]) -> None:
+        """Before a run's ssh reaches its hosts: their keys in the app's agent."""
+        for alias in aliases:
+            host = self.registry.host(alias)
+            if host is not None:
+                self.agent.ensure_for_host(host)
+
+    def use_agent(self) -> None:
+        """A CLI command that runs ssh or rsync: the window's agent, or one of its own."""
+        self.agent.start_or_attach()
 
     def _billed(self, alias: str) -> bool:
         rental = self.ledger.running_for_alias(alias)
@@ -162,6 +202,8 @@ class Services:
             self.transfers.shutdown()  # running transfers pause and keep their partial data
         if self._monitor is not None:
             self._monitor.stop()
+        if "agent" in self.__dict__:
+            self.agent.stop()  # shared connections close, the keys leave memory
         self.store.close()
 
 

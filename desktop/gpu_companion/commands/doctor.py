@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from gpu_companion.core.common.paths import AppPaths
+from gpu_companion.core.ssh.agent import RuntimePaths
 from gpu_companion.core.system.envcheck import detect_os, run_checks
 
 
@@ -20,7 +22,8 @@ def run(args: argparse.Namespace) -> int:
     os_info = detect_os()
     print(f"GPU Companion environment check on {os_info.pretty or os_info.family}")
     failed = 0
-    for result in run_checks(os_info=os_info):
+    socket = RuntimePaths.for_data_dir(AppPaths.default().data_dir).socket
+    for result in run_checks(os_info=os_info, agent_socket=socket):
         mark = "ok " if result.ok else "MISSING" if "not found" in result.detail else "PROBLEM"
         version = f" {result.version}" if result.version else ""
         print(f"  [{mark}] {result.name}{version}: {result.detail}")

@@ -75,6 +75,7 @@ def _dispatch(args: argparse.Namespace, services: Services) -> int:
     if args.cancel:
         print("cancelled" if runs.cancel(args.cancel) else "not running")
         return 0
+    services.use_agent()  # the window's ssh-agent, or one while this command follows the run
     if args.resume_failed:
         runs.resume_failed(args.resume_failed)
         run_id = args.resume_failed

@@ -44,7 +44,6 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from gpu_companion.core.ssh.managed import entries_from_registry
     from gpu_companion.services import build_services
 
     services = build_services()
@@ -55,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
             print("\n".join(f"changed: {p}" for p in changed) or "nothing to remove")
             return 0
         try:
-            entries = entries_from_registry(services.registry, services.vault)
+            entries = services.managed_ssh.entries()
             if args.action == "print":
                 text, skipped = writer.plan(entries)
                 sys.stdout.write(text)

@@ -137,6 +137,7 @@ def run(args: argparse.Namespace) -> int:
             _err(f"{args.alias}: no such active host (see `gpu-companion hosts list`).")
             return USAGE
         services.managed_ssh.sync_quietly()  # keys or hosts changed since the app last ran
+        services.use_agent()  # the window's ssh-agent, or one for this command
         try:
             result = run_batch(services.transfers, jobs, _Progress(sys.stderr))
         except UserError as exc:  # a bad remote path, pattern or limit: nothing was queued

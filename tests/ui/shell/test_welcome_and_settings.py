@@ -124,3 +124,21 @@ def test_settings_opens_the_environment_check(window, qtbot):
     qtbot.waitUntil(lambda: not dialog.checking, timeout=15000)
     assert {"ssh", "rsync", "ssh-agent", "keyring"} == set(dialog.results)
     dialog.reject()
+
+
+def test_agent_row_says_what_really_runs(window, ctx, qtbot, monkeypatch):
+    """The issue saw ssh-agent ticked as found while SSH_AUTH_SOCK was unset: the row now names
+    the app's own agent (started as run_gui starts it) and the session's, as they are."""
+    monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
+    ctx.start()
+    dialog = WelcomeDialog(ctx, window, check_kwargs={"os_info": DEBIAN})
+    qtbot.addWidget(dialog)
+    qtbot.waitUntil(lambda: not dialog.checking, timeout=15000)
+    agent = dialog.results["ssh-agent"]
+    assert agent.ok and "GPU Companion's agent runs with 0 key(s)" in agent.detail
+    assert "SSH_AUTH_SOCK is not set" in dialog.rows["ssh-agent"][2].text()
+    ctx.agent.stop()  # the agent died while the app runs: a problem, said so
+    dialog.recheck_button.click()
+    qtbot.waitUntil(lambda: not dialog.checking, timeout=15000)
+    assert not dialog.results["ssh-agent"].ok
+    assert dialog.rows["ssh-agent"][0].text() == "✘"

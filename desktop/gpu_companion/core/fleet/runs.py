@@ -18,7 +18,7 @@ import shutil
 import signal
 import subprocess
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from decimal import Decimal
 from pathlib import Path
@@ -148,10 +148,17 @@ def parse_joblog(text: str) -> dict[int, dict[str, str]]:
 class Runs:
     """The runs folder: start, read, cancel and resume runs of GNU parallel over `ssh_argv`."""
 
-    def __init__(self, root: Path, ssh_argv: Sequence[str], parallel: str = "parallel") -> None:
+    def __init__(
+        self,
+        root: Path,
+        ssh_argv: Sequence[str],
+        parallel: str = "parallel",
+        prepare: Callable[[list[str]], None] | None = None,
+    ) -> None:
         self.root = root
         self.ssh_argv = list(ssh_argv)
         self.parallel = parallel
+        self.prepare = prepare  # e.g. the hosts' keys into the app's agent
 
     def _dir(self, run_id: str) -> Path:
         path = self.root / run_id
@@ -227,6 +234,8 @@ class Runs:
 
     def _launch(self, run_id: str, spec: RunSpec, resume_failed: bool = False) -> None:
         run = self.root / run_id
+        if self.prepare is not None:
+            self.prepare([h.alias for h in spec.hosts])
         (run / "sshlogins").write_text("".join(f"{h.slots}/{h.alias}\n" for h in spec.hosts))
         env = {**os.environ, "LC_ALL": "C", "PARALLEL_HOME": str(run / ".parallel")}
         with open(run / "parallel.log", "ab") as log:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import shlex
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -48,6 +48,7 @@ class RsyncCheckpointSync:
     env: Mapping[str, str] = field(default_factory=dict)
     bwlimit_kib: int | None = None
     timeout: float = 3600
+    before_connect: Callable[[Host], None] | None = None  # readies the app's ssh-agent
 
     def build_argv(self, host: Host, remote_dir: str, dry_run: bool) -> list[str]:
         argv = [
@@ -70,6 +71,8 @@ class RsyncCheckpointSync:
     def _run(self, host: Host, remote_dir: str, dry_run: bool) -> SyncPlan:
         dest = local_mirror(self.local_root, host, remote_dir)
         dest.mkdir(parents=True, exist_ok=True)
+        if self.before_connect is not None:
+            self.before_connect(host)
         env = {**os.environ, **self.env, "LC_ALL": "C"}
         try:
             done = subprocess.run(

@@ -43,6 +43,7 @@ class ReleaseWiring:
         connect: Callable[[Host], paramiko.SSHClient],
         ssh_argv: Sequence[str],
         ssh_config: SshConfigBlocks,
+        before_connect: Callable[[Host], None] | None = None,
     ) -> ReleaseWiring:
         return cls(
             registry,
@@ -50,7 +51,7 @@ class ReleaseWiring:
             StoreReleaseLedger(store, spend),
             backup_root,
             connect,
-            RsyncCheckpointSync(list(ssh_argv), backup_root),
+            RsyncCheckpointSync(list(ssh_argv), backup_root, before_connect=before_connect),
             ssh_config,
         )
 

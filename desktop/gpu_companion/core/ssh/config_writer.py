@@ -44,11 +44,14 @@ class HostEntry:
     identity_file: Path | None = None
     proxy_jump: str = ""
     forwards: tuple[int, ...] = ()
+    identity_agent: Path | None = None  # the app's own ssh-agent socket
 
     def validated(self) -> HostEntry:
         """Field-level checks: any value that could inject a directive is refused."""
         if self.identity_file is not None:
             check_path("identity_file", self.identity_file)
+        if self.identity_agent is not None:
+            check_path("identity_agent", self.identity_agent)
         bad = [p for p in self.forwards if p not in FORWARD_PORTS]
         if bad:
             raise ValidationError(
@@ -273,13 +276,17 @@ class SshConfigWriter:
                 f"    User {e.user}",
             ]
             if e.identity_file is not None:
-                out += [
-                    f"    IdentityFile {check_path('identity_file', e.identity_file)}",
-                    "    IdentitiesOnly yes",
-                ]
+                out.append(f"    IdentityFile {check_path('identity_file', e.identity_file)}")
             else:
                 out.append("    # this host's platform has no key in GPU Companion yet")
+            if e.identity_agent is not None:
+                out.append(f"    IdentityAgent {check_path('identity_agent', e.identity_agent)}")
+            # pinned: the Include comes first and ssh keeps the first value, so a user's
+            # `Host *` cannot weaken these for a managed host
             out += [
+                "    IdentitiesOnly yes",
+                "    StrictHostKeyChecking yes",
+                "    ForwardAgent no",
                 f"    UserKnownHostsFile {known}",
                 f"    ServerAliveInterval {ALIVE_INTERVAL_S}",
                 f"    ServerAliveCountMax {ALIVE_COUNT}",

@@ -86,7 +86,6 @@ def safe_backend(backend: Any) -> Any:
     from keyring.backends import chainer
 
     if isinstance(backend, chainer.ChainerBackend):
-        return next(
-            (b for b in backend.backends if is_safe_backend(b)), backend.backends[-1:] or backend
-        )
+        fallback = backend.backends[-1] if backend.backends else backend  # never a list
+        return next((b for b in backend.backends if is_safe_backend(b)), fallback)
     return backend

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from pathlib import Path
 
 from gpu_companion.core.common.errors import UserError, ValidationError
 from gpu_companion.core.hosts.registry import HostRegistry
+from gpu_companion.core.ssh.agent import RuntimePaths, control_options
 from gpu_companion.core.ssh.config_writer import (
     FORWARD_PORTS,
     HostEntry,
@@ -52,9 +54,15 @@ def set_options(store: Store, host_id: int, options: SshOptions) -> SshOptions:
     return SshOptions(jump, ports)
 
 
-def entries_from_registry(registry: HostRegistry, vault: KeyVault) -> list[HostEntry]:
-    """One entry per active rented host (the local machine needs none)."""
-    keys = {k.platform: k.public_path for k in vault.keys()}
+def entries_from_registry(
+    registry: HostRegistry, vault: KeyVault, runtime: RuntimePaths | None = None
+) -> list[HostEntry]:
+    """One entry per active rented host (the local machine needs none). With `runtime` (the
+    app's agent), the key is named by its stem in the runtime dir and the agent socket."""
+    keys = {
+        k.platform: runtime.identity_stem(k.public_path) if runtime else k.public_path
+        for k in vault.keys()
+    }
     entries = []
     for host in registry.hosts(include_released=False):
         platform = vault.platform_of(host)
@@ -68,26 +76,51 @@ def entries_from_registry(registry: HostRegistry, vault: KeyVault) -> list[HostE
                 identity_file=keys.get(platform) if platform else None,
                 proxy_jump=opts.proxy_jump,
                 forwards=opts.forwards,
+                identity_agent=runtime.socket if runtime else None,
             )
         )
     return entries
+
+
+def app_ssh_argv(config: Path, runtime: RuntimePaths | None = None) -> list[str]:
+    """`ssh -F CONFIG -o BatchMode=yes [shared connection]`: what rsync's -e and the app run."""
+    argv = ["ssh", "-F", str(config), "-o", "BatchMode=yes"]
+    return argv + control_options(runtime.control_dir) if runtime else argv
 
 
 class ManagedConfig:
     """Keeps the managed ssh config in step with the active hosts and their keys. The app's own
     `ssh -F` and rsync always read it; ~/.ssh/config is touched only once the user set it up."""
 
-    def __init__(self, writer: SshConfigWriter, registry: HostRegistry, vault: KeyVault) -> None:
+    def __init__(
+        self,
+        writer: SshConfigWriter,
+        registry: HostRegistry,
+        vault: KeyVault,
+        runtime: RuntimePaths | None = None,
+    ) -> None:
         self.writer = writer
         self.registry = registry
         self.vault = vault
+        self.runtime = runtime
 
     @property
     def ssh_argv(self) -> list[str]:
-        return ["ssh", "-F", str(self.writer.config_path)]
+        """The app's own ssh: never a prompt (trust is given in the app's fingerprint dialog),
+        and one shared connection per host when the runtime dir is known."""
+        return app_ssh_argv(self.writer.config_path, self.runtime)
+
+    @property
+    def ssh_argv_unshared(self) -> list[str]:
+        """The same without the shared connection: for GNU parallel, whose cancel relies on each
+        job's ssh connection ending with it (a multiplexed session outlives its client)."""
+        return app_ssh_argv(self.writer.config_path)
+
+    def entries(self) -> list[HostEntry]:
+        return entries_from_registry(self.registry, self.vault, self.runtime)
 
     def sync(self) -> WriteResult:
-        entries = entries_from_registry(self.registry, self.vault)
+        entries = self.entries()
         if self.writer.is_installed():
             return self.writer.write(entries)
         return self.writer.write_managed(entries)

@@ -109,7 +109,8 @@ class KeyVault:
         if self._backend is None:
             import keyring
 
-            self._backend = safe_backend(keyring.get_keyring())
+            self._backend = keyring.get_keyring()
+        self._backend = safe_backend(self._backend)  # a chain is judged by what it would use
         if not is_safe_backend(self._backend):
             raise KeyringUnavailable("no_backend", f"refused {type(self._backend).__name__}")
         return self._backend
@@ -324,10 +325,18 @@ class KeyVault:
         return keys
 
     def load_into_agent(
-        self, platform: str, lifetime_s: int | None = None, passphrase: str | None = None
+        self,
+        platform: str,
+        lifetime_s: int | None = None,
+        passphrase: str | None = None,
+        agent_socket: Path | None = None,
     ) -> str:
-        """Add the key to the running ssh-agent through `ssh-add -` (stdin, never a file)."""
-        if not os.environ.get("SSH_AUTH_SOCK"):
+        """Add the key to an ssh-agent through `ssh-add -` (stdin, never a file): the session's
+        (SSH_AUTH_SOCK) or, given `agent_socket`, the app's own."""
+        env = dict(os.environ)
+        if agent_socket is not None:
+            env["SSH_AUTH_SOCK"] = str(agent_socket)
+        if not env.get("SSH_AUTH_SOCK"):
             raise UserError(
                 "No ssh-agent is running in this session (SSH_AUTH_SOCK is not set).",
                 hint='Start one (eval "$(ssh-agent)") or log in to a desktop that runs it.',
@@ -343,6 +352,7 @@ class KeyVault:
             done = subprocess.run(
                 argv,
                 input=openssh_text(key, None).encode(),
+                env=env,
                 capture_output=True,
                 timeout=15,
                 check=False,
@@ -353,7 +363,8 @@ class KeyVault:
             err = done.stderr.decode(errors="replace").strip()
             raise UserError(f"ssh-agent refused the key: {err or 'ssh-add failed'}.")
         span = f" for {lifetime_s} s" if lifetime_s else " until the agent stops"
-        return f"The {platform} key is loaded into ssh-agent{span}."
+        which = "the app's ssh-agent" if agent_socket is not None else "ssh-agent"
+        return f"The {platform} key is loaded into {which}{span}."
 
     def export_private_key(self, platform: str, path: Path) -> Path:
         """The one way private material reaches disk: explicit, mode 0600, never overwriting."""

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from gpu_companion.core.ssh.agent import agent_key_count
 from gpu_companion.core.transfers.rsync.versions import is_openrsync, parse_rsync_version
 
 TOOLS = ("ssh", "ssh-agent", "rsync")
@@ -191,6 +192,7 @@ def check_keyring(os_info: OsInfo, backend: Any = None) -> CheckResult:
         )
     from gpu_companion.core.ssh.keyring_errors import is_safe_backend, safe_backend
 
+    # the same choice the key vault makes, so the check never calls usable what it refuses
     kr = safe_backend(backend if backend is not None else keyring.get_keyring())
     name = f"{type(kr).__module__.rsplit('.', 1)[-1]} ({type(kr).__name__})"
     if isinstance(kr, fail.Keyring):
@@ -240,10 +242,59 @@ def check_keyring(os_info: OsInfo, backend: Any = None) -> CheckResult:
 
 
 def run_checks(
-    path: str | None = None, backend: Any = None, os_info: OsInfo | None = None
+    path: str | None = None,
+    backend: Any = None,
+    os_info: OsInfo | None = None,
+    agent_socket: Path | None = None,
+    app_running: bool = False,
 ) -> Iterator[CheckResult]:
-    """All checks, one result at a time (the UI shows each as it arrives)."""
+    """All checks, one result at a time (the UI shows each as it arrives). `agent_socket` is
+    the app's own agent; `app_running` says it should answer (the window asks, not `doctor`)."""
     os_info = os_info or detect_os()
     yield check_keyring(os_info, backend)
     for tool in TOOLS:
-        yield check_tool(tool, os_info, path)
+        if tool == "ssh-agent":
+            yield check_agent(os_info, path, agent_socket, app_running)
+        else:
+            yield check_tool(tool, os_info, path)
+
+
+def check_agent(
+    os_info: OsInfo,
+    path: str | None = None,
+    agent_socket: Path | None = None,
+    app_running: bool = False,
+) -> CheckResult:
+    """The app's own agent (what `ssh ALIAS` and rsync use) and the session's (what "Load into
+    ssh-agent" uses), each as it really is: found on PATH is not the same as running."""
+    found = check_tool("ssh-agent", os_info, path)
+    if not found.ok:
+        return found
+    parts = []
+    ok = True
+    fix = ""
+    if agent_socket is not None:
+        keys = agent_key_count(agent_socket)
+        if keys is None:
+            parts.append(f"GPU Companion's agent is not running ({agent_socket})")
+            if app_running:
+                ok = False
+                fix = "The app could not start its ssh-agent: the log file says why."
+            else:
+                parts[-1] += "; it starts with the app"
+        else:
+            parts.append(f"GPU Companion's agent runs with {keys} key(s) ({agent_socket})")
+    session = os.environ.get("SSH_AUTH_SOCK", "")
+    if not session:
+        parts.append(
+            'no ssh-agent in this session (SSH_AUTH_SOCK is not set): "Load into ssh-agent" '
+            "needs one, the app's own connections do not"
+        )
+    else:
+        keys = agent_key_count(Path(session))
+        parts.append(
+            f"the session's agent holds {keys} key(s)"
+            if keys is not None
+            else f"SSH_AUTH_SOCK is set ({session}) but no agent answers there"
+        )
+    return CheckResult("ssh-agent", ok, None, f"{found.detail}; " + "; ".join(parts), fix)

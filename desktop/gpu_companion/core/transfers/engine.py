@@ -12,7 +12,7 @@ import shlex
 import shutil
 import subprocess
 from collections.abc import Callable, Generator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -41,6 +41,7 @@ from gpu_companion.core.transfers.rsync.engine import (
     run_capture,
     salvage_temp_files,
 )
+from gpu_companion.core.transfers.rsync.errors import explain_exit_code
 from gpu_companion.core.transfers.rsync.versions import (
     RsyncVersion,
     parse_rsync_version,
@@ -62,6 +63,10 @@ ClientFactory = Callable[[Host], Any]  # returns a connected paramiko.SSHClient
 
 def _connection_errors() -> tuple[type[BaseException], ...]:
     return (ConnectionError, OSError, EOFError, paramiko.SSHException)
+
+
+class AuthRefused(UserError):
+    """The host refused the key or its host key changed: retrying cannot help."""
 
 
 @dataclass(frozen=True)
@@ -88,8 +93,14 @@ class TransferEngine:
         retry: RetryPolicy | None = None,
         env: dict[str, str] | None = None,
         target: Callable[[Host], str] | None = None,
+        before_connect: Callable[[Host], None] | None = None,
+        auth_help: Callable[[Host], str] | None = None,
     ) -> None:
+        """`before_connect(host)` readies the app's ssh-agent for the host's key; `auth_help(host)`
+        words a refused key (which key the host must hold, where to paste it)."""
         self.ssh_argv = list(ssh_argv)
+        self.before_connect = before_connect
+        self.auth_help = auth_help
         self.client_factory = client_factory
         self.retry = retry or RetryPolicy()
         self.env = dict(os.environ if env is None else env)
@@ -126,6 +137,8 @@ class TransferEngine:
             check=False,
         )
         if proc.returncode == 255:
+            if explain_exit_code(255, proc.stderr).category == "auth":
+                raise AuthRefused(self._auth_message(host, proc.stderr))
             raise ConnectionError(proc.stderr.strip() or "ssh could not connect")
         version = parse_rsync_version(proc.stdout) if proc.returncode == 0 else None
         self._remote_rsync[host.alias] = version
@@ -154,6 +167,11 @@ class TransferEngine:
         while True:
             attempt += 1
             try:
+                if self.before_connect is not None:
+                    self.before_connect(host)
+            except UserError as exc:  # e.g. a passphrase not given yet: retrying cannot help
+                return TransferOutcome("failed", message=str(exc), bytes_sent=total_sent)
+            try:
                 if engine is None:
                     engine, reason = self.choose(host)
                     yield EngineChosen(engine, reason)
@@ -167,6 +185,8 @@ class TransferEngine:
                     outcome = yield from self._rsync_once(job, host, control)
                 else:
                     outcome = yield from self._sftp_once(job, host, control)
+            except AuthRefused as exc:  # a refused key or a changed host key: never retried
+                return TransferOutcome("failed", message=str(exc), bytes_sent=total_sent)
             except _connection_errors() as exc:
                 if control.stop_requested:
                     return TransferOutcome(control.stop_requested, bytes_sent=total_sent)
@@ -218,7 +238,20 @@ class TransferEngine:
                 if moved:
                     yield TransferNote(f"Kept {len(moved)} partly received file(s) for resume.")
         cmd = self._command(job, host, "transfer")
-        return (yield from RsyncRun(cmd, control).events())
+        run = RsyncRun(cmd, control)
+        outcome = yield from run.events()
+        if outcome.outcome == "failed" and run.returncode == 255:
+            if explain_exit_code(255, run.output_tail).category == "auth":
+                return replace(
+                    outcome, message=self._auth_message(host, run.output_tail), retryable=False
+                )
+        return outcome
+
+    def _auth_message(self, host: Host, ssh_said: str) -> str:
+        """A refused key or host key in plain words; ssh's own last line kept for the log."""
+        if "Permission denied" in ssh_said and self.auth_help is not None:
+            return self.auth_help(host)
+        return explain_exit_code(255, ssh_said).message
 
     def _sftp_once(
         self, job: TransferJob, host: Host, control: TransferControl

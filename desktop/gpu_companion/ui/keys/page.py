@@ -25,7 +25,6 @@ from PySide6.QtWidgets import (
 
 from gpu_companion.core.common.errors import UserError
 from gpu_companion.core.ssh.keyring_errors import KeyringUnavailable
-from gpu_companion.core.ssh.managed import entries_from_registry
 from gpu_companion.core.ssh.vault import RotateResult, StoredKey
 from gpu_companion.ui.common.models import RowTableModel
 from gpu_companion.ui.common.page import EmptyStatePage, Navigator
@@ -314,7 +313,10 @@ class KeysPage(EmptyStatePage):
         self, platform: str, lifetime_s: int | None, passphrase: str | None = None
     ) -> None:
         def done(message: str) -> None:
-            self._ok(message + " `ssh ALIAS` now works in a terminal.")(None)
+            self._ok(
+                message + " Your own tools can use it through your session's agent; `ssh ALIAS` "
+                "for a managed host uses GPU Companion's agent while the app runs."
+            )(None)
 
         self._run(
             f"Loading the {platform} key into ssh-agent…",
@@ -402,14 +404,13 @@ class KeysPage(EmptyStatePage):
         """The GUI side of `gpu-companion ssh-config --write`."""
 
         def work() -> str:
-            entries = entries_from_registry(self.ctx.registry, self.ctx.vault)
-            return self.ctx.ssh_config.write(entries).summary()
+            return self.ctx.ssh_config.write(self.ctx.managed_ssh.entries()).summary()
 
         self._run(
             "Writing the ssh config…",
             work,
             done=lambda text: self._ok(
-                "ssh config ready: `ssh ALIAS` works in a terminal once the key is in ssh-agent.\n"
-                + text
+                "ssh config ready: `ssh ALIAS` works in a terminal while GPU Companion runs "
+                "(its own ssh-agent holds the keys).\n" + text
             )(None),
         )

@@ -46,6 +46,8 @@ class WelcomeDialog(QDialog):
         self.ctx = ctx
         self.nav = nav
         self.check_kwargs: dict[str, Any] = dict(check_kwargs or {})
+        self.check_kwargs.setdefault("agent_socket", ctx.runtime_paths.socket)
+        self.check_kwargs.setdefault("app_running", ctx.started)
         self.setObjectName("welcomeDialog")
         self.setWindowTitle("Welcome to GPU Companion")
         self.setMinimumWidth(680)

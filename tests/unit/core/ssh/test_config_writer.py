@@ -201,7 +201,35 @@ def test_rendered_block_as_ssh_reads_it(isolated_home, tmp_path):
     ]
     nokey = ssh_g(isolated_home / ".ssh" / "config", "nokey")
     assert nokey["hostname"] == ["nokey.example"]
-    assert nokey["identitiesonly"] == ["no"]
+    assert nokey["identitiesonly"] == ["yes"]  # pinned: the user's agent never offers its keys
+    assert "identityagent" not in nokey or nokey["identityagent"] == ["SSH_AUTH_SOCK"]
+
+
+def test_pinned_options_win_over_a_users_host_star(isolated_home, tmp_path):
+    """The Include is first and ssh keeps the first value: `Host *` cannot weaken a managed host."""
+    user = isolated_home / ".ssh" / "config"
+    user.write_bytes(
+        b"Host *\n    StrictHostKeyChecking no\n    ForwardAgent yes\n    IdentitiesOnly no\n"
+        b"    UserKnownHostsFile /dev/null\n    IdentityAgent none\n"
+    )
+    sock = tmp_path / "run" / "agent.sock"
+    writer = SshConfigWriter(isolated_home)
+    writer.write([entry(identity_file=tmp_path / "run" / "keys" / "vast-ai", identity_agent=sock)])
+    got = ssh_g(user, "gpu1")
+    assert got["stricthostkeychecking"] == ["true"]
+    assert got["forwardagent"] == ["no"]
+    assert got["identitiesonly"] == ["yes"]
+    assert got["userknownhostsfile"] == [str(writer.known_hosts)]
+    assert got["identityagent"] == [str(sock)]
+    other = ssh_g(user, "unmanaged.example")  # the user's own hosts keep the user's choices
+    assert other["stricthostkeychecking"] == ["false"] and other["forwardagent"] == ["yes"]
+
+
+def test_identity_agent_path_is_checked_like_any_path(isolated_home):
+    writer = SshConfigWriter(isolated_home)
+    with pytest.raises(ValidationError):
+        writer.write([entry(identity_agent=Path("/tmp/a\nProxyCommand id"))])
+    assert not writer.config_path.exists()
 
 
 def test_ssh_g_mismatch_refuses_and_writes_nothing(isolated_home, monkeypatch):

@@ -205,3 +205,21 @@ def test_doctor_with_the_null_backend_reports_a_problem(tmp_path):
     line = next(ln for ln in done.stdout.splitlines() if "] keyring" in ln)
     assert line.startswith("  [PROBLEM] keyring: The only keyring found is null")
     assert done.returncode == 1
+
+
+def test_plain_text_or_null_backends_are_never_called_usable():
+    """The check agrees with the key vault: a backend the vault refuses is not "usable"."""
+    from keyring.backends import chainer, null
+
+    from gpu_companion.core.ssh.vault import KeyVault
+    from gpu_companion.core.system.envcheck import check_keyring
+
+    class NothingSafe(chainer.ChainerBackend):  # keyring's chain with only a no-op in it
+        backends = [null.Keyring()]  # type: ignore[assignment]
+
+    for backend in (null.Keyring(), NothingSafe()):
+        result = check_keyring(DEBIAN, backend)
+        assert not result.ok, result
+        assert "plain file or not at all" in result.detail
+        with pytest.raises(Exception, match="keyring"):
+            KeyVault(None, Path("/nonexistent"), backend).check_keyring()  # type: ignore[arg-type]

@@ -1,0 +1,371 @@
+"""The app's own ssh-agent: `ssh-agent -D -a SOCK` in a private runtime dir while the app runs.
+
+Keys go in from the keyring through `ssh-add -t LIFETIME -` (stdin, never a file), so rsync, the
+app's `ssh -F`, and the user's terminal `ssh ALIAS` work with no private key on disk. The runtime
+dir's path is stable per data dir, so the managed ssh config can name it even while the app is
+closed; ssh then says `no such identity: .../start-GPU-Companion-to-use-this-key/<platform>`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import shutil
+import signal
+import stat
+import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from gpu_companion.core.common.errors import UserError
+from gpu_companion.core.hosts.registry import Host
+from gpu_companion.core.ssh.vault import KeyVault
+
+log = logging.getLogger(__name__)
+
+DEFAULT_LIFETIME_S = 12 * 3600  # a working day; the app adds the key again on the next use
+# ssh reports a missing IdentityFile by its path: the folder's name is the message a user reads
+# when the app is closed ("no such identity: .../start-GPU-Companion-to-use-this-key/vast-ai").
+IDENTITY_DIR = "start-GPU-Companion-to-use-this-key"
+CONTROL_PERSIST_S = 120
+_MAX_DIR_CHARS = 60  # unix sockets: 108 bytes, and ssh adds a 17-character suffix to %C's 40
+
+
+@dataclass(frozen=True)
+class RuntimePaths:
+    """Where the agent socket, the public key stems and the shared-connection sockets live."""
+
+    root: Path
+
+    @property
+    def socket(self) -> Path:
+        return self.root / "agent.sock"
+
+    @property
+    def identity_dir(self) -> Path:
+        return self.root / IDENTITY_DIR
+
+    @property
+    def control_dir(self) -> Path:
+        return self.root / "cm"
+
+    def identity_stem(self, public_path: Path) -> Path:
+        """The IdentityFile ssh is given: `<stem>.pub` exists only while the key is loaded."""
+        return self.identity_dir / public_path.name.removesuffix(".pub")
+
+    @classmethod
+    def for_data_dir(cls, data_dir: Path, base: Path | None = None) -> RuntimePaths:
+        """$XDG_RUNTIME_DIR (a per-user tmpfs) when set and short enough, else the temp dir; the
+        name carries a hash of the data dir, so two app homes never share an agent."""
+        tag = hashlib.sha256(str(data_dir.resolve()).encode()).hexdigest()[:10]
+        if base is None:
+            xdg = os.environ.get("XDG_RUNTIME_DIR", "")
+            base = Path(xdg) if xdg and Path(xdg).is_dir() else Path(tempfile.gettempdir())
+            if len(str(base)) > _MAX_DIR_CHARS - 30:
+                base = Path("/tmp")
+        return cls(base / f"gpu-companion-{os.getuid()}-{tag}")
+
+    def make(self) -> None:
+        """Create the dirs 0700 and refuse one that someone else made first (a shared /tmp)."""
+        try:
+            self.root.mkdir(mode=0o700)
+        except FileExistsError:
+            pass
+        info = self.root.lstat()
+        if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
+            raise UserError(
+                f"{self.root} exists and is not a folder of yours: the app's ssh agent was not "
+                "started.",
+                hint="Remove it (it may be left from another account), then start the app again.",
+            )
+        os.chmod(self.root, 0o700)
+        for sub in (self.identity_dir, self.control_dir):
+            sub.mkdir(mode=0o700, exist_ok=True)
+
+
+class AppAgent:
+    """Owns one ssh-agent process; `ensure_for_host` loads the host's platform key on first use.
+
+    `passphrase_for(platform)` answers for passphrase-protected keys (the UI asks once, in a
+    dialog, and keeps the answer in memory); None or "" means not known yet.
+    """
+
+    def __init__(
+        self,
+        paths: RuntimePaths,
+        vault: KeyVault,
+        passphrase_for: Callable[[str], str | None] | None = None,
+        lifetime_s: int = DEFAULT_LIFETIME_S,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.paths = paths
+        self.vault = vault
+        self.passphrase_for = passphrase_for
+        self.lifetime_s = lifetime_s
+        self.clock = clock
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._attached = False  # using the window's agent from a CLI command
+        self._loaded: dict[str, tuple[str, float]] = {}  # platform -> (fingerprint, expiry)
+        self._lock = threading.Lock()
+
+    # --- the process --------------------------------------------------------------------
+
+    @property
+    def running(self) -> bool:
+        if self._attached:
+            return self.paths.socket.exists()
+        return self._proc is not None and self._proc.poll() is None
+
+    def start_or_attach(self, timeout_s: float = 10) -> None:
+        """For a CLI command: use the window's agent when one answers on the data dir's socket
+        (never restart it: that would end the window's keys), else start one for this process,
+        stopped again when the command closes its services."""
+        with self._lock:
+            if self.running:
+                return
+            if agent_key_count(self.paths.socket) is not None:
+                self._attached = True
+                return
+        self.start(timeout_s)
+
+    def start(self, timeout_s: float = 10) -> None:
+        """Start the agent (a no-op when it runs); UserError when ssh-agent is missing."""
+        with self._lock:
+            if self.running:
+                return
+            exe = shutil.which("ssh-agent")
+            if exe is None:
+                raise UserError(
+                    "ssh-agent is not installed, so `ssh ALIAS` and rsync cannot use the keys "
+                    "kept in the keyring.",
+                    hint="Install the OpenSSH client (Debian: openssh-client).",
+                )
+            self.paths.make()
+            self._stale_cleanup()
+            self._proc = subprocess.Popen(
+                [exe, "-D", "-a", str(self.paths.socket)],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+            )
+            deadline = self.clock() + timeout_s
+            while not self.paths.socket.exists():
+                if self._proc.poll() is not None or self.clock() > deadline:
+                    err = (
+                        self._proc.stderr.read().decode(errors="replace")
+                        if self._proc.stderr
+                        else ""
+                    )
+                    self._kill()
+                    raise UserError(
+                        f"The app's ssh-agent did not start: {err.strip() or 'no socket'}."
+                    )
+                time.sleep(0.01)
+            self._loaded.clear()
+            (self.paths.root / "agent.pid").write_text(str(self._proc.pid))
+            log.info("ssh-agent started at %s", self.paths.socket)
+
+    def _stale_cleanup(self) -> None:
+        """What a crash left: the old agent (it outlives the app; its pid file names it), its
+        socket and the public stems."""
+        pid_file = self.paths.root / "agent.pid"
+        try:
+            pid = int(pid_file.read_text())
+        except (OSError, ValueError):
+            pid = 0
+        if pid > 0 and _is_our_agent(pid, self.paths.socket):
+            try:
+                os.kill(pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+            # it unlinks its socket path on the way out: wait, or it would take the new one
+            deadline = time.monotonic() + 5
+            while _is_our_agent(pid, self.paths.socket) and time.monotonic() < deadline:
+                time.sleep(0.01)
+        pid_file.unlink(missing_ok=True)
+        self.paths.socket.unlink(missing_ok=True)
+        for stale in self.paths.identity_dir.glob("*.pub"):
+            stale.unlink()
+
+    def stop(self) -> None:
+        """Close shared connections, end the agent, remove the runtime dir; a no-op for an agent
+        this object did not start (a CLI command must not end the window's agent)."""
+        with self._lock:
+            if self._proc is None:
+                return
+            close_control_masters(self.paths.control_dir)
+            self._kill()
+            self._loaded.clear()
+            shutil.rmtree(self.paths.root, ignore_errors=True)
+
+    def _kill(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(5)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        if proc.stderr:
+            proc.stderr.close()
+
+    # --- keys -----------------------------------------------------------------------------
+
+    def env(self, base: dict[str, str] | None = None) -> dict[str, str]:
+        """An environment whose SSH_AUTH_SOCK is the app's agent."""
+        env = dict(os.environ if base is None else base)
+        env["SSH_AUTH_SOCK"] = str(self.paths.socket)
+        return env
+
+    def identities(self) -> list[str]:
+        """`ssh-add -l` lines (empty when the agent holds no key or does not run)."""
+        if not self.running:
+            return []
+        done = subprocess.run(
+            ["ssh-add", "-l"], env=self.env(), capture_output=True, text=True, timeout=10,
+            check=False,
+        )  # fmt: skip
+        return done.stdout.splitlines() if done.returncode == 0 else []
+
+    def ensure_loaded(self, platform: str) -> bool:
+        """Load the platform's key unless it is in the agent and not about to expire; False when
+        the agent does not run (the caller's ssh then fails with its own words)."""
+        if not self.running:
+            return False
+        stored = self.vault.key(platform)
+        if stored is None:
+            return False
+        with self._lock:
+            had = self._loaded.get(platform)
+            if had and had[0] == stored.fingerprint and had[1] - 60 > self.clock():
+                return True
+            passphrase = None
+            if stored.encrypted:
+                passphrase = self.passphrase_for(platform) if self.passphrase_for else None
+                if not passphrase:
+                    raise UserError(
+                        f"The {platform} key is protected by a passphrase.",
+                        hint="Type it once (Test connection on the Hosts page, or Load into "
+                        "ssh-agent on the Keys page); it is kept in memory until the app closes.",
+                    )
+            self.vault.load_into_agent(
+                platform, self.lifetime_s, passphrase, agent_socket=self.paths.socket
+            )
+            stem = self.paths.identity_stem(stored.public_path)
+            pub = stem.with_name(stem.name + ".pub")
+            pub.write_text(stored.public_line + "\n", encoding="ascii")
+            self._loaded[platform] = (stored.fingerprint, self.clock() + self.lifetime_s)
+            return True
+
+    def ensure_for_host(self, host: Host) -> None:
+        """What the app runs before its own ssh/rsync reach `host`."""
+        platform = self.vault.platform_of(host)
+        if platform is not None:
+            self.ensure_loaded(platform)
+
+    def preload(self, platforms: list[str]) -> list[str]:
+        """Load the keys that need no passphrase (at start-up, for the terminal); the problems."""
+        problems = []
+        for platform in platforms:
+            stored = self.vault.key(platform)
+            if stored is None or (stored.encrypted and not self._passphrase_known(platform)):
+                continue
+            try:
+                self.ensure_loaded(platform)
+            except UserError as exc:
+                problems.append(f"{platform}: {exc}")
+        return problems
+
+    def _passphrase_known(self, platform: str) -> bool:
+        return bool(self.passphrase_for and self.passphrase_for(platform))
+
+
+def _is_our_agent(pid: int, socket: Path) -> bool:
+    """Whether `pid` is an ssh-agent serving `socket` (a recycled pid must not be killed)."""
+    try:
+        words = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        done = subprocess.run(
+            ["ps", "-o", "command=", "-p", str(pid)], capture_output=True, check=False
+        )
+        words = done.stdout.split()
+    return any(w.endswith(b"ssh-agent") for w in words) and os.fsencode(socket) in words
+
+
+def agent_key_count(socket: Path) -> int | None:
+    """How many keys the agent at `socket` holds; None when nothing answers there."""
+    try:
+        done = subprocess.run(
+            ["ssh-add", "-l"], env={**os.environ, "SSH_AUTH_SOCK": str(socket)},
+            capture_output=True, text=True, timeout=10, check=False,
+        )  # fmt: skip
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if done.returncode == 0:
+        return len(done.stdout.splitlines())
+    return 0 if done.returncode == 1 else None
+
+
+def control_options(control_dir: Path, persist_s: int = CONTROL_PERSIST_S) -> list[str]:
+    """One shared connection per host for the app's own ssh and rsync (never for the terminal)."""
+    return [
+        "-o",
+        "ControlMaster=auto",
+        "-o",
+        f"ControlPersist={persist_s}",
+        "-o",
+        f"ControlPath={control_dir}/%C",
+    ]
+
+
+def close_control_masters(control_dir: Path) -> int:
+    """`ssh -O exit` each shared connection (they would otherwise outlive the app by minutes)."""
+    closed = 0
+    if not control_dir.is_dir():
+        return 0
+    for sock in control_dir.iterdir():
+        if not sock.is_socket():
+            continue
+        subprocess.run(
+            ["ssh", "-F", "/dev/null", "-o", f"ControlPath={sock}", "-O", "exit", "control"],
+            capture_output=True, timeout=10, check=False,
+        )  # fmt: skip
+        closed += 1
+    return closed
+
+
+def auth_help(host: Host, vault: KeyVault, agent: AppAgent | None = None) -> str:
+    """The plain words for "Permission denied (publickey)": which key the host must hold and
+    where to paste it (a refused key is never retried: it will not start working by itself)."""
+    platform = vault.platform_of(host)
+    stored = vault.key(platform) if platform else None
+    where = f"{host.user}@{host.hostname}:{host.port}"
+    if stored is None:
+        text = (
+            f"{where} refused the login and {host.alias} has no key in GPU Companion "
+            f"({'platform ' + repr(platform) if platform else 'no platform chosen'}). Generate "
+            "or import the platform's key on the Keys page, then paste its public key into the "
+            "platform's console."
+        )
+    else:
+        text = (
+            f"{where} refused the {platform} key ({stored.kind.upper()} {stored.fingerprint}). "
+            "The instance must hold that public key: copy it on the Keys page "
+            f"({stored.public_path}) and paste it into {platform}'s SSH keys in its console, "
+            "or into ~/.ssh/authorized_keys on the instance, then start the job again."
+        )
+    if agent is not None and not agent.running:  # the likelier cause comes first
+        text = (
+            "GPU Companion's own ssh-agent is not running, so ssh had no key to offer: restart "
+            f"the app. If the login is still refused: {text}"
+        )
+    return text

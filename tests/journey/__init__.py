@@ -1,0 +1,1 @@
+"""Journey tests: the app as shipped, end to end, through the same Services as the window."""
