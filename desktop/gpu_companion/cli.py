@@ -11,7 +11,15 @@ from collections.abc import Sequence
 from gpu_companion import __version__
 
 # Each module in gpu_companion.commands exposes register(subparsers).
-COMMAND_MODULES: list[str] = ["estimate", "ledger", "ssh_config", "doctor", "inspect"]
+COMMAND_MODULES: list[str] = [
+    "estimate",
+    "ledger",
+    "ssh_config",
+    "doctor",
+    "inspect",
+    "tunnel",
+    "open",
+]
 
 
 def build_parser() -> argparse.ArgumentParser:

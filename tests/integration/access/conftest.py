@@ -23,15 +23,14 @@ class Rented:
     host: Host
 
 
-@pytest.fixture
-def rented(app_paths, keyring_backend, sshd) -> Iterator[Rented]:
+def make_rented(app_paths, keyring_backend, sshd, service: str) -> Rented:
     """build_services() as the app does, one host on the harness sshd whose key the user
-    trusted after comparing the fingerprint."""
+    trusted after comparing the fingerprint; the key lives under keyring `service`."""
     from gpu_companion.services import build_services
 
     services = build_services(app_paths)
     services.vault.backend = keyring_backend
-    services.vault.service = f"gpu-companion-access-{uuid.uuid4().hex[:8]}"
+    services.vault.service = service
     p = services.registry.save_platform(Platform("vast.ai"))
     host = services.registry.save_host(
         Host("gpu1", "127.0.0.1", sshd.port, sshd.user, platform_id=p.id)
@@ -41,10 +40,21 @@ def rented(app_paths, keyring_backend, sshd) -> Iterator[Rented]:
         services.sessions.connect(host)
     assert first.value.kind == "host_key_unknown"
     services.sessions.trust_host_key(host, first.value.key)
-    yield Rented(services, host)
-    services.close()
-    for k in services.vault.keys():
-        services.vault.delete(k.platform)
+    return Rented(services, host)
+
+
+def forget(rented: Rented) -> None:
+    rented.services.close()
+    for k in rented.services.vault.keys():
+        rented.services.vault.delete(k.platform)
+
+
+@pytest.fixture
+def rented(app_paths, keyring_backend, sshd) -> Iterator[Rented]:
+    service = f"gpu-companion-access-{uuid.uuid4().hex[:8]}"
+    r = make_rented(app_paths, keyring_backend, sshd, service)
+    yield r
+    forget(r)
 
 
 @dataclass
