@@ -4,6 +4,7 @@ computer over the app's verified connection, in the foreground until Ctrl-C."""
 from __future__ import annotations
 
 import argparse
+import logging
 import signal
 import sys
 import threading
@@ -30,6 +31,8 @@ def run(args: argparse.Namespace, stop: threading.Event | None = None) -> int:
     from gpu_companion.core.common.errors import UserError
     from gpu_companion.services import build_services
 
+    # paramiko logs each refused channel; the state lines below say it in words instead
+    logging.getLogger("paramiko").addHandler(logging.NullHandler())
     services = build_services()
     stop = stop or threading.Event()
     try:
@@ -49,11 +52,11 @@ def run(args: argparse.Namespace, stop: threading.Event | None = None) -> int:
             f"{host.alias}:{args.remote_port} → {status.url}  (Ctrl-C to stop)",
             flush=True,
         )
-        last = [status.state]
+        last = [(status.state, status.message)]
 
         def report(s: Any) -> None:
-            if s.state != last[0]:
-                last[0] = s.state
+            if (s.state, s.message) != last[0]:
+                last[0] = (s.state, s.message)
                 print(f"{s.state}: {s.message}".rstrip(": "), flush=True)
 
         services.tunnels.on_change.subscribe(report)

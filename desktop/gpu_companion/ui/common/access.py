@@ -158,7 +158,12 @@ def fill_open_menu(
     running = {s.spec.name.lower(): s for s in ctx.tunnels.statuses(host.id)}
     for spec in ctx.tunnels.book.specs(host.id):
         status = running.get(spec.name.lower())
-        if status is not None and status.state == "up":
+        if status is not None and status.state == "up" and status.answers is not True:
+            menu.addAction(
+                f"{spec.name}: tunnel up on 127.0.0.1:{status.local_port}, nothing answers on "
+                f"{spec.remote_port} yet"
+            ).setEnabled(False)
+        elif status is not None and status.state == "up":
             add(
                 f"Open {spec.name} in browser (127.0.0.1:{status.local_port})",
                 f"browse-{spec.remote_port}",

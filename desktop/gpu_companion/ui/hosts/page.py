@@ -305,7 +305,8 @@ class HostsPage(EmptyStatePage):
         split.addWidget(self._titled("Hosts", self.host_view))
         self.tunnels = TunnelsPanel(ctx, self.access)
         split.addWidget(self.tunnels)
-        split.setStretchFactor(1, 3)
+        split.setStretchFactor(0, 1)
+        split.setStretchFactor(1, 2)
         split.setStretchFactor(2, 2)
         self.host_view.selectionModel().selectionChanged.connect(
             lambda *_: self.tunnels.set_host(self._selected_host())
