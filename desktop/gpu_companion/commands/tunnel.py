@@ -53,11 +53,15 @@ def run(args: argparse.Namespace, stop: threading.Event | None = None) -> int:
             flush=True,
         )
         last = [(status.state, status.message)]
+        rc = [0]
 
         def report(s: Any) -> None:
             if (s.state, s.message) != last[0]:
                 last[0] = (s.state, s.message)
                 print(f"{s.state}: {s.message}".rstrip(": "), flush=True)
+            if s.state == "blocked":  # a changed host key: retrying cannot help
+                rc[0] = 1
+                stop.set()
 
         services.tunnels.on_change.subscribe(report)
         if threading.current_thread() is threading.main_thread():
@@ -68,6 +72,6 @@ def run(args: argparse.Namespace, stop: threading.Event | None = None) -> int:
         except KeyboardInterrupt:
             pass
         print("tunnel closed", flush=True)
-        return 0
+        return rc[0]
     finally:
         services.close()

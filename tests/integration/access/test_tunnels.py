@@ -111,6 +111,12 @@ def test_a_host_key_that_changes_while_up_blocks_the_reconnect(rented, remote_we
     assert "has changed" in tunnel.status().message
     with pytest.raises(OSError):
         fetch(status.local_port)  # accepted, then closed: no byte from an unverified host
+    # the user accepts the new key ("this is a new instance"): starting it again works
+    with pytest.raises(ConnectionProblem) as info:
+        rented.services.sessions.connect(rented.host)
+    rented.services.sessions.replace_host_key(rented.host, info.value.key)
+    again = tunnels.start(rented.host, TunnelSpec("web", remote_web.port, status.local_port))
+    assert again.state == "up" and PAGE in fetch(again.local_port)
 
 
 def test_releasing_the_host_closes_its_tunnels(rented, remote_web):

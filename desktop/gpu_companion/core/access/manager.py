@@ -40,8 +40,12 @@ class TunnelManager:
         key = self._key(host, spec)
         with self._lock:
             running = self._tunnels.get(key)
-            if running is not None and not running.stopped:
+            if running is not None and not running.stopped and running.link.state != "blocked":
                 return running.status()
+            blocked = self._tunnels.pop(key, None)  # blocked: start again over a new link
+        if blocked is not None:
+            blocked.stop()
+        with self._lock:
             link = self._links.get(host.id)
             fresh = link is None or link.state in ("blocked", "closed")
             if fresh:

@@ -85,7 +85,9 @@ class TunnelBook:
         """The presets, then the saved ones that are not a preset's port."""
         saved = self.saved(host_id)
         ports = {s.remote_port for s in saved}
-        return [p for p in PRESETS if p.remote_port not in ports] + saved
+        names = {s.name.lower() for s in saved}
+        kept = [p for p in PRESETS if p.remote_port not in ports and p.name.lower() not in names]
+        return kept + saved
 
     def save(self, host_id: int, spec: TunnelSpec) -> TunnelSpec:
         """Validate, then keep (a tunnel with the same name or remote port is replaced)."""

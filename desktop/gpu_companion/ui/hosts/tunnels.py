@@ -197,7 +197,17 @@ class TunnelsPanel(QWidget):
     def _enable(self) -> None:
         row = self.selected()
         running = row is not None and row.status is not None and row.status.state != "stopped"
-        self.buttons["start"].setEnabled(row is not None and not running and not row.starting)
+        again = (
+            running
+            and row is not None
+            and row.status is not None
+            and (
+                row.status.state == "blocked"  # after the new host key is accepted
+            )
+        )
+        self.buttons["start"].setEnabled(
+            row is not None and (not running or again) and not row.starting
+        )
         self.buttons["stop"].setEnabled(running)
         self.buttons["browse"].setEnabled(
             running and row is not None and row.status is not None and row.status.answers is True

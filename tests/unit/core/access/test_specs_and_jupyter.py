@@ -20,6 +20,9 @@ def test_presets_then_saved_tunnels_by_host_id(store):
     assert book.specs(2) == list(PRESETS)  # another host's tunnels are its own
     book.save(1, TunnelSpec("gradio", 7861))  # same name: replaced, not doubled
     assert [s.remote_port for s in book.saved(1)] == [8888, 7861]
+    book.save(1, TunnelSpec("tensorboard", 16006))  # a preset's name: the preset gives way
+    assert [s.name for s in book.specs(1)].count("TensorBoard") == 0
+    book.remove(1, "tensorboard")
     book.remove(1, "GRADIO")
     assert [s.name for s in book.saved(1)] == ["My Jupyter"]
 
