@@ -256,3 +256,26 @@ def test_a_changed_host_key_is_said_in_the_panel(window, ctx, rented, web, sshd,
     assert "new instance behind a recycled address" in page.access.last_message
     assert page.tunnels.model.rows()[0].state == "off"
     assert ctx.tunnels.statuses() == []
+
+
+@pytest.mark.sshd
+@pytest.mark.keyring
+def test_open_in_browser_gives_jupyter_its_token_from_the_host(
+    window, ctx, rented, web, standin, qtbot
+):
+    fake = standin.bin_dir / "jupyter"  # first on the sessions' PATH, where a real one would be
+    fake.write_text(f'#!/bin/sh\necho \'{{"port": {web}, "token": "s3cr3t", "base_url": "/"}}\'\n')
+    fake.chmod(0o755)
+    ctx.tunnels.book.save(rented.id, TunnelSpec("Jupyter", web, free_port()))
+    page = hosts_page(window, "gpu1")
+    panel = page.tunnels
+    assert [r.spec.name for r in panel.model.rows()].count("Jupyter") == 1
+    panel.select("Jupyter")
+    panel.buttons["start"].click()
+    qtbot.waitUntil(lambda: panel.buttons["browse"].isEnabled(), timeout=20000)
+    opened = []
+    page.access.open_url = opened.append
+    panel.buttons["browse"].click()
+    qtbot.waitUntil(lambda: bool(opened), timeout=20000)
+    local = panel.selected().status.local_port
+    assert opened == [f"http://127.0.0.1:{local}/?token=s3cr3t"]

@@ -31,7 +31,7 @@ BIND = "127.0.0.1"  # tunnels are for this computer only
 NEXT_PORTS = 20  # ports tried after a taken one before asking the OS for any free port
 CHANNEL_WAIT_S = 15.0  # how long a new local connection waits for a dropped link to come back
 PROBE_S = 3.0  # how often a live tunnel checks that something answers on the remote port
-TUNNEL_STATES = ("up", "down", "blocked", "port in use", "stopped")
+TUNNEL_STATES = ("up", "down", "blocked", "stopped")  # a taken port is said in the message
 
 
 class PortInUse(UserError):
