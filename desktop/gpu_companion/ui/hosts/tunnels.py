@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QDialog,
@@ -154,9 +155,13 @@ class TunnelsPanel(QWidget):
         lay.addWidget(self.title)
         lay.addWidget(self.view)
         lay.addLayout(bar)
-        actions.status_changed.connect(lambda _s: self.refresh())
+        # tunnel threads emit it: queued, so the table is only touched on the GUI thread
+        actions.status_changed.connect(self._on_status, Qt.ConnectionType.QueuedConnection)
         self.view.selectionModel().selectionChanged.connect(lambda *_: self._enable())
         self.set_host(None)
+
+    def _on_status(self, _status: object) -> None:
+        self.refresh()
 
     def set_host(self, host: Host | None) -> None:
         self.host = None if host is None or host.is_local else host
@@ -234,6 +239,7 @@ class TunnelsPanel(QWidget):
         row = self.selected()
         if row is not None and self.host is not None:
             self.actions.stop_tunnel(self.host, row.spec.name)
+            self.refresh()
 
     def browse_selected(self) -> None:
         row = self.selected()
