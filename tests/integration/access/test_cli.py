@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import urllib.request
@@ -107,3 +108,33 @@ def test_open_code_without_vs_code_says_how_to_get_it(
     assert main(["open", "gpu1", "--code", "/root"]) == 1
     assert "VS Code's `code` command was not found" in capsys.readouterr().err
     assert launchers.launches() == []
+
+
+@pytest.mark.sshd
+@pytest.mark.keyring
+def test_tunnel_command_refuses_a_changed_host_key(app_paths, keyring_backend, sshd, capsys):
+    rented = make_rented(app_paths, keyring_backend, sshd, SERVICE)
+    try:
+        sshd.regenerate_host_key()
+        local = free_port()
+        assert main(["tunnel", "gpu1", "8888", "--local", str(local)]) == 1
+        err = capsys.readouterr().err
+        assert "the tunnel did not start: The host key of gpu1" in err
+        assert "new instance behind a recycled address" in err
+    finally:
+        forget(rented)
+
+
+@pytest.mark.sshd
+@pytest.mark.keyring
+def test_tunnel_command_refuses_a_taken_local_port(app_paths, keyring_backend, sshd, capsys):
+    rented = make_rented(app_paths, keyring_backend, sshd, SERVICE)
+    try:
+        with socket.socket() as taken:
+            taken.bind(("127.0.0.1", 0))
+            taken.listen()
+            port = taken.getsockname()[1]
+            assert main(["tunnel", "gpu1", "8888", "--local", str(port)]) == 1
+        assert f"Local port {port} is already in use by another program" in capsys.readouterr().err
+    finally:
+        forget(rented)
