@@ -150,3 +150,22 @@ def test_the_jupyter_url_and_token_come_from_the_host(rented, standin):
         assert jupyter_url(client, 6006, 6006) is None
     finally:
         client.close()
+
+
+def test_two_starts_at_once_make_one_tunnel_over_one_link(rented, remote_web):
+    import threading
+
+    tunnels = rented.services.tunnels
+    spec = TunnelSpec("web", remote_web.port, free_port())
+    results = []
+    threads = [
+        threading.Thread(target=lambda: results.append(tunnels.start(rented.host, spec)))
+        for _ in range(3)
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert len({r.local_port for r in results}) == 1 and len(results) == 3
+    assert len(tunnels.statuses()) == 1 and len(tunnels._links) == 1
+    assert PAGE in fetch(results[0].local_port)

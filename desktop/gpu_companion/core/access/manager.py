@@ -55,8 +55,15 @@ class TunnelManager:
         assert link is not None
         if fresh:
             link.open()  # raises the ConnectionProblem: nothing listens locally
-            with self._lock:
-                self._links[host.id] = link
+            with self._lock:  # another start for this host may have made one meanwhile
+                existing = self._links.get(host.id)
+                spare = None
+                if existing is not None and existing.state not in ("blocked", "closed"):
+                    spare, link = link, existing
+                else:
+                    self._links[host.id] = link
+            if spare is not None:
+                spare.close()
         tunnel = Tunnel(link, spec, lambda t: self.on_change.emit(t.status()), exact_port)
         try:
             tunnel.start()
@@ -64,7 +71,12 @@ class TunnelManager:
             self._drop_link_if_unused(host.id)
             raise
         with self._lock:
-            self._tunnels[key] = tunnel
+            twin = self._tunnels.get(key)
+            if twin is None or twin.stopped:
+                self._tunnels[key] = tunnel
+        if twin is not None and not twin.stopped:  # started twice at once: keep the first
+            tunnel.stop()
+            return twin.status()
         return tunnel.status()
 
     def stop(self, host_id: int, name: str) -> None:
