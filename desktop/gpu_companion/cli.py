@@ -21,6 +21,8 @@ COMMAND_MODULES: list[str] = [
     "run",
     "hosts",
     "transfer",
+    "tunnel",
+    "open",
 ]
 
 

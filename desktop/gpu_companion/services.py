@@ -28,6 +28,8 @@ from gpu_companion.core.transfers.queue import TransferQueue
 from gpu_companion.core.transfers.service import build_transfer_queue
 
 if TYPE_CHECKING:
+    from gpu_companion.core.access.launch import Launcher
+    from gpu_companion.core.access.manager import TunnelManager
     from gpu_companion.core.monitor.live import Monitor
 
 
@@ -124,6 +126,20 @@ class Services:
         alerts.last_sync = self._last_checkpoint_sync  # spot rentals: last verified backup
         return alerts
 
+    @cached_property
+    def tunnels(self) -> TunnelManager:
+        """Port tunnels over the app's verified connections; closed with their host."""
+        from gpu_companion.core.access.manager import TunnelManager
+
+        return TunnelManager(self.sessions.connect, self.registry)
+
+    @cached_property
+    def launcher(self) -> Launcher:
+        """Terminal and VS Code launches through the user's own ssh config."""
+        from gpu_companion.core.access.launch import Launcher, LaunchPrefs
+
+        return Launcher(self.ssh_config, LaunchPrefs(self.store))
+
     def has_running_rentals(self) -> bool:
         return self.ledger.has_running()
 
@@ -202,6 +218,8 @@ class Services:
             self.transfers.shutdown()  # running transfers pause and keep their partial data
         if self._monitor is not None:
             self._monitor.stop()
+        if "tunnels" in self.__dict__:
+            self.tunnels.close_all()
         if "agent" in self.__dict__:
             self.agent.stop()  # shared connections close, the keys leave memory
         self.store.close()

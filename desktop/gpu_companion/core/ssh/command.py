@@ -152,7 +152,10 @@ def parse_ssh_command(text: str) -> SshTarget:
     )
     notes = list(reader.notes)
     if forwards:
-        notes.append("port forwards are not part of the host; add them when you need a tunnel")
+        notes.append(
+            "the -L port forwards become this host's tunnels (Hosts page → Tunnels); -R and -D "
+            "are not used"
+        )
     identity = reader.last("i") or opts.get("identityfile")
     if identity:
         notes.append(

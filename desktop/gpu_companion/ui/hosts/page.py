@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QListWidget,
     QListWidgetItem,
+    QMenu,
     QMessageBox,
     QPlainTextEdit,
     QPushButton,
@@ -32,6 +33,7 @@ from PySide6.QtWidgets import (
 from gpu_companion.core.common.errors import UserError, ValidationError
 from gpu_companion.core.hosts.registry import CURRENCIES, GRANULARITIES, LOCAL_HOST, Host, Platform
 from gpu_companion.core.hosts.ssh_import import ImportCandidate, scan_ssh_config
+from gpu_companion.ui.common.access import AccessActions, context_menu_on, fill_open_menu
 from gpu_companion.ui.common.models import RowTableModel
 from gpu_companion.ui.common.page import EmptyStatePage, Navigator
 from gpu_companion.ui.common.widgets import EmptyState, form_error_label
@@ -41,6 +43,7 @@ from gpu_companion.ui.hosts.connection import (
     TrustedKeyRow,
     sync_ssh_config,
 )
+from gpu_companion.ui.hosts.tunnels import TunnelsPanel
 
 if TYPE_CHECKING:
     from gpu_companion.services import Services
@@ -274,6 +277,13 @@ class HostsPage(EmptyStatePage):
             b.setObjectName(name)
             b.clicked.connect(slot)
             bar.addWidget(b)
+        self.access = AccessActions(ctx, self)
+        self.open_button = QPushButton("Open")
+        self.open_button.setObjectName("open")
+        self.open_menu = QMenu(self.open_button)
+        self.open_menu.aboutToShow.connect(self._fill_open_menu)
+        self.open_button.setMenu(self.open_menu)
+        bar.addWidget(self.open_button)
         bar.addStretch(1)
         lay.addLayout(bar)
 
@@ -301,7 +311,15 @@ class HostsPage(EmptyStatePage):
         self.host_view.doubleClicked.connect(self.edit_selected)
         split.addWidget(self._titled("Platforms", self.platform_view))
         split.addWidget(self._titled("Hosts", self.host_view))
-        split.setStretchFactor(1, 3)
+        self.tunnels = TunnelsPanel(ctx, self.access)
+        split.addWidget(self.tunnels)
+        split.setStretchFactor(0, 1)
+        split.setStretchFactor(1, 2)
+        split.setStretchFactor(2, 2)
+        self.host_view.selectionModel().selectionChanged.connect(
+            lambda *_: self.tunnels.set_host(self._selected_host())
+        )
+        context_menu_on(self.host_view, self._host_at, self._fill_menu_for)
         lay.addWidget(split)
         self.connection_status = QLabel()
         self.connection_status.setObjectName("connectionStatus")
@@ -359,6 +377,11 @@ class HostsPage(EmptyStatePage):
         self._platform_names = {p.id: p.name for p in platforms}
         self.platform_model.set_rows(platforms)
         self.host_model.set_rows([LOCAL_HOST, *hosts])
+        shown = self.tunnels.host
+        if shown is not None and any(h.id == shown.id for h in hosts):
+            self.show_tunnels(next(h for h in hosts if h.id == shown.id))
+        else:
+            self.tunnels.set_host(None)
         self.stack.setCurrentIndex(1 if (platforms or hosts) else 0)
 
     def _selected(self) -> Host | Platform | None:
@@ -447,3 +470,27 @@ class HostsPage(EmptyStatePage):
             return
         if SshOptionsDialog(self.ctx, host, self).exec():
             sync_ssh_config(self.ctx)
+
+    # --- everyday access: terminal, VS Code, tunnels ------------------------------------------
+
+    def _host_at(self, pos: object) -> Host | None:
+        index = self.host_view.indexAt(pos)  # type: ignore[arg-type]
+        return self.host_model.row(index.row()) if index.isValid() else None
+
+    def _fill_menu_for(self, menu: QMenu, host: Host) -> None:
+        fill_open_menu(menu, self.access, host, self.show_tunnels)
+
+    def _fill_open_menu(self) -> None:
+        self.open_menu.clear()
+        host = self._selected_host()
+        if host is None:
+            self.open_menu.addAction("Select a host first").setEnabled(False)
+            return
+        self._fill_menu_for(self.open_menu, host)
+
+    def show_tunnels(self, host: Host) -> None:
+        """Select `host` and show its tunnels (the tray and the fleet row come here)."""
+        aliases = [h.alias for h in self.host_model.rows()]
+        if host.alias in aliases:
+            self.host_view.selectRow(aliases.index(host.alias))
+        self.tunnels.set_host(host)

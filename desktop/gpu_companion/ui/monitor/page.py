@@ -28,9 +28,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gpu_companion.core.hosts.registry import LOCAL_ALIAS, LOCAL_HOST
+from gpu_companion.core.hosts.registry import LOCAL_ALIAS, LOCAL_HOST, Host
 from gpu_companion.core.monitor.collector import HostState, HostStatus, PollEvent, TimedSample
 from gpu_companion.core.monitor.hints import Hint
+from gpu_companion.ui.common.access import AccessActions, context_menu_on, fill_open_menu
 from gpu_companion.ui.common.models import RowTableModel
 from gpu_companion.ui.common.page import Navigator, Page
 from gpu_companion.ui.monitor.models import (
@@ -120,11 +121,16 @@ class MonitorPage(Page):
         header.setSectionResizeMode(FleetModel.SPARK_COLUMN, QHeaderView.ResizeMode.Stretch)
         header.setMinimumSectionSize(70)
         self.fleet_view.doubleClicked.connect(self._open_row)
+        self.access = AccessActions(ctx, self)
+        context_menu_on(self.fleet_view, self._fleet_host_at, self._fill_access_menu)
         fleet = QWidget()
         flay = QVBoxLayout(fleet)
         flay.setContentsMargins(0, 0, 0, 0)
         flay.addWidget(self.fleet_view)
-        hint = QLabel("Double-click a host to see its GPUs.")
+        hint = QLabel(
+            "Double-click a host to see its GPUs; right-click it for a terminal, VS Code or "
+            "its tunnels."
+        )
         hint.setStyleSheet("color: palette(mid);")
         flay.addWidget(hint)
 
@@ -233,6 +239,21 @@ class MonitorPage(Page):
 
     def _open_row(self, index: QModelIndex) -> None:
         self.open_host(self.fleet_model.aliases()[index.row()])
+
+    def _fleet_host_at(self, pos: Any) -> Host | None:
+        index = self.fleet_view.indexAt(pos)
+        if not index.isValid():
+            return None
+        return self.ctx.registry.host(self.fleet_model.aliases()[index.row()])
+
+    def _fill_access_menu(self, menu: Any, host: Host) -> None:
+        fill_open_menu(menu, self.access, host, self._show_tunnels)
+
+    def _show_tunnels(self, host: Host) -> None:
+        page = self.nav.navigate("hosts")
+        show = getattr(page, "show_tunnels", None)
+        if show is not None:
+            show(host)
 
     def _host_changed(self) -> None:
         alias = self.selected()

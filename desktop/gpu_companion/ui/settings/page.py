@@ -10,16 +10,20 @@ from PySide6.QtCore import QUrl
 from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import (
     QCheckBox,
+    QComboBox,
     QFormLayout,
     QGroupBox,
     QHBoxLayout,
     QLabel,
+    QLineEdit,
     QPushButton,
     QVBoxLayout,
     QWidget,
 )
 
 from gpu_companion import __version__
+from gpu_companion.core.access.launch import TERMINALS
+from gpu_companion.core.common.errors import ValidationError
 from gpu_companion.core.system.autostart import Autostart
 from gpu_companion.ui.common.page import Navigator, Page
 
@@ -61,6 +65,8 @@ class SettingsPage(Page):
         slay.addLayout(check_row)
         lay.addWidget(startup)
 
+        lay.addWidget(self._terminal_box())
+
         box = QGroupBox("Where GPU Companion keeps its files")
         form = QFormLayout(box)
         for label, path in (
@@ -88,6 +94,42 @@ class SettingsPage(Page):
         )
         lay.addWidget(about)
         lay.addStretch(1)
+
+    def _terminal_box(self) -> QGroupBox:
+        """Which terminal “Open terminal” starts, and the tmux session it can attach to."""
+        prefs = self.ctx.launcher.prefs
+        box = QGroupBox("Terminal")
+        form = QFormLayout(box)
+        self.terminal = QComboBox()
+        self.terminal.setObjectName("terminalChoice")
+        for key, label in TERMINALS.items():
+            self.terminal.addItem(label, key)
+        self.terminal.setCurrentIndex(max(0, self.terminal.findData(prefs.terminal)))
+        self.terminal.currentIndexChanged.connect(
+            lambda _i: setattr(prefs, "terminal", self.terminal.currentData())
+        )
+        form.addRow("Open terminals in", self.terminal)
+        self.tmux_session = QLineEdit(prefs.tmux_session)
+        self.tmux_session.setObjectName("tmuxSession")
+        self.tmux_note = QLabel(
+            "“Open terminal in tmux” attaches to this session on the host (made if missing), "
+            "so a dropped link does not stop the work."
+        )
+        self.tmux_note.setWordWrap(True)
+        self.tmux_session.editingFinished.connect(self._save_tmux)
+        form.addRow("tmux session", self.tmux_session)
+        form.addRow("", self.tmux_note)
+        return box
+
+    def _save_tmux(self) -> None:
+        try:
+            self.ctx.launcher.prefs.tmux_session = self.tmux_session.text()
+        except ValidationError as exc:
+            self.tmux_note.setText(f"Not saved: {exc.message}")
+            self.tmux_session.setText(self.ctx.launcher.prefs.tmux_session)
+            return
+        name = self.tmux_session.text()
+        self.tmux_note.setText(f"Saved: terminals attach to tmux session “{name}”.")
 
     def refresh(self) -> None:
         enabled = self.autostart.is_enabled()  # the user may have removed the entry by hand

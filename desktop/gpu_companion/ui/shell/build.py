@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from PySide6.QtWidgets import QMenu
+
+from gpu_companion.core.hosts.registry import Host
+from gpu_companion.ui.common.access import fill_open_menu
 from gpu_companion.ui.common.page import Page
 from gpu_companion.ui.hosts.page import HostsPage
 from gpu_companion.ui.keys.page import KeysPage
@@ -42,6 +46,22 @@ def build_window(services: Services) -> MainWindow:
         navigate=window.navigate,
         alerts=services.alerts,
         open_release=window.open_release,
+        fill_host_menu=lambda menu, alias: _fill_host_menu(window, menu, alias),
     )
     window.tray.keep_window_in_tray(window, lambda: services.has_running_rentals())
     return window
+
+
+def _fill_host_menu(window: MainWindow, menu: QMenu, alias: str) -> None:
+    """The tray's rental menu offers the host's terminal, VS Code and tunnels, as its row does."""
+    host = window.ctx.registry.host(alias)
+    hosts = window.pages["hosts"]
+    if host is None or host.state != "active" or not isinstance(hosts, HostsPage):
+        return
+
+    def show_tunnels(h: Host) -> None:
+        window.bring_forward()
+        window.navigate("hosts")
+        hosts.show_tunnels(h)
+
+    fill_open_menu(menu, hosts.access, host, show_tunnels)

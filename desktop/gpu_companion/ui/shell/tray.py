@@ -102,6 +102,7 @@ class Tray(QObject):
         navigate: Callable[[str], None] | None = None,
         alerts: SpendAlerts | None = None,
         open_release: Callable[[str], None] | None = None,
+        fill_host_menu: Callable[[QMenu, str], None] | None = None,
     ) -> None:
         super().__init__(parent)
         self.fallback = fallback
@@ -111,6 +112,7 @@ class Tray(QObject):
         self._quit = quit_app
         self._navigate = navigate or (lambda _key: None)
         self._open_release = open_release
+        self._fill_host_menu = fill_host_menu  # terminal, VS Code, tunnels of the rental's host
         self.available = QSystemTrayIcon.isSystemTrayAvailable() if available is None else available
         self.state = "idle"
         self.tooltip = "GPU Companion — nothing running"
@@ -160,6 +162,10 @@ class Tray(QObject):
             self._submenus.append(sub)
             sub.addAction("Open the monitor", lambda: self._open("monitor"))
             sub.addAction("Release checklist", self._releaser(entry.host_alias))
+            if self._fill_host_menu is not None and entry.host_alias:
+                sub.addSeparator()
+                self._fill_host_menu(sub, entry.host_alias)
+                sub.addSeparator()
             if self.alerts is not None:
                 sub.addAction("Snooze its alerts for 1 hour", self._snoozer(entry.rental_id))
                 sub.addAction("Mute its alerts", self._muter(entry.rental_id))

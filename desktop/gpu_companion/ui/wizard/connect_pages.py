@@ -147,6 +147,7 @@ class ConnectionPage(WizardPage):
         super().__init__()
         self.setTitle("Connection details")
         self.setSubTitle("Paste the ssh command the console shows, or fill the fields.")
+        self.pasted_forwards: tuple[str, ...] = ()  # its -L forwards, made tunnels on Next
         lay = QVBoxLayout(self)
         self.paste = QLineEdit()
         self.paste.setObjectName("sshCommand")
@@ -187,6 +188,7 @@ class ConnectionPage(WizardPage):
             self.alias.setText(next(f"gpu{i}" for i in range(1, 1000) if f"gpu{i}" not in taken))
 
     def read_command(self, text: str) -> None:
+        self.pasted_forwards = ()
         if not text.strip():
             self.paste_note.clear()
             return
@@ -195,6 +197,7 @@ class ConnectionPage(WizardPage):
         except ValidationError as exc:
             self.paste_note.setText(f"Not understood yet: {exc.message}")
             return
+        self.pasted_forwards = target.forwards
         self.hostname.setText(target.hostname)
         self.port.setValue(target.port)
         self.user.setText(target.user)
@@ -226,10 +229,21 @@ class ConnectionPage(WizardPage):
             if field is not None:
                 field.setFocus()
             return False
+        self._save_pasted_tunnels(state.host)
         if previous is None or (previous.hostname, previous.port) != (host.hostname, host.port):
             state.connected = False
         self.error.clear()
         return True
+
+    def _save_pasted_tunnels(self, host: Host) -> None:
+        """The pasted command's `-L` forwards become this host's tunnels (Hosts page)."""
+        from gpu_companion.core.access.specs import TunnelBook, specs_from_forwards
+
+        specs, _notes = specs_from_forwards(self.pasted_forwards)
+        if host.id is not None:
+            book = TunnelBook(self.wiz().ctx.store)
+            for spec in specs:
+                book.save(host.id, spec)
 
 
 class FirstConnectionPage(WizardPage):

@@ -1,0 +1,54 @@
+"""`gpu-companion open ALIAS --terminal [--tmux] | --code PATH`: the system terminal running
+`ssh ALIAS`, or VS Code on the host, through the user's own ssh config."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "open",
+        help="open a terminal (ssh ALIAS) or VS Code on a host",
+        description="Needs `ssh ALIAS` to work in a terminal: run `gpu-companion ssh-config "
+        "--write` once. The terminal is the one chosen in Settings (automatic by default).",
+    )
+    p.add_argument("alias", help="the host's alias")
+    group = p.add_mutually_exclusive_group(required=True)
+    group.add_argument("--terminal", action="store_true", help="open a terminal on the host")
+    group.add_argument("--code", metavar="PATH", help="open PATH on the host in VS Code")
+    p.add_argument(
+        "--tmux",
+        action="store_true",
+        help="with --terminal: attach to the tmux session (made if missing) so a dropped link "
+        "keeps the work running",
+    )
+    p.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from gpu_companion.core.common.errors import UserError
+    from gpu_companion.services import build_services
+
+    services = build_services()
+    try:
+        host = services.registry.host(args.alias)
+        if host is None or host.is_local:
+            print(f"gpu-companion: no rented host named {args.alias!r}.", file=sys.stderr)
+            return 1
+        launcher = services.launcher
+        try:
+            if args.terminal:
+                plan = launcher.plan_terminal(host.alias, tmux=args.tmux)
+            else:
+                plan = launcher.plan_code(host.alias, args.code)
+            launcher.launch(plan)
+        except UserError as exc:
+            print(f"gpu-companion: {exc}", file=sys.stderr)
+            return 1
+        print(f"opened {plan.what}")
+        return 0
+    finally:
+        services.close()

@@ -1,0 +1,205 @@
+"""The host's everyday doors for every place that shows a host (the Hosts page, the monitor's
+fleet row, the tray's rental menu): open a terminal, VS Code, a tunnel, the browser."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QObject, Qt, QUrl, Signal
+from PySide6.QtGui import QDesktopServices
+from PySide6.QtWidgets import QInputDialog, QMenu, QWidget
+
+from gpu_companion.core.access.specs import TunnelSpec
+from gpu_companion.core.access.tunnel import TunnelStatus
+from gpu_companion.core.common.errors import UserError
+from gpu_companion.core.hosts.registry import Host
+from gpu_companion.ui.common.worker import run_in_thread
+
+if TYPE_CHECKING:
+    from gpu_companion.services import Services
+
+
+def is_jupyter(spec: TunnelSpec) -> bool:
+    return spec.remote_port == 8888 or "jupyter" in spec.name.lower()
+
+
+class AccessActions(QObject):
+    """Runs the launches and tunnels of core/access for the UI; every outcome is said in
+    `message` (and through the notifier), tunnel changes arrive on the GUI thread."""
+
+    status_changed = Signal(object)  # TunnelStatus, re-posted from the tunnel threads
+    message = Signal(str)
+
+    def __init__(self, ctx: Services, parent: QWidget) -> None:
+        super().__init__(parent)
+        self.ctx = ctx
+        self.parent_widget = parent
+        self.last_message = ""
+        self.starting: set[tuple[int, str]] = set()
+        self._unsubscribe = ctx.tunnels.on_change.subscribe(self.status_changed.emit)
+        parent.destroyed.connect(lambda *_: self._unsubscribe())
+        self.open_url: Callable[[str], object] = lambda url: QDesktopServices.openUrl(QUrl(url))
+        self.ask_path: Callable[[Host, str], str | None] = self._ask_path
+
+    def _say(self, text: str, problem: bool = False) -> None:
+        self.last_message = text
+        self.message.emit(text)
+        if problem:
+            self.ctx.notifier.warning(text, source="access")
+        else:
+            self.ctx.notifier.info(text, source="access")
+
+    # --- terminal and VS Code --------------------------------------------------------------
+
+    def open_terminal(self, host: Host, tmux: bool = False) -> None:
+        try:
+            plan = self.ctx.launcher.plan_terminal(host.alias, tmux=tmux)
+            self.ctx.launcher.launch(plan)
+        except UserError as exc:
+            self._say(str(exc), problem=True)
+            return
+        self._say(f"Opened {plan.what}.")
+
+    def _ask_path(self, host: Host, default: str) -> str | None:
+        text, ok = QInputDialog.getText(
+            self.parent_widget,
+            "Open in VS Code",
+            f"Folder on {host.alias} to open in VS Code (Remote - SSH):",
+            text=default,
+        )
+        return text if ok else None
+
+    def open_code(self, host: Host) -> None:
+        prefs = self.ctx.launcher.prefs
+        assert host.id is not None
+        path = self.ask_path(host, prefs.code_path(host.id, host.user))
+        if path is None:
+            return
+        try:
+            plan = self.ctx.launcher.plan_code(host.alias, path)
+            prefs.set_code_path(host.id, path)
+            self.ctx.launcher.launch(plan)
+        except UserError as exc:
+            self._say(str(exc), problem=True)
+            return
+        self._say(f"Opened {plan.what}.")
+
+    # --- tunnels ---------------------------------------------------------------------------
+
+    def start_tunnel(self, host: Host, spec: TunnelSpec) -> None:
+        """Connect off the GUI thread; the outcome is said when it is known."""
+        key = (host.id or 0, spec.name.lower())
+        if key in self.starting:
+            return
+        self.starting.add(key)
+
+        def done(status: TunnelStatus) -> None:
+            self.starting.discard(key)
+            note = f" {status.message}" if status.message else ""
+            self._say(f"Tunnel {spec.name} on {host.alias}: {status.url}{note}")
+            self.status_changed.emit(status)
+
+        def failed(exc: Exception) -> None:
+            self.starting.discard(key)
+            text = str(exc) if isinstance(exc, UserError) else f"Unexpected error: {exc}"
+            self._say(f"The {spec.name} tunnel to {host.alias} did not start: {text}", True)
+            self.status_changed.emit(None)
+
+        run_in_thread(self.ctx.tunnels.start, host, spec, on_result=done, on_error=failed)
+
+    def stop_tunnel(self, host: Host, name: str) -> None:
+        assert host.id is not None
+        self.ctx.tunnels.stop(host.id, name)
+        self._say(f"Tunnel {name} on {host.alias} closed.")
+        self.status_changed.emit(None)
+
+    def open_in_browser(self, status: TunnelStatus) -> None:
+        """The tunnel's page; for Jupyter the URL with its token, read from the host."""
+        tunnel = self.ctx.tunnels.tunnel(status.host_id, status.spec.name)
+        client = tunnel.link.client() if tunnel is not None else None
+        if client is None or not is_jupyter(status.spec):
+            self.open_url(status.url)
+            return
+        from gpu_companion.core.access.jupyter import jupyter_url
+
+        def opened(url: str | None) -> None:
+            self.open_url(url or status.url)
+
+        run_in_thread(
+            jupyter_url,
+            client,
+            status.spec.remote_port,
+            status.local_port,
+            on_result=opened,
+            on_error=lambda _exc: self.open_url(status.url),
+        )
+
+
+def fill_open_menu(
+    menu: QMenu,
+    actions: AccessActions,
+    host: Host,
+    show_tunnels: Callable[[Host], None] | None = None,
+) -> None:
+    """Terminal, tmux terminal, VS Code, one entry per tunnel (start or open), and the panel."""
+    menu.setObjectName(f"openMenu-{host.alias}")
+    if host.is_local:
+        menu.addAction("Nothing to open on this computer").setEnabled(False)
+        return
+    ctx = actions.ctx
+    tmux = ctx.launcher.prefs.tmux_session
+    add = _adder(menu)
+    add("Open terminal", "openTerminal", lambda: actions.open_terminal(host))
+    add(f"Open terminal in tmux “{tmux}”", "openTmux", lambda: actions.open_terminal(host, True))
+    add("Open in VS Code…", "openCode", lambda: actions.open_code(host))
+    menu.addSeparator()
+    assert host.id is not None
+    running = {s.spec.name.lower(): s for s in ctx.tunnels.statuses(host.id)}
+    for spec in ctx.tunnels.book.specs(host.id):
+        status = running.get(spec.name.lower())
+        if status is not None and status.state == "up" and status.answers is not True:
+            menu.addAction(
+                f"{spec.name}: tunnel up on 127.0.0.1:{status.local_port}, nothing answers on "
+                f"{spec.remote_port} yet"
+            ).setEnabled(False)
+        elif status is not None and status.state == "up":
+            add(
+                f"Open {spec.name} in browser (127.0.0.1:{status.local_port})",
+                f"browse-{spec.remote_port}",
+                lambda s=status: actions.open_in_browser(s),
+            )
+        else:
+            add(
+                f"Tunnel {spec.describe()}",
+                f"tunnel-{spec.remote_port}",
+                lambda s=spec: actions.start_tunnel(host, s),
+            )
+    if show_tunnels is not None:
+        menu.addSeparator()
+        add("Tunnels…", "showTunnels", lambda: show_tunnels(host))
+
+
+def _adder(menu: QMenu) -> Callable[[str, str, Callable[[], Any]], None]:
+    def add(text: str, name: str, slot: Callable[[], Any]) -> None:
+        action = menu.addAction(text)
+        action.setObjectName(name)
+        action.triggered.connect(lambda _checked=False: slot())
+
+    return add
+
+
+def context_menu_on(view: QWidget, host_at: Callable[[Any], Host | None], fill: Callable) -> None:  # type: ignore[type-arg]
+    """A right-click menu on a table row: `host_at(pos)` finds the row's host."""
+    view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+
+    def show(pos: Any) -> None:
+        host = host_at(pos)
+        if host is None:
+            return
+        menu = QMenu(view)
+        fill(menu, host)
+        view.last_menu = menu  # type: ignore[attr-defined]  # tests read what it offered
+        menu.popup(view.mapToGlobal(pos))
+
+    view.customContextMenuRequested.connect(show)
