@@ -107,9 +107,7 @@ def run_gui(argv: list[str], smoke_test: bool = False, background: bool = False)
         QTimer.singleShot(0, lambda: show_welcome_once(services, window))
     if not (background and window.tray is not None and window.tray.available):
         window.show()
-    from gpu_companion.ui.common.worker import run_in_thread
-
-    run_in_thread(services.managed_ssh.sync_quietly)  # hosts from an earlier run, keys changed
+    services.ssh_sync.request()  # hosts from an earlier run, keys changed
     log.info("GPU Companion %s started", __version__)
     code = app.exec()
     window.save_state()

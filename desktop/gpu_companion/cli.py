@@ -19,6 +19,8 @@ COMMAND_MODULES: list[str] = [
     "inspect",
     "fleet",
     "run",
+    "hosts",
+    "transfer",
 ]
 
 

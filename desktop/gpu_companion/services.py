@@ -17,6 +17,7 @@ from gpu_companion.core.release.wiring import ReleaseWiring
 from gpu_companion.core.spend.alerts import SpendAlerts
 from gpu_companion.core.spend.budgets import Budgets
 from gpu_companion.core.spend.ledger import SpendLedger
+from gpu_companion.core.ssh.background_sync import BackgroundSync
 from gpu_companion.core.ssh.config_writer import SshConfigWriter
 from gpu_companion.core.ssh.connection import SessionFactory
 from gpu_companion.core.ssh.managed import ManagedConfig
@@ -48,9 +49,14 @@ class Services:
     @cached_property
     def registry(self) -> HostRegistry:
         registry = HostRegistry(self.store)
-        # the app's own ssh -F / rsync read the managed file: keep it in step with the hosts
-        registry.on_hosts_changed.subscribe(lambda _: self.managed_ssh.sync_quietly())
+        # the app's own ssh -F / rsync read the managed file: keep it in step with the hosts,
+        # off the caller's thread (often the GUI's): the sync runs `ssh -G` per host
+        registry.on_hosts_changed.subscribe(lambda _: self.ssh_sync.request())
         return registry
+
+    @cached_property
+    def ssh_sync(self) -> BackgroundSync:
+        return BackgroundSync(self.managed_ssh.sync_quietly)
 
     @cached_property
     def vault(self) -> KeyVault:
@@ -150,6 +156,8 @@ class Services:
         return self._monitor
 
     def close(self) -> None:
+        if "ssh_sync" in self.__dict__:
+            self.ssh_sync.close()  # a pending host change still reaches the managed file
         if "transfers" in self.__dict__:
             self.transfers.shutdown()  # running transfers pause and keep their partial data
         if self._monitor is not None:

@@ -94,7 +94,7 @@ def test_linux_bundle_builds_starts_and_finds_the_keyring(keyring_session, tmp_p
         cwd=REPO,
     )
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
-    assert "smoke test: 7 pages rendered" in out.stdout
+    assert "smoke test: 8 pages rendered" in out.stdout
     assert "desktop-file-validate: ok" in out.stdout
     bundles = sorted((REPO / "dist").glob("gpu-companion-*-linux-*/gpu-companion"))
     folder = bundles[-1].parent

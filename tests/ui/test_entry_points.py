@@ -26,7 +26,7 @@ def test_smoke_test_renders_every_page_and_exits_0(tmp_path):
     assert exe, "the gpu-companion script is not installed"
     out = _run([exe, "--smoke-test"], {"GPU_COMPANION_HOME": str(tmp_path)})
     assert out.returncode == 0, out.stderr
-    assert "7 pages rendered" in out.stdout
+    assert "8 pages rendered" in out.stdout
     assert (tmp_path / "data" / "companion.sqlite3").exists()
     assert (tmp_path / "logs" / "gpu-companion.log").exists()
 

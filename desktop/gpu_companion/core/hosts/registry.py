@@ -64,6 +64,7 @@ class Host:
     state: str = "active"
     id: int | None = None
     is_local: bool = field(default=False, compare=False)
+    instance_id: str = ""  # the platform's id of the instance, e.g. vast.ai's "12345678"
 
     def validated(self) -> Host:
         alias = validate_alias(self.alias.strip())
@@ -74,8 +75,16 @@ class Host:
             raise ValidationError("gpu_count", "The GPU count must be between 0 and 64.")
         if self.state not in HOST_STATES:
             raise ValidationError("state", f"Unknown host state {self.state!r}.")
+        instance_id = self.instance_id.strip()
+        if len(instance_id) > 128 or any(ord(c) < 32 or ord(c) == 127 for c in instance_id):
+            raise ValidationError(
+                "instance_id",
+                "The instance id must be one line of at most 128 characters, as the platform "
+                "shows it.",
+            )
         return replace(
             self,
+            instance_id=instance_id,
             alias=alias,
             hostname=validate_hostname(self.hostname.strip()),
             port=validate_port(self.port),
@@ -164,7 +173,7 @@ class HostRegistry:
     def hosts(self, include_released: bool = True) -> list[Host]:
         sql = (
             "SELECT id, alias, hostname, port, user, platform_id, gpu_model, gpu_count, notes, "
-            "state FROM hosts"
+            "state, instance_id FROM hosts"
         )
         if not include_released:
             sql += " WHERE state = 'active'"
@@ -181,6 +190,7 @@ class HostRegistry:
                 gpu_count=r[7] or 0,
                 notes=r[8] or "",
                 state=r[9],
+                instance_id=r[10] or "",
             )
             for r in rows
         ]

@@ -8,6 +8,8 @@ backend when keyring picked its own backend).
 
 from __future__ import annotations
 
+from typing import Any
+
 from gpu_companion.core.common.errors import UserError
 
 KINDS = ("locked", "dismissed", "no_backend", "error")
@@ -62,3 +64,29 @@ def classify(exc: BaseException) -> KeyringUnavailable | None:
     if "KeyringError" in names or module.startswith(("keyring", "secretstorage")):
         return KeyringUnavailable("error", text)
     return None
+
+
+_UNSAFE_MODULES = ("keyrings.alt", "keyring.backends.fail", "keyring.backends.null")
+
+
+def is_safe_backend(backend: Any) -> bool:
+    """Plain-text and no-op backends never hold a private key (keyrings.alt stores files).
+
+    The one test of a backend: the vault refuses what it refuses, and `doctor` and the welcome
+    check call usable only what the vault would use."""
+    return not type(backend).__module__.startswith(_UNSAFE_MODULES)
+
+
+def safe_backend(backend: Any) -> Any:
+    """The backend keyring picked, minus anything unsafe.
+
+    keyring's chainer tries each backend in turn when a write fails, so a locked Secret Service
+    would silently fall through to a plain-text file backend: take the first safe one instead.
+    """
+    from keyring.backends import chainer
+
+    if isinstance(backend, chainer.ChainerBackend):
+        return next(
+            (b for b in backend.backends if is_safe_backend(b)), backend.backends[-1:] or backend
+        )
+    return backend

@@ -20,7 +20,12 @@ from cryptography.hazmat.primitives.asymmetric import ed25519, rsa
 from gpu_companion.core.common.errors import UserError
 from gpu_companion.core.common.lazy import lazy_import
 from gpu_companion.core.hosts.registry import Host
-from gpu_companion.core.ssh.keyring_errors import KeyringUnavailable, classify
+from gpu_companion.core.ssh.keyring_errors import (
+    KeyringUnavailable,
+    classify,
+    is_safe_backend,
+    safe_backend,
+)
 from gpu_companion.core.ssh.keys import (
     KEY_KINDS,
     PrivateKey,
@@ -41,7 +46,14 @@ else:
 SERVICE = "gpu-companion"
 _SLUG_RE = re.compile(r"[^a-z0-9._-]+")
 
-__all__ = ["KEY_KINDS", "KeyVault", "KeyringUnavailable", "StoredKey", "RotateResult"]
+__all__ = [
+    "KEY_KINDS",
+    "KeyVault",
+    "KeyringUnavailable",
+    "StoredKey",
+    "RotateResult",
+    "safe_backend",
+]
 
 
 @dataclass(frozen=True)
@@ -98,7 +110,7 @@ class KeyVault:
             import keyring
 
             self._backend = safe_backend(keyring.get_keyring())
-        if not _is_safe(self._backend):
+        if not is_safe_backend(self._backend):
             raise KeyringUnavailable("no_backend", f"refused {type(self._backend).__name__}")
         return self._backend
 
@@ -389,24 +401,3 @@ class KeyVault:
         stored.public_path.unlink(missing_ok=True)
         with self.store.transaction() as db:
             db.execute("DELETE FROM ssh_keys WHERE platform = ?", [platform])
-
-
-_UNSAFE_MODULES = ("keyrings.alt", "keyring.backends.fail", "keyring.backends.null")
-
-
-def _is_safe(backend: Any) -> bool:
-    """Plain-text and no-op backends never hold a private key (keyrings.alt stores files)."""
-    return not type(backend).__module__.startswith(_UNSAFE_MODULES)
-
-
-def safe_backend(backend: Any) -> Any:
-    """The backend keyring picked, minus anything unsafe.
-
-    keyring's chainer tries each backend in turn when a write fails, so a locked Secret Service
-    would silently fall through to a plain-text file backend: take the first safe one instead.
-    """
-    from keyring.backends import chainer
-
-    if isinstance(backend, chainer.ChainerBackend):
-        return next((b for b in backend.backends if _is_safe(b)), backend.backends[-1:] or backend)
-    return backend

@@ -245,6 +245,11 @@ def _v2_gpu_minutes(db: sqlite_utils.Database) -> None:
     db.table("gpu_minutes").create_index(["minute"])
 
 
+def _v7_host_instance_id(db: sqlite_utils.Database) -> None:
+    """The platform's own id of the rented instance (scripts name instances by it)."""
+    db.table("hosts").add_column("instance_id", str, not_null_default="")
+
+
 MIGRATIONS: list[Migration] = [
     _v1_platforms_hosts,
     _v2_spend_ledger,
@@ -252,4 +257,5 @@ MIGRATIONS: list[Migration] = [
     _v4_ssh_keys,
     _v5_transfer_jobs,
     _v2_gpu_minutes,
+    _v7_host_instance_id,
 ]

@@ -189,7 +189,9 @@ def check_keyring(os_info: OsInfo, backend: Any = None) -> CheckResult:
             f"The keyring library is missing: {exc}.",
             "Reinstall GPU Companion.",
         )
-    kr = backend if backend is not None else keyring.get_keyring()
+    from gpu_companion.core.ssh.keyring_errors import is_safe_backend, safe_backend
+
+    kr = safe_backend(backend if backend is not None else keyring.get_keyring())
     name = f"{type(kr).__module__.rsplit('.', 1)[-1]} ({type(kr).__name__})"
     if isinstance(kr, fail.Keyring):
         return CheckResult(
@@ -198,6 +200,16 @@ def check_keyring(os_info: OsInfo, backend: Any = None) -> CheckResult:
             None,
             "No system keyring was found. GPU Companion keeps private keys only in the system "
             "keyring and never in plain files, so key generation stays off until one exists.",
+            install_hint("keyring", os_info),
+        )
+    if not is_safe_backend(kr):  # the vault's own test: what it refuses is not "usable"
+        return CheckResult(
+            "keyring",
+            False,
+            None,
+            f"The only keyring found is {name}, which keeps secrets in a plain file or not at "
+            "all. GPU Companion never stores private keys there, so key generation stays off "
+            "until a system keyring exists.",
             install_hint("keyring", os_info),
         )
     try:

@@ -1,7 +1,9 @@
 """The one way to run work off the GUI thread.
 
 A core callable (or generator) runs on the global QThreadPool; results, yielded values and errors
-come back as Qt signals delivered on the GUI thread. Core code never knows Qt.
+come back as Qt signals delivered on the GUI thread. Core code never knows Qt. Work that runs for
+minutes (a transfer lane) goes through `run_long` onto a pool of its own, so it never holds the
+global pool's few threads (two on a 2-core laptop) that quick tasks wait for.
 """
 
 from __future__ import annotations
@@ -96,8 +98,44 @@ def run_in_thread(
     return worker
 
 
+_long_pool: QThreadPool | None = None
+LONG_POOL_THREADS = 64  # one thread per transfer lane (per host); more hosts wait for a free one
+
+
+def long_pool() -> QThreadPool:
+    """The pool for long work: its own threads, sized for one per lane rather than per core."""
+    global _long_pool
+    if _long_pool is None:
+        _long_pool = QThreadPool()
+        _long_pool.setMaxThreadCount(LONG_POOL_THREADS)
+    return _long_pool
+
+
+def run_long(
+    fn: Callable[..., Any],
+    *args: Any,
+    on_result: Callable[[Any], None] | None = None,
+    on_yield: Callable[[Any], None] | None = None,
+    on_error: Callable[[Exception], None] | None = None,
+    on_finished: Callable[[], None] | None = None,
+    **kwargs: Any,
+) -> Worker:
+    """`run_in_thread` for work that may run for minutes (transfer lanes): off the shared pool."""
+    return run_in_thread(
+        fn,
+        *args,
+        on_result=on_result,
+        on_yield=on_yield,
+        on_error=on_error,
+        on_finished=on_finished,
+        pool=long_pool(),
+        **kwargs,
+    )
+
+
 def wait_all(timeout_ms: int = 10000) -> bool:
     """Cancel and wait for every worker (application exit, test teardown)."""
     for w in list(_live):
         w.cancel()
-    return QThreadPool.globalInstance().waitForDone(timeout_ms)
+    pools = [QThreadPool.globalInstance()] + ([_long_pool] if _long_pool is not None else [])
+    return all([pool.waitForDone(timeout_ms) for pool in pools])

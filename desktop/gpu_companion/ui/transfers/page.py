@@ -32,7 +32,7 @@ from gpu_companion.core.transfers.presets import sync_checkpoints, upload_option
 from gpu_companion.core.transfers.queue import TransferQueue
 from gpu_companion.ui.common.page import EmptyStatePage, Navigator
 from gpu_companion.ui.common.widgets import EmptyState
-from gpu_companion.ui.common.worker import Worker, run_in_thread
+from gpu_companion.ui.common.worker import Worker, run_in_thread, run_long
 from gpu_companion.ui.transfers.dialogs import SyncCheckpointsDialog, TransferDialog
 from gpu_companion.ui.transfers.model import PROGRESS_COLUMN, ProgressDelegate, TransferTableModel
 from gpu_companion.ui.transfers.remote_picker import RemotePathDialog
@@ -217,11 +217,12 @@ class TransfersPage(EmptyStatePage):
     # --- running -------------------------------------------------------------------------
 
     def start_lanes(self) -> None:
-        """One worker per host with queued jobs; each reports job snapshots by signal."""
+        """One worker per host with queued jobs, each on a thread of its own (`run_long`): a lane
+        runs for minutes and must not hold the shared pool; each reports job snapshots by signal."""
         for alias in self.queue.lanes_to_start():
             if alias in self.lanes:
                 continue
-            self.lanes[alias] = run_in_thread(
+            self.lanes[alias] = run_long(
                 self.queue.run_lane,
                 alias,
                 on_yield=self._on_job,

@@ -79,3 +79,30 @@ def test_this_computer_is_built_in(registry):
     assert registry.host("local") is LOCAL_HOST
     assert LOCAL_HOST.is_local
     assert LOCAL_HOST not in registry.hosts()
+
+
+def test_instance_id_round_trips_and_bad_ones_are_refused(registry):
+    host = registry.save_host(Host("gpu1", "10.0.0.1", instance_id=" 12345678 "))
+    assert registry.host("gpu1").instance_id == "12345678" == host.instance_id
+    for bad in ("a\nb", "x" * 129):
+        with pytest.raises(ValidationError) as err:
+            registry.save_host(Host("gpu2", "10.0.0.2", instance_id=bad))
+        assert err.value.field == "instance_id"
+    assert [h.alias for h in registry.hosts()] == ["gpu1"]
+
+
+def test_hosts_stored_before_instance_ids_keep_their_data(tmp_path):
+    from gpu_companion.core.storage.schema import MIGRATIONS
+    from gpu_companion.core.storage.store import Store
+
+    path = tmp_path / "db.sqlite3"
+    old = Store(path, migrations=MIGRATIONS[:-1])
+    old.db.table("hosts").insert(
+        {"alias": "gpu1", "hostname": "10.0.0.1", "port": 22, "user": "root"}
+    )
+    old.close()
+    store = Store(path)
+    try:
+        assert HostRegistry(store).host("gpu1").instance_id == ""
+    finally:
+        store.close()

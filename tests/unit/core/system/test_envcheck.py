@@ -156,3 +156,52 @@ def test_doctor_command_lists_what_is_missing(tmp_path):
     assert out.returncode == 1
     assert "rsync: `rsync` was not found on the PATH." in out.stdout
     assert "[ok ] ssh" in out.stdout
+
+
+class _PlainFileKeyring:
+    """Stands for keyrings.alt's file backend: it would answer, but in plain text."""
+
+    __module__ = "keyrings.alt.file"
+
+    def get_password(self, service: str, user: str) -> None:
+        return None
+
+
+def _null_keyring() -> object:
+    from keyring.backends import null
+
+    return null.Keyring()
+
+
+@pytest.mark.parametrize("make", [_null_keyring, _PlainFileKeyring])
+def test_a_plain_text_or_null_backend_is_not_usable_for_doctor_nor_the_vault(make, tmp_path):
+    """One test of a backend: what the vault refuses, the check does not call usable."""
+    from gpu_companion.core.ssh.keyring_errors import KeyringUnavailable
+    from gpu_companion.core.ssh.vault import KeyVault
+    from gpu_companion.core.storage.store import Store
+
+    backend = make()
+    result = next(iter(run_checks(path=str(tmp_path), backend=backend, os_info=DEBIAN)))
+    assert result.name == "keyring" and not result.ok
+    assert "plain file or not at all" in result.detail and result.fix
+    store = Store(tmp_path / "db.sqlite")
+    try:
+        with pytest.raises(KeyringUnavailable):
+            KeyVault(store, tmp_path / "keys", backend).check_keyring()
+    finally:
+        store.close()
+
+
+def test_doctor_with_the_null_backend_reports_a_problem(tmp_path):
+    env = {**os.environ, "PYTHON_KEYRING_BACKEND": "keyring.backends.null.Keyring"}
+    done = subprocess.run(
+        [sys.executable, "-m", "gpu_companion", "doctor"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    line = next(ln for ln in done.stdout.splitlines() if "] keyring" in ln)
+    assert line.startswith("  [PROBLEM] keyring: The only keyring found is null")
+    assert done.returncode == 1
