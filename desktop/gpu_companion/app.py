@@ -108,6 +108,8 @@ def run_gui(argv: list[str], smoke_test: bool = False, background: bool = False)
     if not (background and window.tray is not None and window.tray.available):
         window.show()
     services.ssh_sync.request()  # hosts from an earlier run, keys changed
+    if not services.start_autorelease():
+        log.info("auto-release runs in another process on this data dir")
     log.info("GPU Companion %s started", __version__)
     code = app.exec()
     window.save_state()

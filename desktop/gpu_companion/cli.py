@@ -21,6 +21,7 @@ COMMAND_MODULES: list[str] = [
     "run",
     "hosts",
     "transfer",
+    "watch",
 ]
 
 

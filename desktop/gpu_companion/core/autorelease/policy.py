@@ -101,8 +101,10 @@ class Detector:
             for s, lp in zip(samples, low, strict=True)
         )
         stalled = bool(busy_util) and all(lp is True for _, lp in busy_util) and not working
-        self.idle_since = (self.idle_since or t) if idle else None
-        self.stall_since = (self.stall_since or t) if stalled else None
+        self.idle_since = (t if self.idle_since is None else self.idle_since) if idle else None
+        self.stall_since = (
+            (t if self.stall_since is None else self.stall_since) if stalled else None
+        )
 
     def on_processes(self, t: float, apps: Sequence[ComputeApp]) -> None:
         self.apps = tuple(apps)
@@ -110,7 +112,8 @@ class Detector:
             self.idle_since = None
 
     def on_session_gone(self, t: float) -> None:
-        self.finished_at = self.finished_at or t
+        if self.finished_at is None:
+            self.finished_at = t
 
     def triggers(
         self,

@@ -7,11 +7,14 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, replace
 from datetime import datetime, timedelta, timezone
 from decimal import Decimal
+from pathlib import Path
 
 from gpu_companion.core.autorelease.away import Reachability, SleepDetector
 from gpu_companion.core.autorelease.ladder import AutoRelease, ChecklistOutcome, Step
@@ -229,3 +232,49 @@ class AutoReleaseService:
                 command_output=step.command_output,
             )
         )
+
+
+class AutoReleaseLoop:
+    """One per data dir: a file lock says which process acts (a second window or `watch` on the
+    same data would act twice), and a daemon thread ticks the policies."""
+
+    def __init__(self, lock_path: Path, every_s: float = 30.0) -> None:
+        self.lock_path, self.every_s = lock_path, every_s
+        self._fd: int | None = None
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def claim(self) -> bool:
+        import fcntl
+
+        fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            return False
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        self._fd = fd
+        return True
+
+    def start(self, *steps: Callable[[], None]) -> None:
+        def run() -> None:
+            while not self._stop.is_set():
+                for step in steps:
+                    try:
+                        step()
+                    except Exception:
+                        log.exception("auto-release tick failed")
+                self._stop.wait(self.every_s)
+
+        self._thread = threading.Thread(target=run, name="autorelease", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(10)
+        if self._fd is not None:
+            os.close(self._fd)  # closing drops the lock
+            self._fd = None

@@ -53,8 +53,7 @@ class Target:
 
 
 def target_of(host: Host) -> Target:
-    return Target(host.alias, host.hostname, host.port, host.user,
-                  str(getattr(host, "instance_id", "") or ""))  # fmt: skip
+    return Target(host.alias, host.hostname, host.port, host.user, host.instance_id)
 
 
 def command_argv(template: str, target: Target) -> list[str]:
