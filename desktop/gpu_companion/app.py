@@ -116,6 +116,8 @@ def run_gui(argv: list[str], smoke_test: bool = False, background: bool = False)
         log.warning("ssh-agent: %s", exc)
         services.notifier.warning(str(exc), source="ssh-agent")
     run_in_thread(_start_background, services)
+    if not services.start_autorelease():
+        log.info("auto-release runs in another process on this data dir")
     log.info("GPU Companion %s started", __version__)
     code = app.exec()
     window.save_state()

@@ -23,6 +23,7 @@ COMMAND_MODULES: list[str] = [
     "transfer",
     "tunnel",
     "open",
+    "watch",
 ]
 
 

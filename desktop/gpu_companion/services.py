@@ -8,6 +8,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from gpu_companion.core.autorelease.service import AutoReleaseLoop, AutoReleaseService
 from gpu_companion.core.common.money import format_money, to_minor
 from gpu_companion.core.common.notifier import Notifier
 from gpu_companion.core.common.paths import AppPaths
@@ -45,6 +46,7 @@ class Services:
         self.key_passphrases: dict[str, str] = {}  # typed this session, memory only
         self._monitor: Monitor | None = None
         self.started = False  # start() was called: the app runs, so its agent should too
+        self._autorelease_loop: AutoReleaseLoop | None = None
 
     @cached_property
     def notifier(self) -> Notifier:
@@ -173,6 +175,39 @@ class Services:
         """A CLI command that runs ssh or rsync: the window's agent, or one of its own."""
         self.agent.start_or_attach()
 
+    @cached_property
+    def autorelease(self) -> AutoReleaseService:
+        """Policies applied while the user is away: fed by the monitor, ticked by a thread of
+        its own from `start_autorelease()` (the window, the tray and `watch` alike)."""
+        service = AutoReleaseService(
+            self.store,
+            self.registry,
+            self.ledger,
+            self.release,
+            self.notifier,
+            last_sync=self.transfers.last_verified_download,
+        )
+        self.monitor().subscribe(service.on_event)
+        return service
+
+    def start_autorelease(self, every_s: float = 30.0) -> bool:
+        """Watch every billed host and tick the policies; False when another process on this
+        data dir (a window or `gpu-companion watch`) already does."""
+        if self._autorelease_loop is None:
+            loop = AutoReleaseLoop(self.paths.data_dir / "autorelease.lock", every_s)
+            if not loop.claim():
+                return False
+            service = self.autorelease
+            loop.start(lambda: self._watch_billed(), service.tick)
+            self._autorelease_loop = loop
+        return True
+
+    def _watch_billed(self) -> None:
+        for rental in self.ledger.running():
+            host = self.registry.host(rental.host_alias) if rental.host_alias else None
+            if host is not None and rental.billed:
+                self.monitor().watch(host)
+
     def _billed(self, alias: str) -> bool:
         rental = self.ledger.running_for_alias(alias)
         return rental is not None and rental.billed
@@ -212,6 +247,8 @@ class Services:
         return self._monitor
 
     def close(self) -> None:
+        if self._autorelease_loop is not None:
+            self._autorelease_loop.stop()
         if "ssh_sync" in self.__dict__:
             self.ssh_sync.close()  # a pending host change still reaches the managed file
         if "transfers" in self.__dict__:

@@ -9,7 +9,6 @@ and the host stays active (the failure is recorded with its evidence).
 from __future__ import annotations
 
 import logging
-import shlex
 import subprocess
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -24,9 +23,9 @@ from gpu_companion.core.release.context import (
     SshConfigBlocks,
     utcnow,
 )
+from gpu_companion.core.release.providers import command_argv, target_of
 
 log = logging.getLogger(__name__)
-PLACEHOLDERS = ("alias", "hostname", "port", "user")
 
 
 @dataclass(frozen=True)
@@ -52,31 +51,9 @@ def validate_override(host: Host, override: Override) -> None:
 
 def release_argv(template: str, host: Host) -> list[str]:
     """The release command as argv: split like a shell would, then `{alias}`, `{hostname}`,
-    `{port}`, `{user}` filled per word, so a value can never become an extra argument."""
-    try:
-        words = shlex.split(template)
-    except ValueError as exc:
-        raise ValidationError(
-            "release_command", f"The release command does not parse: {exc}."
-        ) from exc
-    values = {
-        "alias": host.alias,
-        "hostname": host.hostname,
-        "port": str(host.port),
-        "user": host.user,
-    }
-    argv = []
-    for word in words:
-        try:
-            argv.append(word.format_map(values))
-        except (KeyError, ValueError, IndexError) as exc:
-            raise ValidationError(
-                "release_command",
-                f"Unknown placeholder in {word!r} ({exc}); use {{"
-                + "}, {".join(PLACEHOLDERS)
-                + "}.",
-            ) from exc
-    return argv
+    `{port}`, `{user}`, `{instance_id}` filled per word, so a value can never become an extra
+    argument."""
+    return command_argv(template, target_of(host))
 
 
 def run_local(argv: Sequence[str], timeout: float = 300) -> CommandResult:

@@ -49,7 +49,7 @@ class ChecklistSettings:
         from gpu_companion.core.release.gate import release_argv  # validates the template
 
         if command.strip():
-            release_argv(command, Host(alias="check", hostname="example.org"))
+            release_argv(command, Host(alias="check", hostname="example.org", instance_id="12345"))
         with self.store.transaction() as db:
             db.table("release_commands").upsert(
                 {"platform_id": platform_id, "command": command.strip()}, pk="platform_id"

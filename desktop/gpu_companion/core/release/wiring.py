@@ -11,7 +11,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gpu_companion.core.hosts.registry import Host, HostRegistry
-from gpu_companion.core.release.context import CheckpointSync, RentalLedger, SshConfigBlocks
+from gpu_companion.core.release.context import (
+    CheckpointSync,
+    ReleaseContext,
+    RentalLedger,
+    SshConfigBlocks,
+)
 from gpu_companion.core.release.gate import ReleaseServices
 from gpu_companion.core.release.record import ChecklistSettings, StoreReleaseLedger
 from gpu_companion.core.release.rsync_sync import RsyncCheckpointSync
@@ -57,6 +62,17 @@ class ReleaseWiring:
 
     def services(self) -> ReleaseServices:
         return ReleaseServices(self.ledger, self.registry, self.ssh_config)
+
+    def context(self, host: Host) -> ReleaseContext:
+        """What one checklist run on `host` uses (the page's runs and the unattended ones)."""
+        return ReleaseContext(
+            host=host,
+            connect=self.connect,
+            local_dir=self.local_dir(host),
+            config=self.settings.config(host.alias),
+            sync=self.sync,
+            rental_started_at=self.ledger.rental_started_at(host),
+        )
 
     def local_dir(self, host: Host) -> Path:
         return self.backup_root / host.alias

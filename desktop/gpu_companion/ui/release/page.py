@@ -197,16 +197,7 @@ class ReleasePage(ReleaseFlow, EmptyStatePage):
 
     # --- running checks off the GUI thread -----------------------------------------------
     def context(self, host: Host) -> ReleaseContext:
-        sync = self.wiring.sync
-        assert sync is not None, "ReleaseWiring.sync must be set"
-        return ReleaseContext(
-            host=host,
-            connect=self.wiring.connect,
-            local_dir=self.wiring.local_dir(host),
-            config=self.wiring.settings.config(host.alias),
-            sync=sync,
-            rental_started_at=self.wiring.ledger.rental_started_at(host),
-        )
+        return self.wiring.context(host)
 
     def busy(self) -> bool:
         return self.worker is not None

@@ -1,0 +1,280 @@
+"""Auto-release wired to the app: the live monitor's readings feed one detector per billed host,
+`tick()` (every 30 s from the tray, the window or `gpu-companion watch`) applies the policies,
+runs the ladder, and reports sleeps and unreachable hosts. Nothing here runs without a passed,
+fresh checklist."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, replace
+from datetime import datetime, timedelta, timezone
+from decimal import Decimal
+from pathlib import Path
+
+from gpu_companion.core.autorelease.away import Reachability, SleepDetector
+from gpu_companion.core.autorelease.ladder import AutoRelease, ChecklistOutcome, Step
+from gpu_companion.core.autorelease.policy import Detector, Policy, Trigger
+from gpu_companion.core.common.errors import UserError
+from gpu_companion.core.common.money import format_money, to_minor
+from gpu_companion.core.common.notifier import Level, Message, Notifier
+from gpu_companion.core.hosts.registry import Host, HostRegistry
+from gpu_companion.core.monitor.collector import HostState, PollEvent, SamplesEvent, StatusEvent
+from gpu_companion.core.release import ItemState, ReleaseChecklist, ReleaseRecord, release_host
+from gpu_companion.core.release.gate import CommandResult, release_argv, run_local
+from gpu_companion.core.release.providers import preset_for
+from gpu_companion.core.release.wiring import ReleaseWiring
+from gpu_companion.core.spend.alerts import format_duration
+from gpu_companion.core.spend.ledger import SpendLedger
+from gpu_companion.core.spend.metering import Rental
+from gpu_companion.core.storage.store import Store
+
+log = logging.getLogger(__name__)
+SETTING = "autorelease.policy.{host_id}"
+
+
+def load_policy(store: Store, host_id: int) -> Policy | None:
+    """The host's policy; None when auto-release is off for it (the default)."""
+    raw = store.get_setting(SETTING.format(host_id=host_id))
+    if not raw:
+        return None
+    try:
+        return Policy(**json.loads(raw)).validated()
+    except (TypeError, ValueError):
+        log.warning("unreadable auto-release policy for host %s", host_id)
+        return None
+
+
+def save_policy(store: Store, host_id: int, policy: Policy | None) -> None:
+    key = SETTING.format(host_id=host_id)
+    store.set_setting(key, json.dumps(asdict(policy.validated())) if policy else "")
+
+
+class AutoReleaseService:
+    def __init__(
+        self,
+        store: Store,
+        registry: HostRegistry,
+        ledger: SpendLedger,
+        wiring: ReleaseWiring,
+        notifier: Notifier,
+        *,
+        wall: Callable[[], float] = time.time,
+        mono: Callable[[], float] = time.monotonic,
+        run_command: Callable[[Sequence[str]], CommandResult] = run_local,
+        last_sync: Callable[[str], datetime | None] = lambda _alias: None,
+    ) -> None:
+        self.store, self.registry, self.ledger = store, registry, ledger
+        self.wiring, self.notifier = wiring, notifier
+        self.wall, self.run_command, self.last_sync = wall, run_command, last_sync
+        self.ladder = AutoRelease(self)
+        self.detectors: dict[str, Detector] = {}
+        self.sleep = SleepDetector(wall, mono)
+        self.reach = Reachability()
+        self._checklists: dict[str, ReleaseChecklist] = {}
+
+    # --- readings ------------------------------------------------------------------------------
+
+    def _detector(self, alias: str) -> Detector | None:
+        host = self.registry.host(alias)
+        policy = load_policy(self.store, host.id) if host and host.id is not None else None
+        if policy is None:
+            self.detectors.pop(alias, None)
+            return None
+        det = self.detectors.get(alias)
+        if det is None or det.policy != policy:
+            det = self.detectors[alias] = replace(det, policy=policy) if det else Detector(policy)
+        return det
+
+    def on_event(self, event: object) -> None:
+        """Subscribe this to the monitor (`Monitor.subscribe`)."""
+        if isinstance(event, StatusEvent):
+            self.reach.on_status(event.alias, event.status.state is HostState.LIVE, self.wall())
+            return
+        if isinstance(event, SamplesEvent | PollEvent):
+            det = self._detector(event.alias)
+            if det is None:
+                return
+            if isinstance(event, SamplesEvent):
+                t = max((s.t for s in event.samples), default=self.wall())
+                det.on_samples(t, [s.sample for s in event.samples])
+                self.reach.on_status(event.alias, True, t)
+            else:
+                det.on_processes(self.wall(), event.apps)
+
+    # --- the clock -----------------------------------------------------------------------------
+
+    def tick(self) -> None:
+        now = self.wall()
+        slept = self.sleep.check()
+        running = {r.host_alias: r for r in self.ledger.running() if r.host_alias and r.billed}
+        if slept is not None:
+            self._catch_up(slept, running)
+        for alias, since in self.reach.due(now, set(running)):
+            self._unreachable(alias, since, running[alias])
+        for alias, rental in running.items():
+            det = self._detector(alias)
+            if det is None:
+                continue
+            planned = rental.planned_end.timestamp() if rental.planned_end else None
+            triggers = det.triggers(
+                now,
+                planned_end=planned,
+                kept_since=self.ladder.kept_since.get(alias),
+                started_at=rental.started_at.timestamp(),
+            )
+            try:
+                self.ladder.evaluate(alias, triggers, det.policy, now)
+            except Exception:  # one host's failure never stops the others
+                log.exception("auto-release on %s failed", alias)
+
+    def _catch_up(self, slept: tuple[float, float], running: dict[str, Rental]) -> None:
+        """Hosts idle when the computer fell asleep are taken as idle throughout (the last
+        reading before the sleep); their policies apply at once, countdown first."""
+        asleep, woke = slept
+        for alias, rental in running.items():
+            det = self.detectors.get(alias)
+            if det is None or det.idle_since is None or det.idle_since > asleep:
+                continue
+            idle_s = woke - det.idle_since
+            cost = to_minor(rental.hourly_rate() * Decimal(str(idle_s)) / 3600, rental.currency)
+            text = (
+                f"While this computer slept, {alias} was idle "
+                f"{format_duration(timedelta(seconds=idle_s))} = "
+                f"{format_money(cost, rental.currency)} (judged from the last reading before "
+                "the sleep); its auto-release policy applies now."
+            )
+            self.notifier.post(Message(Level.WARNING, text, key=f"wake:{alias}",
+                                       source="autorelease"))  # fmt: skip
+
+    def _unreachable(self, alias: str, since: float, rental: Rental) -> None:
+        synced = self.last_sync(alias)
+        when = synced.astimezone().strftime("%Y-%m-%d %H:%M") if synced else "never"
+        text = (
+            f"{alias} stopped answering {int((self.wall() - since) // 60)} min ago while billed: "
+            f"preempted or down? Last verified checkpoint sync: {when}."
+        )
+        self.notifier.post(Message(Level.WARNING, text, key=f"unreachable:{alias}",
+                                   source="autorelease"))  # fmt: skip
+        note = f"{datetime.fromtimestamp(since, timezone.utc):%Y-%m-%d %H:%M} UTC: no answer"
+        if rental.id is not None:  # the ledger notes the gap
+            self.ledger.update_rental(rental.id, notes=f"{rental.notes}\n{note}".strip())
+
+    # --- Actions for the ladder -----------------------------------------------------------------
+
+    def notify(self, alias: str, warning: bool, text: str, countdown_s: float | None) -> None:
+        level = Level.WARNING if warning else Level.INFO
+        self.notifier.post(Message(level, text, key=f"autorelease:{alias}", source="autorelease"))
+
+    def _host(self, alias: str) -> Host:
+        host = self.registry.host(alias)
+        if host is None:
+            raise LookupError(alias)
+        return host
+
+    def run_checklist(self, alias: str) -> ChecklistOutcome:
+        host = self._host(alias)
+        checklist = ReleaseChecklist.build(host, self.wiring.settings.config(alias))
+        ctx = self.wiring.context(host)
+        try:
+            for _ in checklist.run_all(ctx):
+                pass
+        except Exception as exc:  # cannot check: not safe
+            log.warning("unattended checklist on %s failed: %s", alias, exc)
+            return ChecklistOutcome(False, (), (f"checklist could not run: {exc}",))
+        finally:
+            ctx.close()
+        self._checklists[alias] = checklist
+        stale = tuple(it.title for it in checklist.items if it.state is ItemState.STALE)
+        failing = tuple(
+            f"{it.title}: {it.evidence.summary if it.evidence else it.state.value}"
+            for it in checklist.blockers()
+            if it.state is not ItemState.STALE
+        )
+        evidence = tuple(e.as_dict() for e in checklist.evidence())
+        return ChecklistOutcome(checklist.ready(), stale, failing, evidence)
+
+    def act(self, alias: str, action: str, outcome: ChecklistOutcome, trigger: Trigger) -> str:
+        host = self._host(alias)
+        checklist = self._checklists.pop(alias)
+        template = self.wiring.settings.release_command(host.platform_id)
+        if action == "stop":
+            preset = preset_for(template)
+            if preset is None:
+                raise UserError(
+                    f"No stop command is known for {alias}'s platform.",
+                    hint="Use a vast.ai or RunPod preset, or let the policy release instead.",
+                )
+            result = self.run_command(release_argv(preset.stop, host))
+            if result.code != 0:
+                raise UserError(f"The stop command exited {result.code}.", hint=result.output)
+            return result.output
+        services = replace(self.wiring.services(), run_command=self.run_command)
+        record = release_host(checklist, services, command=release_argv(template, host))
+        return record.command_output
+
+    def record(self, step: Step) -> None:
+        """Every automatic step on the release record (the release itself is the gate's)."""
+        if step.kind == "released":
+            return
+        self.wiring.ledger.record_release(
+            ReleaseRecord(
+                host_alias=step.alias,
+                kind=f"auto-{step.kind}",
+                at=datetime.fromtimestamp(step.at, timezone.utc).replace(microsecond=0),
+                evidence=step.evidence,
+                failing_items=step.failing,
+                reason=f"{step.rule}: {step.readings} — {step.text}",
+                command_output=step.command_output,
+            )
+        )
+
+
+class AutoReleaseLoop:
+    """One per data dir: a file lock says which process acts (a second window or `watch` on the
+    same data would act twice), and a daemon thread ticks the policies."""
+
+    def __init__(self, lock_path: Path, every_s: float = 30.0) -> None:
+        self.lock_path, self.every_s = lock_path, every_s
+        self._fd: int | None = None
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def claim(self) -> bool:
+        import fcntl
+
+        fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            return False
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        self._fd = fd
+        return True
+
+    def start(self, *steps: Callable[[], None]) -> None:
+        def run() -> None:
+            while not self._stop.is_set():
+                for step in steps:
+                    try:
+                        step()
+                    except Exception:
+                        log.exception("auto-release tick failed")
+                self._stop.wait(self.every_s)
+
+        self._thread = threading.Thread(target=run, name="autorelease", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(10)
+        if self._fd is not None:
+            os.close(self._fd)  # closing drops the lock
+            self._fd = None

@@ -1,0 +1,175 @@
+"""Auto-release against the harness: real sshd hosts, the nvidia-smi stand-in's scenarios, the
+app's services as shipped (injected clock only), a provider CLI stand-in that records its argv,
+and the real release gate. No path releases with a failing or stale checklist."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.harness.util import wait_for
+
+
+class Clock:
+    """Real time plus an offset the test moves (readings keep their real timestamps)."""
+
+    def __init__(self) -> None:
+        self.offset = 0.0
+
+    def __call__(self) -> float:
+        return time.time() + self.offset
+
+    def advance(self, minutes: float) -> None:
+        self.offset += minutes * 60
+
+
+@pytest.fixture
+def provider_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """`vastai` on PATH: records its argv, answers like the real CLI would."""
+    bin_dir = tmp_path / "provider-bin"
+    bin_dir.mkdir()
+    log = tmp_path / "vastai-calls.jsonl"
+    script = bin_dir / "vastai"
+    script.write_text(
+        "#!/usr/bin/env python3\nimport json, sys\n"
+        f"open({str(log)!r}, 'a').write(json.dumps(sys.argv[1:]) + '\\n')\n"
+        "print('destroying instance ' + sys.argv[-1])\n"
+    )
+    script.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    return log
+
+
+def calls(log: Path) -> list[list[str]]:
+    return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+
+
+@pytest.fixture
+def rented(fleet, standin, tmp_path: Path):  # type: ignore[no-untyped-def]
+    """box-a rented on vast.ai (instance 4242), a checklist whose one item is a job marker,
+    an idle-after-1-minute policy with a 1-minute notice, and the service on a moved clock."""
+    from dataclasses import replace
+
+    from gpu_companion.core.autorelease.policy import Policy
+    from gpu_companion.core.autorelease.service import AutoReleaseService, save_policy
+    from gpu_companion.core.release.config import ChecklistConfig, CustomCommand
+
+    s = fleet.services
+    host = replace(s.registry.host("box-a"), instance_id="4242")
+    host = s.registry.save_host(host)
+    s.release.settings.save_release_command(
+        host.platform_id, "vastai destroy instance {instance_id}"
+    )
+    marker = tmp_path / "job-saved"
+    s.release.settings.save_config(host.alias, ChecklistConfig(
+        manual=(), disabled=("checkpoints", "archive", "leftovers", "processes"),
+        custom=(CustomCommand("results saved", f"test -e {marker}"),)))  # fmt: skip
+    save_policy(s.store, host.id, Policy(idle_minutes=1, stall_minutes=1, notice_minutes=1))
+    rental = s.ledger.start_rental(host.platform_id, "2.40", host_id=host.id)
+    clock = Clock()
+    service = AutoReleaseService(s.store, s.registry, s.ledger, s.release, s.notifier, wall=clock,
+                                 last_sync=s.transfers.last_verified_download)  # fmt: skip
+    s.monitor().subscribe(service.on_event)
+    messages: list[str] = []
+    s.notifier.subscribe(lambda m: messages.append(m.text))
+    s.monitor().watch(host)
+    return s, host, rental, service, clock, marker, messages
+
+
+def _readings(service, alias: str = "box-a") -> None:  # type: ignore[no-untyped-def]
+    wait_for(lambda: service.detectors.get(alias) is not None
+             and service.detectors[alias].last_seen is not None, 30, "readings")  # fmt: skip
+
+
+def test_idle_is_notified_then_released_through_the_provider_cli_once_the_checklist_passes(
+    rented, standin, provider_cli
+):
+    s, host, rental, service, clock, marker, messages = rented
+    standin.configure(util="idle")  # 0 %, 70 W of 700 W
+    _readings(service)
+    marker.write_text("saved\n")
+    wait_for(lambda: service.detectors["box-a"].idle_since is not None, 30, "idle")
+    clock.advance(1.1)
+    service.tick()
+    assert any("box-a: its GPUs are idle" in m and "released in 1 min" in m for m in messages)
+    assert calls(provider_cli) == []  # notified first, nothing done yet
+    clock.advance(1.1)
+    service.tick()
+    assert calls(provider_cli) == [["destroy", "instance", "4242"]]
+    assert not s.ledger.running()  # the meter ended
+    assert s.registry.host("box-a").state == "released"
+    kinds = [r.kind for r in s.release.ledger.history("box-a")]
+    assert "release" in kinds and "auto-notified" in kinds
+    release = next(r for r in s.release.ledger.history("box-a") if r.kind == "release")
+    assert release.release_command == ("vastai", "destroy", "instance", "4242")
+    assert "destroying instance 4242" in release.command_output
+
+
+def test_a_failing_item_means_no_provider_call_and_a_repeated_alert(rented, standin, provider_cli):
+    s, host, rental, service, clock, marker, messages = rented
+    standin.configure(util="idle")
+    _readings(service)
+    wait_for(lambda: service.detectors["box-a"].idle_since is not None, 30, "idle")
+    clock.advance(1.1)
+    service.tick()
+    clock.advance(1.1)
+    service.tick()  # the marker is missing: the checklist fails
+    assert calls(provider_cli) == []
+    assert s.ledger.running() and s.registry.host("box-a").state == "active"
+    assert any("was kept running" in m and "results saved" in m for m in messages)
+    clock.advance(16)
+    service.tick()
+    assert calls(provider_cli) == []
+    assert sum("was kept running" in m for m in messages) == 2  # alerted again, escalating
+    blocked = [r for r in s.release.ledger.history("box-a") if r.kind == "auto-blocked"]
+    assert len(blocked) == 2 and "results saved" in blocked[0].failing_items[0]
+
+
+def test_a_stalled_job_is_detected_and_a_busy_one_is_not(rented, standin, provider_cli):
+    s, host, rental, service, clock, marker, messages = rented
+    standin.configure(util=100)  # busy: power follows utilisation
+    _readings(service)
+    time.sleep(1)
+    clock.advance(2)
+    service.tick()
+    assert not [m for m in messages if "box-a:" in m]
+    standin.configure(util=100, power=75.0)  # a hung collective: 100 % at idle power
+    wait_for(lambda: service.detectors["box-a"].stall_since is not None, 30, "stall")
+    clock.advance(1.1)
+    service.tick()
+    assert any("box-a: its job looks stalled" in m for m in messages)
+
+
+def test_a_cut_connection_while_billed_raises_the_unreachable_alert(rented, standin, fleet):
+    s, host, rental, service, clock, marker, messages = rented
+    _readings(service)
+    fleet.servers[0].kill_sessions()  # the instance vanished: live connections cut, no listener
+    fleet.servers[0].stop()
+    wait_for(lambda: "box-a" in service.reach.down_since, 30, "down")
+    clock.advance(1.5)
+    service.tick()
+    assert not any("stopped answering" in m for m in messages)
+    clock.advance(1)
+    service.tick()
+    alert = next(m for m in messages if "stopped answering" in m)
+    assert "preempted or down?" in alert and "Last verified checkpoint sync: never" in alert
+    assert "no answer" in s.ledger.running()[0].notes  # the ledger notes the gap
+
+
+def test_a_sleep_jump_reports_what_the_idle_stretch_cost(rented, standin):
+    s, host, rental, service, clock, marker, messages = rented
+    standin.configure(util="idle")
+    _readings(service)
+    wait_for(lambda: service.detectors["box-a"].idle_since is not None, 30, "idle")
+    mono = [100.0]
+    service.sleep.mono = lambda: mono[0]
+    service.tick()  # remembers the clocks
+    clock.advance(5 * 60 + 10)  # the laptop slept 5 h 10 min: wall time moved, monotonic not
+    service.tick()
+    summary = next(m for m in messages if "While this computer slept" in m)
+    assert "box-a was idle 5 h 10 min = $12.40" in summary
+    assert any("box-a: its GPUs are idle" in m for m in messages)  # policies applied at once
