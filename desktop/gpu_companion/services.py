@@ -26,6 +26,7 @@ from gpu_companion.core.transfers.service import build_transfer_queue
 
 if TYPE_CHECKING:
     from gpu_companion.core.monitor.live import Monitor
+    from gpu_companion.core.monitor.watcher import HostWatcher
 
 
 class Services:
@@ -143,7 +144,20 @@ class Services:
             self._monitor.subscribe(self._on_monitor_event)
         return self._monitor
 
+    @cached_property
+    def watcher(self) -> HostWatcher:
+        """Which hosts are watched: every running rental from launch, not only while a page shows."""
+        from gpu_companion.core.monitor.watcher import HostWatcher
+
+        return HostWatcher(self.registry, self.ledger, self.monitor())
+
+    def start_watching(self) -> None:
+        """Called once at launch (window shown or not): the rented hosts stream from now on."""
+        self.watcher.start()
+
     def close(self) -> None:
+        if "watcher" in self.__dict__:
+            self.watcher.stop()
         if "transfers" in self.__dict__:
             self.transfers.shutdown()  # running transfers pause and keep their partial data
         if self._monitor is not None:
