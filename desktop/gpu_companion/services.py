@@ -146,7 +146,7 @@ class Services:
 
     @cached_property
     def watcher(self) -> HostWatcher:
-        """Which hosts are watched: every running rental from launch, not only while a page shows."""
+        """Which hosts are watched: every running rental from launch, page shown or not."""
         from gpu_companion.core.monitor.watcher import HostWatcher
 
         return HostWatcher(self.registry, self.ledger, self.monitor())
