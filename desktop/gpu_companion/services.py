@@ -21,6 +21,7 @@ from gpu_companion.core.ssh.connection import SessionFactory
 from gpu_companion.core.ssh.managed import ManagedConfig
 from gpu_companion.core.ssh.vault import KeyVault
 from gpu_companion.core.storage.store import Store
+from gpu_companion.core.transfers.presets import BACKUPS_DIR
 from gpu_companion.core.transfers.queue import TransferQueue
 from gpu_companion.core.transfers.service import build_transfer_queue
 
@@ -100,9 +101,9 @@ class Services:
             self.store,
             self.registry,
             self.ledger,
-            self.paths.data_dir / "backups",
+            self.paths.data_dir / BACKUPS_DIR,
             connect=self.sessions.connect,
-            ssh_argv=self.managed_ssh.ssh_argv,
+            queue=self.transfers,  # checkpoint sync and archive download are queue jobs
             ssh_config=self.managed_ssh,
         )
 
