@@ -5,6 +5,7 @@ queue's verified downloads are the gate's evidence, whichever page started them.
 from __future__ import annotations
 
 import os
+import shutil
 from dataclasses import replace
 from pathlib import Path
 
@@ -50,7 +51,10 @@ def test_checkpoints_downloaded_on_the_transfers_page_satisfy_the_checklist(
     cfg = passing_setup(box, disabled=ONLY_CHECKPOINTS, manual=(), custom=())
     ctx.release.settings.save_config("box", cfg)
     item = _check(window, qtbot, "checkpoints")
-    assert item.state is ItemState.FAILED and "no verified download yet" in item.evidence.summary
+    assert (
+        item.state is ItemState.FAILED
+        and "no verified copy in the backup folder" in item.evidence.summary
+    )
     assert ctx.alerts.last_sync(rented.id) is None
 
     transfers = window.navigate("transfers")
@@ -71,6 +75,13 @@ def test_checkpoints_downloaded_on_the_transfers_page_satisfy_the_checklist(
     assert item.state is ItemState.PASSED, item.evidence
     assert f"(transfer #{job.id})" in item.evidence.summary
     assert ctx.alerts.last_sync(rented.id) is not None  # the spot-rental alert is reset
+    shutil.move(landed, landed.with_name("moved-away"))  # the local copy is gone: not a backup
+    item = _check(window, qtbot, "checkpoints")
+    assert (
+        item.state is ItemState.FAILED
+        and "no verified copy in the backup folder" in item.evidence.summary
+    )
+    shutil.move(landed.with_name("moved-away"), landed)
     (box.remote / "ckpt" / "step-200.pt").write_bytes(b"newer than the download")
     item = _check(window, qtbot, "checkpoints")
     assert item.state is ItemState.FAILED
@@ -87,7 +98,10 @@ def test_a_copy_elsewhere_is_not_the_hosts_backup(window, ctx, qtbot, box, rente
     job = transfers.queue_checkpoint_sync(dialog)
     qtbot.waitUntil(lambda: ctx.transfers.get(job.id).state is JobState.DONE, timeout=WAIT)
     item = _check(window, qtbot, "checkpoints")
-    assert item.state is ItemState.FAILED and "no verified download yet" in item.evidence.summary
+    assert (
+        item.state is ItemState.FAILED
+        and "no verified copy in the backup folder" in item.evidence.summary
+    )
 
 
 def test_sync_now_is_a_queue_job_with_progress_and_cancel(window, ctx, qtbot, box, rented):  # noqa: F811

@@ -71,7 +71,7 @@ class CheckpointsSynced(ChecklistItem):
                 missing.append(d)
                 continue
             done = ctx.sync.last_verified(ctx.host, d, ctx.abspath)
-            if done is None:
+            if done is None or not done.local_dir.is_dir():  # never copied, or the copy deleted
                 never.append(d)
                 continue
             jobs.append(f"#{done.job_id}")
@@ -79,7 +79,7 @@ class CheckpointsSynced(ChecklistItem):
         if missing:
             summary = f"{', '.join(missing)}: no such directory on {ctx.host.alias}"
         elif never:
-            summary = f"{', '.join(never)}: no verified download yet (use Sync now)"
+            summary = f"{', '.join(never)}: no verified copy in the backup folder (use Sync now)"
         elif pending:
             summary = f"{len(pending)} file(s) newer than the last verified download"
         else:
