@@ -150,7 +150,7 @@ class Services:
         """Which hosts are watched: every running rental from launch, page shown or not."""
         from gpu_companion.core.monitor.watcher import HostWatcher
 
-        return HostWatcher(self.registry, self.ledger, self.monitor())
+        return HostWatcher(self.registry, self.ledger, self.monitor)  # made when first needed
 
     def start_watching(self) -> None:
         """Called once at launch (window shown or not): the rented hosts stream from now on."""

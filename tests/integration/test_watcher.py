@@ -54,6 +54,7 @@ def test_a_rented_host_streams_from_launch_with_no_page(services, sshd):
     rec = Recorder()
     services.monitor().subscribe(rec)
     services.start_watching()
+    assert services.watcher.first_look.wait(10)  # the first look runs off the caller's thread
     assert services.monitor().aliases() == ["gpu1"]
     rec.wait(lambda: _samples(rec, "gpu1") >= 2, what="samples from the rented host")
     assert services.monitor().status("gpu1").state == HostState.LIVE
@@ -111,3 +112,14 @@ def test_a_rental_started_by_another_process_is_picked_up_by_the_recheck(service
     rec = Recorder()
     services.monitor().subscribe(rec)
     rec.wait(lambda: _samples(rec, "gpu1") >= 1, what="the re-check watching the new rental")
+
+
+def test_with_no_rental_launch_makes_no_monitor(services, sshd):
+    """Nothing to watch: the monitor (numpy, with its history) is not even made."""
+    services.registry.save_host(Host("spare", "127.0.0.1", sshd.port, sshd.user))
+    services.start_watching()
+    assert services.watcher.first_look.wait(10)
+    assert services._monitor is None
+    host = services.registry.host("spare")
+    services.ledger.start_rental(services.test_platform.id, "1", host_id=host.id)
+    assert services._monitor is not None and services.monitor().aliases() == ["spare"]

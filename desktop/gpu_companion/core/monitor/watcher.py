@@ -4,7 +4,8 @@ rental, from launch, whether a window is shown or not (idle and cost alerts need
 The Monitor page only shows what is watched; opening it adds the other active hosts and this
 computer. Host edits (port, address, user, alias) restart that host's collector; rentals
 starting or ending start or stop watching. A slow re-check catches rentals started by the
-command line in another process.
+command line in another process. The first look runs on the watcher's own thread and the monitor
+(numpy with its history) is made only when a host is to be watched: launch stays light.
 """
 
 from __future__ import annotations
@@ -12,11 +13,13 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Sequence
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from gpu_companion.core.common.listeners import Listeners
 from gpu_companion.core.hosts.registry import LOCAL_HOST, Host
-from gpu_companion.core.monitor.live import Monitor
+
+if TYPE_CHECKING:
+    from gpu_companion.core.monitor.live import Monitor
 
 log = logging.getLogger(__name__)
 RESYNC_EVERY_S = 30.0
@@ -50,13 +53,15 @@ class HostWatcher:
         self,
         registry: HostSource,
         ledger: RentalSource,
-        monitor: Monitor,
+        monitor: Callable[[], Monitor],
         resync_every_s: float = RESYNC_EVERY_S,
     ) -> None:
         self.registry = registry
         self.ledger = ledger
-        self.monitor = monitor
+        self._make_monitor = monitor  # called when the first host is to be watched
+        self._monitor: Monitor | None = None
         self.resync_every_s = resync_every_s
+        self.first_look = threading.Event()  # set once the first refresh has run
         self._all_hosts = False
         self._lock = threading.RLock()
         self._unsubscribe: list[Callable[[], None]] = []
@@ -68,7 +73,8 @@ class HostWatcher:
         return self._thread is not None
 
     def start(self) -> None:
-        """Watch the rented hosts now and follow host and rental changes until `stop()`."""
+        """Watch the rented hosts from now on (the first look runs on the watcher's thread, so
+        launch does not wait on it) and follow host and rental changes until `stop()`."""
         if self._thread is not None:
             return
         self._unsubscribe = [
@@ -76,8 +82,8 @@ class HostWatcher:
             self.ledger.on_rentals_changed.subscribe(lambda _: self.refresh()),
         ]
         self._stop.clear()
+        self.first_look.clear()
         self._thread = threading.Thread(target=self._resync, name="host-watcher", daemon=True)
-        self.refresh()
         self._thread.start()
 
     def stop(self) -> None:
@@ -105,6 +111,13 @@ class HostWatcher:
             return self.rented_hosts()
         return [LOCAL_HOST, *self.registry.hosts(include_released=False)]
 
+    @property
+    def monitor(self) -> Monitor:
+        with self._lock:
+            if self._monitor is None:
+                self._monitor = self._make_monitor()
+            return self._monitor
+
     def refresh(self) -> None:
         """Bring the monitor in line with the policy; a changed host gets a new collector."""
         with self._lock:
@@ -113,15 +126,22 @@ class HostWatcher:
             except Exception:  # a locked or busy store: the next change or re-check retries
                 log.exception("could not read the hosts to watch")
                 return
-            for alias in self.monitor.aliases():
-                current = self.monitor.watched_host(alias)
+            if self._monitor is None and not wanted:
+                return  # nothing to watch and nothing watched: no monitor yet
+            monitor = self.monitor
+            for alias in monitor.aliases():
+                current = monitor.watched_host(alias)
                 host = wanted.get(alias)
                 if host is None or (current is not None and not _same_target(current, host)):
-                    self.monitor.unwatch(alias)
+                    monitor.unwatch(alias)
             for host in wanted.values():
-                self.monitor.watch(host)
+                monitor.watch(host)
 
     def _resync(self) -> None:
+        try:
+            self.refresh()
+        finally:
+            self.first_look.set()
         while not self._stop.wait(self.resync_every_s):
             self.refresh()
 
