@@ -91,6 +91,7 @@ def run_gui(argv: list[str], smoke_test: bool = False, background: bool = False)
         return 1
     window = build_window(services)
     window.quit_app = app.quit
+    services.start_watching()  # rented hosts stream from launch, page or tray alike
     errors = _install_excepthook(paths, window, interactive=not smoke_test)
     if instance is not None:
         instance.raise_requested.connect(window.bring_forward)

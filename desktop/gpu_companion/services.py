@@ -25,6 +25,7 @@ from gpu_companion.core.ssh.connection import SessionFactory
 from gpu_companion.core.ssh.managed import ManagedConfig
 from gpu_companion.core.ssh.vault import KeyVault
 from gpu_companion.core.storage.store import Store
+from gpu_companion.core.transfers.presets import BACKUPS_DIR
 from gpu_companion.core.transfers.queue import TransferQueue
 from gpu_companion.core.transfers.service import build_transfer_queue
 
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
     from gpu_companion.core.access.launch import Launcher
     from gpu_companion.core.access.manager import TunnelManager
     from gpu_companion.core.monitor.live import Monitor
+    from gpu_companion.core.monitor.watcher import HostWatcher
 
 
 class Services:
@@ -151,11 +153,10 @@ class Services:
             self.store,
             self.registry,
             self.ledger,
-            self.paths.data_dir / "backups",
+            self.paths.data_dir / BACKUPS_DIR,
             connect=self.sessions.connect,
-            ssh_argv=self.managed_ssh.ssh_argv,
+            queue=self.transfers,  # checkpoint sync and archive download are queue jobs
             ssh_config=self.managed_ssh,
-            before_connect=self.agent.ensure_for_host,
         )
 
     @cached_property
@@ -197,16 +198,10 @@ class Services:
             loop = AutoReleaseLoop(self.paths.data_dir / "autorelease.lock", every_s)
             if not loop.claim():
                 return False
-            service = self.autorelease
-            loop.start(lambda: self._watch_billed(), service.tick)
+            self.start_watching()  # the billed hosts stream (a no-op when already watching)
+            loop.start(self.autorelease.tick)
             self._autorelease_loop = loop
         return True
-
-    def _watch_billed(self) -> None:
-        for rental in self.ledger.running():
-            host = self.registry.host(rental.host_alias) if rental.host_alias else None
-            if host is not None and rental.billed:
-                self.monitor().watch(host)
 
     def _billed(self, alias: str) -> bool:
         rental = self.ledger.running_for_alias(alias)
@@ -246,11 +241,24 @@ class Services:
             self._monitor.subscribe(self._on_monitor_event)
         return self._monitor
 
+    @cached_property
+    def watcher(self) -> HostWatcher:
+        """Which hosts are watched: every running rental from launch, page shown or not."""
+        from gpu_companion.core.monitor.watcher import HostWatcher
+
+        return HostWatcher(self.registry, self.ledger, self.monitor)  # made when first needed
+
+    def start_watching(self) -> None:
+        """Called once at launch (window shown or not): the rented hosts stream from now on."""
+        self.watcher.start()
+
     def close(self) -> None:
         if self._autorelease_loop is not None:
             self._autorelease_loop.stop()
         if "ssh_sync" in self.__dict__:
             self.ssh_sync.close()  # a pending host change still reaches the managed file
+        if "watcher" in self.__dict__:
+            self.watcher.stop()
         if "transfers" in self.__dict__:
             self.transfers.shutdown()  # running transfers pause and keep their partial data
         if self._monitor is not None:

@@ -46,7 +46,10 @@ class NvidiaSmiStandIn:
         }
 
     def configure(self, **scenario: Any) -> None:
-        """Replace the scenario; written atomically so a running stream never reads half a file."""
+        """Replace the scenario; written atomically so a running stream never reads half a file.
+
+        `bad_gpus={"3": "reset"}` gives GPU 3 a row of `[GPU requires reset]` values, `"lost"` the
+        driver's "GPU is lost" line in place of its row, while the other GPUs stream."""
         tmp = self.scenario_path.with_name(".scenario.tmp")
         tmp.write_text(json.dumps(scenario))
         os.replace(tmp, self.scenario_path)

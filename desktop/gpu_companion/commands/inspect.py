@@ -8,9 +8,12 @@ import sys
 from typing import Any
 
 from gpu_companion.core.hosts.registry import LOCAL_ALIAS, LOCAL_HOST, Host, HostRegistry
-from gpu_companion.core.monitor.collector import ClientFactory
+from gpu_companion.core.monitor.collector import ClientFactory, HostState
+from gpu_companion.core.monitor.faults import GpuFault
 from gpu_companion.core.monitor.nvsmi import GpuSample
 from gpu_companion.core.monitor.snapshot import Snapshot, take_snapshots
+
+_READING = (HostState.CONNECTING, HostState.LIVE)
 
 
 def register(sub: Any) -> None:
@@ -54,32 +57,47 @@ def _line(snap: Snapshot, gpu: GpuSample) -> str:
     )
 
 
+def _gpu_dict(snap: Snapshot, g: GpuSample) -> dict[str, Any]:
+    return {
+        "index": g.index,
+        "name": g.name,
+        "uuid": g.uuid,
+        "state": "ok",
+        "utilization_gpu": g.utilization_gpu,
+        "memory_used_mib": g.memory_used_mib,
+        "memory_total_mib": g.memory_total_mib,
+        "temperature_c": g.temperature_c,
+        "power_draw_w": g.power_draw_w,
+        "power_limit_w": g.power_limit_w,
+        "processes": [
+            {"pid": a.pid, "name": a.process_name, "used_memory_mib": a.used_memory_mib}
+            for a in snap.apps_on(g)
+        ],
+    }
+
+
+def _fault_dict(f: GpuFault) -> dict[str, Any]:
+    return {"index": f.index, "name": f.name, "bus_id": f.bus_id, "state": f.short,
+            "message": f.message, "hint": f.hint}  # fmt: skip
+
+
 def _as_dict(snap: Snapshot) -> dict[str, Any]:
+    gpus = [_gpu_dict(snap, g) for g in snap.gpus] + [_fault_dict(f) for f in snap.faults]
+    gpus.sort(key=lambda g: (g["index"] is None, g["index"] or 0))
+    problem = snap.faults[0] if snap.faults else None
     return {
         "host": snap.alias,
         "ok": snap.ok,
         "state": snap.status.state.value,
-        "message": None if snap.ok else snap.status.message,
-        "hint": None if snap.ok else snap.status.hint,
-        "gpus": [
-            {
-                "index": g.index,
-                "name": g.name,
-                "uuid": g.uuid,
-                "utilization_gpu": g.utilization_gpu,
-                "memory_used_mib": g.memory_used_mib,
-                "memory_total_mib": g.memory_total_mib,
-                "temperature_c": g.temperature_c,
-                "power_draw_w": g.power_draw_w,
-                "power_limit_w": g.power_limit_w,
-                "processes": [
-                    {"pid": a.pid, "name": a.process_name, "used_memory_mib": a.used_memory_mib}
-                    for a in snap.apps_on(g)
-                ],
-            }
-            for g in snap.gpus
-        ],
+        "message": None if snap.ok else (problem.message if problem else snap.status.message),
+        "hint": None if snap.ok else (problem.hint if problem else snap.status.hint),
+        "gpus": gpus,
     }
+
+
+def _fault_line(snap: Snapshot, f: GpuFault) -> str:
+    index = "-" if f.index is None else str(f.index)
+    return f"{snap.alias}\t{index}\t{f.name or '-'}\t{f.short}: {f.message} {f.hint}".rstrip()
 
 
 def run(args: argparse.Namespace, factory: ClientFactory | None = None) -> int:
@@ -101,9 +119,11 @@ def run(args: argparse.Namespace, factory: ClientFactory | None = None) -> int:
         print(json.dumps([_as_dict(s) for s in snaps], indent=2))
     else:
         for snap in snaps:
-            if snap.ok:
-                for gpu in snap.gpus:
-                    print(_line(snap, gpu))
+            if snap.gpus and snap.status.state in _READING:
+                rows = [(g.index, _line(snap, g)) for g in snap.gpus]
+                rows += [(f.index, _fault_line(snap, f)) for f in snap.faults]
+                for _, text in sorted(rows, key=lambda r: (r[0] is None, r[0] or 0)):
+                    print(text)
             else:
                 st = snap.status
                 print(f"{snap.alias}\t{st.state.value}: {st.message} {st.hint}".rstrip())

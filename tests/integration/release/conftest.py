@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 import paramiko
 import pytest
@@ -39,6 +40,7 @@ class Box:
     pkey: paramiko.PKey
     tmux_socket: Path
     clients: list[paramiko.SSHClient] = field(default_factory=list)
+    queue: Any = None  # the transfer queue of the checks (box_queue)
 
     @property
     def ssh_argv(self) -> list[str]:
@@ -136,6 +138,9 @@ def box(tmp_path: Path, standin: NvidiaSmiStandIn) -> Iterator[Box]:
     try:
         yield b
     finally:
+        if b.queue is not None:
+            b.queue.shutdown()
+            b.queue.store.close()
         for c in b.clients:
             c.close()
         server.stop()  # the namespace's PID 1 goes, and every process in it with it
@@ -178,9 +183,24 @@ def passing_setup(box: Box, **overrides: object):  # type: ignore[no-untyped-def
     return cfg.__class__(**{**cfg.__dict__, **overrides}).validated()
 
 
+def box_queue(box: Box):  # type: ignore[no-untyped-def]
+    """The transfer queue the app runs, over the box's ssh config and a store of its own."""
+    from gpu_companion.core.storage.store import Store
+    from gpu_companion.core.transfers.engine import TransferEngine
+    from gpu_companion.core.transfers.queue import TransferQueue
+
+    if box.queue is None:
+        store = Store(box.local.parent / "transfers.db")
+        engine = TransferEngine(box.ssh_argv, box.connect, env=dict(os.environ))
+        host = box_host(box)
+        box.queue = TransferQueue(store, engine, lambda a: host if a == ALIAS else None,
+                                  save_every_s=0.2)  # fmt: skip
+    return box.queue
+
+
 def make_ctx(box: Box, config, started: datetime | None = None):  # type: ignore[no-untyped-def]
     from gpu_companion.core.release import ReleaseContext
-    from gpu_companion.core.release.rsync_sync import RsyncCheckpointSync
+    from gpu_companion.core.release.queued_sync import QueuedCheckpointSync
 
     host = box_host(box)
     return ReleaseContext(
@@ -188,6 +208,6 @@ def make_ctx(box: Box, config, started: datetime | None = None):  # type: ignore
         connect=box.connect,
         local_dir=box.local / ALIAS,
         config=config,
-        sync=RsyncCheckpointSync(box.ssh_argv, box.local),
+        sync=QueuedCheckpointSync(box_queue(box), box.local, poll_s=0.05),
         rental_started_at=started,
     )

@@ -276,5 +276,10 @@ def test_a_missing_synced_dir_fails_with_rsyncs_reason(box, missing):
     list(checklist.run_item("checkpoints", ctx))
     item = checklist.item("checkpoints")
     assert item.state is ItemState.FAILED
-    assert "Could not compare" in item.evidence.summary
+    assert item.evidence.summary == f"{box.remote / 'nope'}: no such directory on box"
+    list(checklist.fix("checkpoints", ctx))  # the queue job fails with rsync's own reason
+    assert item.state is ItemState.FAILED
+    assert item.evidence.summary.startswith(f"Copying {box.remote / 'nope'} failed: ")
+    assert "(rsync exit code 23)" in item.evidence.summary
+    assert box.queue.history()[0].state.value == "failed"  # the Transfers page lists it
     ctx.close()

@@ -133,3 +133,31 @@ def test_value_and_process_models_pass_the_model_tester(ctx, qtmodeltester):
     qtmodeltester.check(fleet)
     tip = fleet.data(fleet.index(1, 1), Qt.ItemDataRole.ToolTipRole)
     assert tip == "auth failed\nrefused\nfix it"
+
+
+def test_a_gpu_needing_a_reset_is_shown_on_its_fleet_row_and_gpu_row(
+    monitored, window, qtbot, standin
+):
+    standin.configure(gpu_count=4, bad_gpus={"2": "reset"})
+    page = _page(window)
+    model = page.fleet_model
+    row = model.aliases().index("gpu1")
+    qtbot.waitUntil(lambda: bool(model.row_for("gpu1").faults), timeout=15000)
+    model.flush()
+    assert model.data(model.index(row, 1)) == "live · GPU 2 needs a reset"
+    assert model.data(model.index(row, 2)) == "4"
+    tip = model.data(model.index(row, 1), Qt.ItemDataRole.ToolTipRole)
+    assert "GPU 2 has stopped working and needs a reset." in tip
+    page.open_host("gpu1")
+    first = [page.plots.curve_points(0, g) for g in (0, 1, 3)]
+    qtbot.waitUntil(lambda: all(page.plots.curve_points(0, g) > first[i] + 2
+                                for i, g in enumerate((0, 1, 3))), timeout=15000)  # fmt: skip
+    values = page.values_model
+    qtbot.waitUntil(lambda: values.rowCount() == 4, timeout=5000)
+    state_col = values.columnCount() - 1
+    states = [values.data(values.index(r, state_col)) for r in range(4)]
+    assert states == ["ok", "ok", "needs a reset", "ok"]
+    assert values.data(values.index(2, 2)) == "—"  # no utilisation shown for it, not its last one
+    standin.configure(gpu_count=4)  # the GPU was reset: its row streams again
+    qtbot.waitUntil(lambda: not model.row_for("gpu1").faults, timeout=15000)
+    page.stop()

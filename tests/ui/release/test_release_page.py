@@ -9,11 +9,25 @@ import pytest
 
 from gpu_companion.core.hosts.registry import Host
 from gpu_companion.core.release import ChecklistConfig, ItemState
-from gpu_companion.core.release.rsync_sync import RsyncCheckpointSync
+from gpu_companion.core.release.queued_sync import QueuedCheckpointSync
 from gpu_companion.ui.release.model import ChecklistModel
 from tests.integration.release.conftest import box, box_host, passing_setup  # noqa: F401
 
 WAIT = 60_000
+
+
+def use_box_queue(ctx, box) -> QueuedCheckpointSync:  # type: ignore[no-untyped-def]  # noqa: F811
+    """The app's transfer queue and release sync, over the box's ssh config and agent: the
+    Transfers page, the release gate and the alerts then share this one queue."""
+    from gpu_companion.core.transfers.engine import TransferEngine
+    from gpu_companion.core.transfers.queue import TransferQueue
+
+    engine = TransferEngine(box.ssh_argv, box.connect)
+    ctx.__dict__["transfers"] = TransferQueue(ctx.store, engine, ctx.registry.host,
+                                              save_every_s=0.2)  # fmt: skip
+    ctx.release.connect = box.connect
+    ctx.release.sync = QueuedCheckpointSync(ctx.transfers, ctx.release.backup_root, poll_s=0.05)
+    return ctx.release.sync
 
 
 def idle(qtbot, page) -> None:  # type: ignore[no-untyped-def]
@@ -27,7 +41,7 @@ def test_release_enables_only_when_all_passed_and_not_stale(window, ctx, qtbot, 
     host = ctx.registry.save_host(replace(box_host(box), platform_id=platform.id))
     rental = ctx.ledger.start_rental(platform.id, "1.20", host_id=host.id)
     ctx.release.connect = box.connect
-    ctx.release.sync = RsyncCheckpointSync(box.ssh_argv, ctx.release.backup_root)
+    use_box_queue(ctx, box)
     ctx.release.settings.save_config(host.alias, passing_setup(box, custom=()))
     page = window.navigate("release")
     window.open_release(host.alias)  # the tray's way in

@@ -199,4 +199,5 @@ def test_sync_checkpoints_preset_from_the_page(page, qtbot, tmp_path: Path) -> N
     assert job is not None and job.label.startswith("Sync checkpoints")
     qtbot.waitUntil(lambda: page.model.job(0).state is JobState.DONE, timeout=30000)
     assert page.model.job(0).verified
-    assert (tmp_path / "bk" / "gpu-test" / "step-1.pt").exists()
+    # one layout for every backup: <folder>/<alias>/<path on the host>, as the release gate reads
+    assert (tmp_path / "bk" / "gpu-test" / str(out).lstrip("/") / "step-1.pt").exists()

@@ -26,14 +26,20 @@ from gpu_companion.core.monitor.collector_errors import (
     gpu_problem_from_output,
 )
 from gpu_companion.core.monitor.counters import HostCounters, RawCounters, rates
+from gpu_companion.core.monitor.faults import (
+    GpuFault,
+    fault_from_error_line,
+    fault_in_row,
+    normal_bus_id,
+)
 from gpu_companion.core.monitor.nvsmi import (
     DEFAULT_FIELDS,
     ComputeApp,
+    GpuError,
     GpuSample,
     NvsmiParseError,
     build_query_gpu_argv,
     choose_fields,
-    detect_gpu_error,
     parse_help_query_gpu,
     parse_query_gpu_line,
 )
@@ -47,7 +53,7 @@ from gpu_companion.core.monitor.transport import (
 
 log = logging.getLogger(__name__)
 
-STREAM_FIELDS: tuple[str, ...] = (*DEFAULT_FIELDS, "clocks_event_reasons.active")
+STREAM_FIELDS: tuple[str, ...] = (*DEFAULT_FIELDS, "clocks_event_reasons.active", "pci.bus_id")
 
 
 class HostState(str, enum.Enum):
@@ -104,6 +110,7 @@ class TimedSample:
 class SamplesEvent:
     alias: str
     samples: tuple[TimedSample, ...]  # one tick: every GPU once
+    faults: tuple[GpuFault, ...] = ()  # the tick's GPUs that cannot be read (lost, need a reset)
 
 
 @dataclass(frozen=True)
@@ -153,6 +160,7 @@ class HostCollector:
         self._status = HostStatus(HostState.CONNECTING)
         self._last_ts: dict[int, Any] = {}  # per GPU index: the last host timestamp delivered
         self._last_t: dict[int, float] = {}
+        self._bus_index: dict[str, int] = {}  # bus id -> index, from rows seen: names error lines
         self._raw: RawCounters | None = None
         self._user = host.user or login_user()
         self._went_live = False
@@ -290,7 +298,7 @@ class HostCollector:
         stall = max(cfg.stall_timeout_s, 5 * cfg.interval_ms / 1000)
         last_line = time.monotonic()
         next_poll = time.monotonic() + min(1.0, cfg.poll_every_s)
-        batch: list[TimedSample] = []
+        tick = _Tick()
         expected = 0
         offset: float | None = None
         live = False
@@ -310,25 +318,33 @@ class HostCollector:
                 except TimeoutError:
                     continue
                 except StreamClosed as end:
-                    self._flush(batch)
+                    self._flush(tick)
                     raise self._ended(end) from None
                 last_line = time.monotonic()
-                sample = self._parse(line, fields)
-                if sample is None:
+                item = self._parse(line, fields)
+                if item is None:
                     continue
-                if offset is None:
-                    offset = _clock_offset(sample)
-                timed = self._timed(sample, offset)
-                if timed is None:
-                    continue
-                index = sample.index
-                if any(s.sample.index == index for s in batch):
-                    expected = max(expected, len(batch))
-                    self._flush(batch)
-                batch.append(timed)
-                if expected and len(batch) >= expected:
-                    self._flush(batch)
-                if not live:
+                timed: TimedSample | None = None
+                if isinstance(item, GpuSample):
+                    if offset is None:
+                        offset = _clock_offset(item)
+                    timed = self._timed(item, offset)
+                    if timed is None:
+                        continue
+                    key: tuple[str, object] = ("index", item.index)
+                else:
+                    key = item.key
+                if key in tick.keys:  # a GPU's second line: the previous tick is complete
+                    expected = max(expected, len(tick.keys))
+                    self._flush(tick)
+                tick.keys.add(key)
+                if timed is not None:
+                    tick.samples.append(timed)
+                elif isinstance(item, GpuFault):
+                    tick.faults.append(item)
+                if expected and len(tick.keys) >= expected:
+                    self._flush(tick)
+                if not live and isinstance(item, GpuSample):
                     live = self._went_live = True
                     self._set_state(HostState.LIVE)
             raise _Stopped
@@ -343,15 +359,15 @@ class HostCollector:
             return problem
         return ConnectionError(f"nvidia-smi stopped (exit code {end.exit_code})")
 
-    def _parse(self, line: str, fields: tuple[str, ...]) -> GpuSample | None:
+    def _parse(self, line: str, fields: tuple[str, ...]) -> GpuSample | GpuFault | None:
         if not line.strip():
             return None
         try:
-            return parse_query_gpu_line(line, fields)
+            sample = parse_query_gpu_line(line, fields)
         except NvsmiParseError:
-            error = detect_gpu_error(line)
-            if error is not None and error.kind == "gpu_lost":
-                raise GpuProblem(error) from None
+            fault = fault_from_error_line(line, self._bus_index)
+            if fault is not None:
+                return fault  # one GPU gone; the others keep streaming
             rejected = FieldRejected.from_line(line)
             if rejected is not None:
                 raise rejected from None
@@ -363,6 +379,10 @@ class HostCollector:
                 )
             )
             return None
+        bus = normal_bus_id(sample.extra.get("pci.bus_id"))
+        if bus is not None and sample.index is not None:
+            self._bus_index[bus] = sample.index
+        return fault_in_row(line, sample) or sample
 
     def _timed(self, sample: GpuSample, offset: float | None) -> TimedSample | None:
         """Place the sample on this computer's clock; drop one the stream already delivered."""
@@ -377,22 +397,42 @@ class HostCollector:
         self._last_t[index] = t
         return TimedSample(t, sample)
 
-    def _flush(self, batch: list[TimedSample]) -> None:
-        if batch:
-            self._emit(SamplesEvent(self.host.alias, tuple(batch)))
-            batch.clear()
+    def _flush(self, tick: _Tick) -> None:
+        """Send one complete tick; a tick where every GPU is gone is the host's GPU problem."""
+        if tick.faults and not tick.samples:
+            fault = tick.faults[0]
+            buses = tuple(f.bus_id for f in tick.faults if f.bus_id)
+            raise GpuProblem(GpuError("gpu_lost", fault.message, fault.hint, buses))
+        if tick.samples:
+            self._emit(SamplesEvent(self.host.alias, tuple(tick.samples), tuple(tick.faults)))
+        tick.clear()
 
     def _poll(self, transport: Transport) -> PollResult:
         cfg = self.config
         result = poll_host(transport, cfg.proc_root, cfg.df_path)
-        if result.error is not None and result.error.kind == "gpu_lost":
-            raise GpuProblem(result.error)
+        if result.error is not None and result.error.kind == "gpu_lost" and not result.apps:
+            # the stream names a lost GPU among good ones itself; a poll alone cannot tell which
+            log.debug("%s: the process list reports a lost GPU", self.host.alias)
         counters = rates(self._raw, result.counters)
         self._raw = result.counters
         self._emit(
             PollEvent(self.host.alias, tuple(result.apps), counters, result.owners, self._user)
         )
         return result
+
+
+@dataclass
+class _Tick:
+    """The lines of one round of the stream: every GPU once, read or not."""
+
+    samples: list[TimedSample] = field(default_factory=list)
+    faults: list[GpuFault] = field(default_factory=list)
+    keys: set[tuple[str, object]] = field(default_factory=set)
+
+    def clear(self) -> None:
+        self.samples.clear()
+        self.faults.clear()
+        self.keys.clear()
 
 
 def _host_epoch(sample: GpuSample) -> float:

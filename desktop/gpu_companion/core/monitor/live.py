@@ -26,6 +26,7 @@ from gpu_companion.core.monitor.collector import (
     SamplesEvent,
     StatusEvent,
 )
+from gpu_companion.core.monitor.faults import GpuFault
 from gpu_companion.core.monitor.hints import Hint, HintConfig, HintEngine
 from gpu_companion.core.monitor.history import MINUTE_CAPACITY, HostHistory, MinuteRow, MinuteStore
 from gpu_companion.core.storage.store import Store
@@ -74,6 +75,7 @@ class Monitor:
         self._history: dict[str, HostHistory] = {}
         self._polls: dict[str, PollEvent] = {}
         self._status: dict[str, HostStatus] = {}
+        self._faults: dict[str, tuple[GpuFault, ...]] = {}
         self._loaded: set[str] = set()
         self._listeners: Listeners[MonitorEvent] = Listeners("monitor")
         self._last_prune = 0.0
@@ -100,9 +102,16 @@ class Monitor:
             self._collectors[host.alias] = collector
         collector.start()
 
+    def watched_host(self, alias: str) -> Host | None:
+        """The host as its collector connects to it (a changed host needs a new collector)."""
+        with self._lock:
+            collector = self._collectors.get(alias)
+        return collector.host if collector is not None else None
+
     def unwatch(self, alias: str) -> None:
         with self._lock:
             collector = self._collectors.pop(alias, None)
+            self._faults.pop(alias, None)
         if collector is not None:
             collector.stop()
             self._save(self.history(alias).flush_open())
@@ -138,6 +147,11 @@ class Monitor:
         with self._lock:
             return self._status.get(alias, HostStatus(HostState.STOPPED))
 
+    def faults(self, alias: str) -> tuple[GpuFault, ...]:
+        """The GPUs of the last complete tick that could not be read (lost, need a reset)."""
+        with self._lock:
+            return self._faults.get(alias, ())
+
     def last_poll(self, alias: str) -> PollEvent | None:
         with self._lock:
             return self._polls.get(alias)
@@ -155,6 +169,8 @@ class Monitor:
             self._load(alias)
         hints: list[Hint] = []
         if isinstance(event, SamplesEvent):
+            with self._lock:
+                self._faults[alias] = event.faults
             history = self.history(alias)
             done: list[MinuteRow] = []
             for timed in event.samples:

@@ -1,5 +1,6 @@
 """One reading of several hosts at once, through the same collector as the live monitor
-(`gpu-companion inspect`): each host's first full tick and first slow poll, or its reason."""
+(`gpu-companion inspect`): each host's first complete tick (every GPU once, read or failed) and
+first slow poll, or its reason. A GPU that cannot be read is reported on its own, every time."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from gpu_companion.core.monitor.collector import (
     PollEvent,
     SamplesEvent,
 )
+from gpu_companion.core.monitor.faults import GpuFault
 from gpu_companion.core.monitor.nvsmi import ComputeApp, GpuSample
 
 SNAPSHOT_CONFIG = CollectorConfig(interval_ms=200, poll_every_s=0.2, backoff_initial_s=60)
@@ -31,10 +33,11 @@ class Snapshot:
     status: HostStatus
     gpus: tuple[GpuSample, ...] = ()
     apps: tuple[ComputeApp, ...] = ()
+    faults: tuple[GpuFault, ...] = ()
 
     @property
     def ok(self) -> bool:
-        return bool(self.gpus) and self.status.state in _WAITING
+        return bool(self.gpus) and self.status.state in _WAITING and not self.faults
 
     def apps_on(self, gpu: GpuSample) -> list[ComputeApp]:
         return [a for a in self.apps if a.gpu_uuid is not None and a.gpu_uuid == gpu.uuid]
@@ -44,12 +47,15 @@ class _One:
     def __init__(self, host: Host, connect: ClientFactory | None, config: CollectorConfig) -> None:
         self.done = threading.Event()
         self.samples: tuple[GpuSample, ...] = ()
+        self.faults: tuple[GpuFault, ...] = ()
         self.poll: PollEvent | None = None
         self.collector = HostCollector(host, connect, self._on_event, config)
 
     def _on_event(self, event: CollectorEvent) -> None:
         if isinstance(event, SamplesEvent) and not self.samples:
+            # the collector sends whole ticks only: every GPU index, read or failed, is here
             self.samples = tuple(s.sample for s in event.samples)
+            self.faults = event.faults
         elif isinstance(event, PollEvent) and self.poll is None:
             self.poll = event
         if (self.samples and self.poll) or self.collector.status.state not in _WAITING:
@@ -78,5 +84,5 @@ def take_snapshots(
                              message=f"No reading within {timeout:.0f} s.",
                              hint="Check that the instance is running.")  # fmt: skip
         apps = one.poll.apps if one.poll else ()
-        results.append(Snapshot(host.alias, status, one.samples, apps))
+        results.append(Snapshot(host.alias, status, one.samples, apps, one.faults))
     return results

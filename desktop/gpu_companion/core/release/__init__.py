@@ -8,7 +8,7 @@ from gpu_companion.core.release.context import (
     ReleaseRecord,
     RentalLedger,
     SshConfigBlocks,
-    SyncPlan,
+    VerifiedSync,
 )
 from gpu_companion.core.release.gate import Override, ReleaseServices, release_host
 from gpu_companion.core.release.model import ChecklistItem, Evidence, ItemState, ItemUpdate
@@ -28,6 +28,6 @@ __all__ = [
     "ReleaseServices",
     "RentalLedger",
     "SshConfigBlocks",
-    "SyncPlan",
+    "VerifiedSync",
     "release_host",
 ]

@@ -168,14 +168,7 @@ class ArtefactsArchived(ChecklistItem):
         described = self._describe(ctx, remote, [])
         if described is None:
             raise UserError(f"{name} was packed but cannot be read back on the host.")
-        yield f"downloading {name} ({described[1]} bytes) …"
+        yield f"downloading {name} ({described[1]} bytes) as a transfer job …"
         dest_dir = self.archive_dir(ctx)
-        dest_dir.mkdir(parents=True, exist_ok=True)
-        part = dest_dir / f".{name}.part"
-        sftp = ctx.client().open_sftp()
-        try:
-            sftp.get(remote, str(part))
-        finally:
-            sftp.close()
-        part.replace(dest_dir / name)
+        yield from ctx.sync.download_file(ctx.host, remote, dest_dir)
         yield f"downloaded to {dest_dir / name}"

@@ -9,7 +9,7 @@ from __future__ import annotations
 import posixpath
 import shlex
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -27,27 +27,45 @@ else:
 
 
 @dataclass(frozen=True)
-class SyncPlan:
-    """What a checksum dry-run found still to copy from one remote dir."""
+class VerifiedSync:
+    """A finished, verified download of one remote folder into the host's backup folder."""
 
+    job_id: int
     remote_dir: str
     local_dir: Path
-    pending: tuple[str, ...]  # paths relative to remote_dir
-
-    @property
-    def in_sync(self) -> bool:
-        return not self.pending
+    since: float  # this computer's clock, at or before the final run's checksum pass began
+    finished_at: float
 
 
 class CheckpointSync(Protocol):
-    """The transfer engine's "sync checkpoints": remote dir → local, incremental, verified."""
+    """Backups as transfer-queue jobs (progress, pause, resume, cancel, verified): the gate
+    starts them and reads their history, whichever page started them."""
 
-    def plan(self, host: Host, remote_dir: str) -> SyncPlan:
-        """Checksum dry-run: what would still be copied (nothing means fully synced)."""
+    def local_dir(self, host: Host, remote_dir: str) -> Path:
+        """The host's backup folder for `remote_dir` (one layout for every page)."""
         ...
 
-    def sync(self, host: Host, remote_dir: str) -> SyncPlan:
-        """Copy now; returns the plan that was carried out."""
+    def last_verified(
+        self, host: Host, remote_dir: str, resolve: Callable[[str], str]
+    ) -> VerifiedSync | None:
+        """The newest verified download of `remote_dir` (paths compared after `resolve`)."""
+        ...
+
+    def sync(self, host: Host, remote_dirs: Sequence[str]) -> Iterator[str]:
+        """Queue one job per folder and follow them to the end, yielding progress lines;
+        raises UserError when one fails, is cancelled or paused."""
+        ...
+
+    def download_file(self, host: Host, remote_path: str, local_dir: Path) -> Iterator[str]:
+        """The same for one file, landing inside `local_dir`."""
+        ...
+
+    def cancel(self, host: Host) -> None:
+        """Cancel the jobs this gate is following for `host` (partial data kept)."""
+        ...
+
+    def uploads(self, host: Host) -> list[tuple[str, Path]]:
+        """(remote folder, local source) of every finished upload the app made to `host`."""
         ...
 
 

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import fnmatch
+import time
 from collections.abc import Iterator
 
+from gpu_companion.core.common.errors import UserError
 from gpu_companion.core.release.context import ReleaseContext
 from gpu_companion.core.release.model import ChecklistItem, Evidence
+from gpu_companion.core.transfers.presets import CHECKPOINT_EXCLUDES
 
 
 def newer_files(ctx: ReleaseContext, paths: list[str], since: float, limit: int = 20) -> list[str]:
@@ -20,13 +24,33 @@ def newer_files(ctx: ReleaseContext, paths: list[str], since: float, limit: int 
     return [line for line in res.out.splitlines() if line]
 
 
+def changed_files(ctx: ReleaseContext, path: str, since: float, limit: int = 200) -> list[str]:
+    """Files under `path` written, moved in or renamed after `since` (host clock): the inode
+    change time, which a copy cannot set back, unlike the modification time."""
+    script = (
+        f't=$1; shift; find "$@" -type f -newerct "@$t" -print 2>/dev/null | head -n {int(limit)}'
+    )
+    res = ctx.run_script(script, f"{since:.6f}", path)
+    skipped = CHECKPOINT_EXCLUDES
+    return [
+        line
+        for line in res.out.splitlines()
+        if line
+        and not any(fnmatch.fnmatch(part, pat) for part in line.split("/") for pat in skipped)
+    ]
+
+
 class CheckpointsSynced(ChecklistItem):
+    """Passes on the transfer queue's record: a verified download of each declared folder into
+    the host's backup folder, with no file on the host newer than that download."""
+
     key = "checkpoints"
     title = "Checkpoints synced"
     fix_label = "Sync now"
 
     def run(self, ctx: ReleaseContext) -> Evidence:
         t0 = ctx.remote_now()
+        offset = t0 - time.time()  # host clock minus this computer's (job times are local)
         dirs = ctx.config.synced_dirs
         if not dirs:
             return Evidence(
@@ -38,22 +62,45 @@ class CheckpointsSynced(ChecklistItem):
                 remote_time=t0,
             )
         pending: list[str] = []
+        never: list[str] = []
+        missing: list[str] = []
+        jobs: list[str] = []
         for d in dirs:
-            plan = ctx.sync.plan(ctx.host, d)
-            pending += [f"{d.rstrip('/')}/{p}" for p in plan.pending]
-        ok = not pending
-        summary = (
-            f"{len(dirs)} director{'y' if len(dirs) == 1 else 'ies'} fully copied"
-            if ok
-            else f"{len(pending)} file(s) not yet copied"
-        )
+            full = ctx.abspath(d)
+            if ctx.run(["test", "-d", full]).code != 0:
+                missing.append(d)
+                continue
+            done = ctx.sync.last_verified(ctx.host, d, ctx.abspath)
+            if done is None or not done.local_dir.is_dir():  # never copied, or the copy deleted
+                never.append(d)
+                continue
+            jobs.append(f"#{done.job_id}")
+            pending += changed_files(ctx, full, done.since + offset)
+        if missing:
+            summary = f"{', '.join(missing)}: no such directory on {ctx.host.alias}"
+        elif never:
+            summary = f"{', '.join(never)}: no verified copy in the backup folder (use Sync now)"
+        elif pending:
+            summary = f"{len(pending)} file(s) newer than the last verified download"
+        else:
+            n = len(dirs)
+            summary = (
+                f"{n} director{'y' if n == 1 else 'ies'} downloaded and verified "
+                f"(transfer {', '.join(jobs)}), nothing newer on the host"
+            )
         return Evidence(
             self.key,
-            ok,
+            not (missing or never or pending),
             summary,
-            "checksum dry-run of " + ", ".join(dirs),
+            "verified downloads in the transfer history, then files changed since on "
+            + ", ".join(dirs),
             ctx.clock(),
-            figures={"directories": len(dirs), "files_pending": len(pending)},
+            figures={
+                "directories": len(dirs),
+                "files_pending": len(pending),
+                "not_downloaded": len(never),
+                "missing": len(missing),
+            },
             details=tuple(pending[:200]),
             remote_time=t0,
         )
@@ -67,10 +114,10 @@ class CheckpointsSynced(ChecklistItem):
         return f"changed since the check: {', '.join(found)}" if found else None
 
     def fix(self, ctx: ReleaseContext) -> Iterator[str]:
-        for d in ctx.config.synced_dirs:
-            yield f"syncing {d} …"
-            plan = ctx.sync.sync(ctx.host, d)
-            yield f"{d}: {len(plan.pending)} file(s) copied to {plan.local_dir}"
+        dirs = list(ctx.config.synced_dirs)
+        if not dirs:
+            raise UserError("No checkpoint directory is configured.")
+        yield from ctx.sync.sync(ctx.host, dirs)
 
 
 class ManualConfirmation(ChecklistItem):

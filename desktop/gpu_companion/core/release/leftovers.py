@@ -3,9 +3,13 @@
 One `find` on the host lists files above the size threshold or modified since the rental began,
 pruning the synced dirs, the archived paths and caches that are re-downloadable by design. The
 item passes when every listed file is dismissed with a reason (or moved into a synced dir).
+A file the app uploaded (same size and modification time as its local source, which rsync keeps)
+is the user's own copy, not something left behind.
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from gpu_companion.core.release.config import KNOWN_CACHES
 from gpu_companion.core.release.context import ReleaseContext
@@ -67,7 +71,8 @@ class NothingLeftBehind(ChecklistItem):
         started = ctx.rental_started_at.timestamp() if ctx.rental_started_at else None
         found = self.scan(ctx, ctx.config.size_threshold_mib, started)
         dismissed = dict(ctx.config.dismissed)
-        open_ = [f for f in found if f[0] not in dismissed]
+        uploaded = _uploaded_by_the_app(ctx, found)
+        open_ = [f for f in found if f[0] not in dismissed and f[0] not in uploaded]
         details = tuple(
             f"{path}\t{size / 2**20:.1f} MiB" for path, size, _ in sorted(open_)[:MAX_LISTED]
         )
@@ -82,7 +87,8 @@ class NothingLeftBehind(ChecklistItem):
             ctx.clock(),
             figures={
                 "listed": len(found),
-                "dismissed": len(found) - len(open_),
+                "uploaded": len(uploaded),
+                "dismissed": len(found) - len(open_) - len(uploaded),
                 "open": len(open_),
                 "bytes_open": sum(f[1] for f in open_),
             },
@@ -93,8 +99,49 @@ class NothingLeftBehind(ChecklistItem):
     def changed_since(self, ctx: ReleaseContext, evidence: Evidence) -> str | None:
         if evidence.remote_time is None:
             return None
-        new = [f[0] for f in self.scan(ctx, None, evidence.remote_time)]
+        found = self.scan(ctx, None, evidence.remote_time)
+        uploaded = _uploaded_by_the_app(ctx, found)
+        new = [f[0] for f in found if f[0] not in uploaded]
         return f"new files since the check: {', '.join(new[:5])}" if new else None
+
+
+def _uploaded_by_the_app(ctx: ReleaseContext, found: list[tuple[str, int, float]]) -> set[str]:
+    """Listed files that are exactly what an upload of the app put there: same size and mtime
+    as the local source. A file changed on the host after the upload is still listed."""
+    uploads = [
+        (ctx.abspath(remote).rstrip("/"), local) for remote, local in ctx.sync.uploads(ctx.host)
+    ]
+    if not uploads:
+        return set()
+    same: set[str] = set()
+    for path, size, mtime in found:
+        for remote, local in uploads:
+            source = _source_of(path, remote, local)
+            if source is not None and _same_file(source, size, mtime):
+                same.add(path)
+                break
+    return same
+
+
+def _source_of(path: str, remote: str, local: Path) -> Path | None:
+    """The local file an upload of `local` into `remote` would have made `path` from."""
+    if not path.startswith(remote + "/"):
+        return None
+    rel = path[len(remote) + 1 :]
+    if local.is_dir():
+        parts = [p for p in rel.split("/") if p]
+        if any(p in (".", "..") for p in parts):
+            return None  # names from the host are data: never climb out of the source
+        return local.joinpath(*parts)
+    return local if rel == local.name else None
+
+
+def _same_file(source: Path, size: int, mtime: float) -> bool:
+    try:
+        st = source.stat()
+    except OSError:
+        return False  # the source is gone: nothing proves the copy is the user's own
+    return st.st_size == size and abs(st.st_mtime - mtime) < 1.0
 
 
 def listed_path(detail: str) -> str:

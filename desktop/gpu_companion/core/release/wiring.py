@@ -1,11 +1,11 @@
 """What the release page needs from the rest of the app, in one place: the app's verified
-connections, the checkpoint sync over the managed ssh config, the spend ledger's meter, and the
+connections, the checkpoint sync as transfer-queue jobs, the spend ledger's meter, and the
 managed ssh config that drops a released host's block.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -18,10 +18,11 @@ from gpu_companion.core.release.context import (
     SshConfigBlocks,
 )
 from gpu_companion.core.release.gate import ReleaseServices
+from gpu_companion.core.release.queued_sync import QueuedCheckpointSync
 from gpu_companion.core.release.record import ChecklistSettings, StoreReleaseLedger
-from gpu_companion.core.release.rsync_sync import RsyncCheckpointSync
 from gpu_companion.core.spend.ledger import SpendLedger
 from gpu_companion.core.storage.store import Store
+from gpu_companion.core.transfers.queue import TransferQueue
 
 if TYPE_CHECKING:
     import paramiko
@@ -46,9 +47,8 @@ class ReleaseWiring:
         backup_root: Path,
         *,
         connect: Callable[[Host], paramiko.SSHClient],
-        ssh_argv: Sequence[str],
+        queue: TransferQueue,
         ssh_config: SshConfigBlocks,
-        before_connect: Callable[[Host], None] | None = None,
     ) -> ReleaseWiring:
         return cls(
             registry,
@@ -56,7 +56,7 @@ class ReleaseWiring:
             StoreReleaseLedger(store, spend),
             backup_root,
             connect,
-            RsyncCheckpointSync(list(ssh_argv), backup_root, before_connect=before_connect),
+            QueuedCheckpointSync(queue, backup_root),
             ssh_config,
         )
 

@@ -18,6 +18,7 @@ import sqlite_utils
 
 from gpu_companion.core.common.clock import Clock, SystemClock, from_iso, local_offset, to_iso
 from gpu_companion.core.common.errors import UserError, ValidationError
+from gpu_companion.core.common.listeners import Listeners
 from gpu_companion.core.common.money import check_currency, parse_decimal, to_minor
 from gpu_companion.core.hosts.registry import GRANULARITIES
 from gpu_companion.core.spend.metering import (
@@ -158,6 +159,8 @@ class SpendLedger:
         self.store = store
         self.clock: Clock = clock or SystemClock()
         self.tz = tz or local_offset()
+        # a rental started, ended or deleted: what is watched and alerted follows it
+        self.on_rentals_changed: Listeners[None] = Listeners("rentals changed")
 
     def now(self) -> datetime:
         return self.clock.now()
@@ -229,6 +232,7 @@ class SpendLedger:
         with self.store.transaction() as db:
             rowid = db.table("rentals").insert(rental_row(r)).last_rowid
         assert rowid is not None
+        self.on_rentals_changed.emit(None)
         return self.rental(int(rowid))
 
     def end_rental(
@@ -265,6 +269,7 @@ class SpendLedger:
             )
             if cur.rowcount != 1:
                 raise UserError("The rental was ended elsewhere in the meantime.")
+        self.on_rentals_changed.emit(None)
         return self.rental(rental_id)
 
     def end_for_host(
@@ -293,6 +298,7 @@ class SpendLedger:
             db.execute("DELETE FROM alert_prefs WHERE rental_id = ?", [rental_id])
             db.execute("UPDATE charges SET rental_id = NULL WHERE rental_id = ?", [rental_id])
             db.execute("DELETE FROM rentals WHERE id = ?", [rental_id])
+        self.on_rentals_changed.emit(None)
 
     def rental(self, rental_id: int) -> Rental:
         row = self.store.db.execute(

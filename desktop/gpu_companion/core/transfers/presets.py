@@ -3,12 +3,25 @@
 from __future__ import annotations
 
 import posixpath
+from pathlib import Path, PurePosixPath
 
 from gpu_companion.core.hosts.registry import Host
 from gpu_companion.core.transfers.job import DEFAULT_UPLOAD_EXCLUDES, TransferJob, TransferOptions
 from gpu_companion.core.transfers.queue import TransferQueue
 
 CHECKPOINT_EXCLUDES: tuple[str, ...] = ("*.tmp", "__pycache__")
+BACKUPS_DIR = "backups"  # under the app's data dir
+
+
+def backup_dir(root: Path, host: Host, remote_dir: str) -> Path:
+    """Where a remote folder's backup lives: `<root>/<alias>/<remote path without ~ or />`.
+
+    One layout for the Transfers page's checkpoint sync and the release checklist, so a backup
+    made from either page is found by the other. Names from the host never climb out of `root`.
+    """
+    rel = remote_dir[2:] if remote_dir.startswith("~/") else remote_dir
+    parts = [p for p in PurePosixPath(rel).parts if p not in ("/", ".", "..", "~")]
+    return root.joinpath(host.alias, *parts)
 
 
 def sync_checkpoints(

@@ -11,6 +11,7 @@ from PySide6.QtGui import QColor, QPainter, QPen, QPolygonF
 from PySide6.QtWidgets import QStyledItemDelegate, QStyleOptionViewItem
 
 from gpu_companion.core.monitor.collector import HostState, HostStatus, TimedSample
+from gpu_companion.core.monitor.faults import GpuFault
 from gpu_companion.core.monitor.nvsmi import ComputeApp, GpuSample
 
 Index = QModelIndex | QPersistentModelIndex
@@ -35,6 +36,7 @@ class FleetRow:
     gpus: dict[int, GpuSample] = field(default_factory=dict)
     spark: deque[float] = field(default_factory=lambda: deque(maxlen=SPARK_POINTS))
     cost_per_hour: str = ""  # the running rental's rate, from the spend ledger
+    faults: tuple[GpuFault, ...] = ()  # GPUs that cannot be read while the others stream
     cached: list[str] | None = None  # the display cells, rebuilt after a change
 
     def utils(self) -> list[int]:
@@ -56,10 +58,14 @@ class FleetRow:
         memory = "—"
         if used is not None:
             memory = f"{used / 1024:.1f} / {(total or 0) / 1024:.1f} GiB"
+        state = self.status.state.value
+        if self.faults:
+            state += " · " + ", ".join(f"{f.label} {f.short}" for f in self.faults)
+        count = len(self.gpus) + len(self.faults)
         return [
             self.alias,
-            self.status.state.value,
-            str(len(self.gpus)) if self.gpus else "—",
+            state,
+            str(count) if count else "—",
             _fmt(sum(utils) / len(utils) if utils else None, " %"),
             _fmt(max(utils) if utils else None, " %"),
             memory,
@@ -136,6 +142,17 @@ class FleetModel(QAbstractTableModel):
             row.cost_per_hour = cost_per_hour
             self._changed(alias)
 
+    def set_faults(self, alias: str, faults: tuple[GpuFault, ...]) -> None:
+        """GPUs that need a reset or are lost: named in the status cell, not counted as read."""
+        row = self.row_for(alias)
+        if row is None or row.faults == faults:
+            return
+        row.faults = faults
+        for f in faults:
+            if f.index is not None:
+                row.gpus.pop(f.index, None)  # its last good reading is no longer true
+        self._changed(alias)
+
     def set_status(self, alias: str, status: HostStatus) -> None:
         row = self.row_for(alias)
         if row is not None:
@@ -159,8 +176,11 @@ class FleetModel(QAbstractTableModel):
         if role == Qt.ItemDataRole.ToolTipRole:
             st = row.status
             bad = f"{st.bad_lines} unreadable line(s) skipped" if st.bad_lines else ""
-            return "\n".join(p for p in (st.state.value, st.message, st.hint, bad) if p)
+            faults = [f"{f.message} {f.hint}".strip() for f in row.faults]
+            return "\n".join(p for p in (st.state.value, st.message, st.hint, bad, *faults) if p)
         if role == Qt.ItemDataRole.ForegroundRole and index.column() == 1:
+            if row.faults:
+                return QColor("#c53030")
             return QColor(STATE_COLORS.get(row.status.state, "#c53030"))
         if role == SparkRole and index.column() == self.SPARK_COLUMN:
             return list(row.spark)
@@ -197,21 +217,51 @@ class SparklineDelegate(QStyledItemDelegate):
         painter.restore()
 
 
+def _reading(row: GpuSample | GpuFault) -> GpuSample:
+    """A GPU row's values: a GPU that cannot be read has none (never its last good ones)."""
+    return row if isinstance(row, GpuSample) else GpuSample(index=row.index, name=row.name)
+
+
 def gpu_value_columns() -> list[tuple[str, Any]]:
+    """Columns of the per-GPU table; rows are readings, or faults for GPUs that cannot be read."""
+
     def pct(v: int | None) -> str:
         return _fmt(v, " %")
 
+    def col(read: Any) -> Any:
+        return lambda row: read(_reading(row))
+
+    def state(row: GpuSample | GpuFault) -> str:
+        return row.short if isinstance(row, GpuFault) else "ok"
+
+    def index(row: GpuSample | GpuFault) -> Any:
+        if isinstance(row, GpuFault) and row.index is None:
+            return row.bus_id or "?"
+        return row.index
+
     return [
-        ("GPU", lambda g: g.index),
-        ("Name", lambda g: g.name),
-        ("Util.", lambda g: pct(g.utilization_gpu)),
-        ("Memory (MiB)", lambda g: f"{_fmt(g.memory_used_mib)} / {_fmt(g.memory_total_mib)}"),
-        ("Temp.", lambda g: _fmt(g.temperature_c, " °C")),
-        ("Power (W)", lambda g: f"{_fmt(g.power_draw_w)} / {_fmt(g.power_limit_w)}"),
-        ("SM clock", lambda g: _fmt(g.clocks_sm_mhz, " MHz")),
-        ("P-state", lambda g: g.pstate or "—"),
-        ("Fan", lambda g: pct(g.fan_speed_pct)),
+        ("GPU", index),
+        ("Name", col(lambda g: g.name)),
+        ("Util.", col(lambda g: pct(g.utilization_gpu))),
+        ("Memory (MiB)", col(lambda g: f"{_fmt(g.memory_used_mib)} / {_fmt(g.memory_total_mib)}")),
+        ("Temp.", col(lambda g: _fmt(g.temperature_c, " °C"))),
+        ("Power (W)", col(lambda g: f"{_fmt(g.power_draw_w)} / {_fmt(g.power_limit_w)}")),
+        ("SM clock", col(lambda g: _fmt(g.clocks_sm_mhz, " MHz"))),
+        ("P-state", col(lambda g: g.pstate or "—")),
+        ("Fan", col(lambda g: pct(g.fan_speed_pct))),
+        ("State", state),
     ]
+
+
+def gpu_rows(
+    latest: dict[int, GpuSample], faults: tuple[GpuFault, ...]
+) -> list[GpuSample | GpuFault]:
+    """One row per GPU by index: its reading, or its fault when it cannot be read now."""
+    by_index: dict[object, GpuSample | GpuFault] = dict(latest)
+    for f in faults:
+        by_index[f.index if f.index is not None else f.bus_id] = f
+    ints = sorted(k for k in by_index if isinstance(k, int))
+    return [by_index[k] for k in ints] + [v for k, v in by_index.items() if not isinstance(k, int)]
 
 
 def process_columns() -> list[tuple[str, Any]]:

@@ -1,5 +1,6 @@
 """Monitor page: the fleet (one row per host) and, for one host, live plots, current values,
-compute processes and hints. Monitoring starts when the page is first shown.
+compute processes and hints. What is watched is the app's (Services.watcher: every running
+rental from launch); opening this page adds the other active hosts and this computer.
 
 Samples arrive by signals (ui.monitor_bridge) and are already in the history; this page only
 redraws, at most twice a second, what is visible. pyqtgraph is imported on first show.
@@ -38,6 +39,7 @@ from gpu_companion.ui.monitor.models import (
     FleetModel,
     FleetRow,
     SparklineDelegate,
+    gpu_rows,
     gpu_value_columns,
     process_columns,
 )
@@ -176,17 +178,12 @@ class MonitorPage(Page):
     # --- start and stop -----------------------------------------------------------------
 
     def refresh(self) -> None:
-        """Start monitoring on first show; afterwards pick up added or released hosts."""
+        """Show what the watcher watches; the page itself starts and stops no collector."""
         if self.monitor is None:
             self._start()
         assert self.monitor is not None
+        self.ctx.watcher.include_all_hosts()
         hosts = [LOCAL_HOST, *self.ctx.registry.hosts(include_released=False)]
-        for host in hosts:
-            self.monitor.watch(host)
-        wanted = {h.alias for h in hosts}
-        for alias in self.monitor.aliases():
-            if alias not in wanted:
-                self.monitor.unwatch(alias)
         aliases = [h.alias for h in hosts]
         self.fleet_model.set_aliases(aliases)
         current = self.host_combo.currentData()
@@ -201,6 +198,7 @@ class MonitorPage(Page):
         now = time.time()
         for alias in aliases:
             self.fleet_model.set_status(alias, self.monitor.status(alias))
+            self.fleet_model.set_faults(alias, self.monitor.faults(alias))
             self.fleet_model.set_cost(alias, self.ctx.cost_per_hour(alias))
             history = self.monitor.history(alias)
             self.fleet_model.seed(alias, dict(history.latest), _recent_mean_util(history, now))
@@ -316,12 +314,14 @@ class MonitorPage(Page):
             self.plots.redraw()
         if self._values_dirty:
             self._values_dirty = False
-            self.values_model.set_rows([history.latest[g] for g in sorted(history.latest)])
+            self.values_model.set_rows(gpu_rows(history.latest, self.monitor.faults(alias)))
 
     # --- signals from the collectors ----------------------------------------------------
 
     def _on_samples(self, alias: str, samples: tuple[TimedSample, ...]) -> None:
         self.fleet_model.add_samples(alias, samples)
+        if self.monitor is not None:
+            self.fleet_model.set_faults(alias, self.monitor.faults(alias))
         if alias == self.selected():
             self._values_dirty = True
 

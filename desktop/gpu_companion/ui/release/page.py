@@ -55,6 +55,7 @@ class ReleasePage(ReleaseFlow, EmptyStatePage):
         self.checklists: dict[str, ReleaseChecklist] = {}
         self.worker: Worker | None = None
         self.log: list[str] = []
+        self.progress = ""  # the last progress line of a running copy
         self.empty = EmptyState(
             "release",
             "No instance to release",
@@ -109,7 +110,14 @@ class ReleasePage(ReleaseFlow, EmptyStatePage):
         self.confirm_btn.clicked.connect(self.confirm_selected)
         self.dismiss_btn = QPushButton("Dismiss a file…")
         self.dismiss_btn.clicked.connect(self.dismiss_selected)
-        for b in (self.check_btn, self.fix_btn, self.confirm_btn, self.dismiss_btn):
+        self.cancel_btn = QPushButton("Cancel copy")
+        self.cancel_btn.setObjectName("cancelCopy")
+        self.cancel_btn.setToolTip("Cancel the transfer job; what arrived is kept and resumes.")
+        self.cancel_btn.clicked.connect(self.cancel_copy)
+        self.cancel_btn.hide()
+        self.fixing: str | None = None  # the item whose fix runs (its copies are queue jobs)
+        for b in (self.check_btn, self.fix_btn, self.confirm_btn, self.dismiss_btn,
+                  self.cancel_btn):  # fmt: skip
             actions.addWidget(b)
         actions.addStretch(1)
         lay.addLayout(actions)
@@ -232,8 +240,15 @@ class ReleasePage(ReleaseFlow, EmptyStatePage):
             self._start("Checking", lambda cl, ctx: cl.run_item(key, ctx))
 
     def fix(self, key: str | None) -> None:
-        if key:
-            self._start("Fixing", lambda cl, ctx: cl.fix(key, ctx))
+        if key and self._start("Fixing", lambda cl, ctx: cl.fix(key, ctx)):
+            self.fixing = key
+            self._sync()
+
+    def cancel_copy(self) -> None:
+        """Cancel the fix's transfer jobs (the same jobs the Transfers page lists)."""
+        host = self.host()
+        if host is not None and self.fixing is not None:
+            run_in_thread(self.wiring.sync.cancel, host)
 
     def check_changes(self) -> None:
         """Staleness probe of the passed items (timer while the page is shown)."""
@@ -246,6 +261,8 @@ class ReleasePage(ReleaseFlow, EmptyStatePage):
     def _on_update(self, update: ItemUpdate) -> None:
         if update.message:
             self.log = [*self.log[-199:], f"{update.key}: {update.message}"]
+            if self.fixing == update.key:
+                self.progress = update.message  # the copy's progress, from its queue job
         self.model.changed()
         self._show_selected()
         self._sync()
@@ -255,6 +272,8 @@ class ReleasePage(ReleaseFlow, EmptyStatePage):
 
     def _on_finished(self, then: Callable[[], None] | None) -> None:
         self.worker = None
+        self.fixing = None
+        self.progress = ""
         self.model.changed()
         self._show_selected()
         self._sync()
@@ -360,7 +379,12 @@ class ReleasePage(ReleaseFlow, EmptyStatePage):
         ready = active and checklist is not None and checklist.ready()
         self.release_btn.setEnabled(ready and idle)
         self.override_btn.setEnabled(active and idle)
-        if host is not None and host.state == "released":
+        copying = self.fixing in ("checkpoints", "archive")
+        self.cancel_btn.setVisible(copying)
+        self.cancel_btn.setEnabled(copying)
+        if copying and host is not None:
+            self.status.setText(f"Copying from {host.alias}: {self.progress or 'queued'}")
+        elif host is not None and host.state == "released":
             self.status.setText(f"{host.alias} was released; its history is below.")
         elif checklist is not None and idle:
             self.status.setText(verdict(checklist))

@@ -167,7 +167,9 @@ class SyncCheckpointsDialog(QDialog):
         form.addRow("Back up into", self.local)
         note = QLabel(
             "Only new or changed files are copied; partial files resume; every file is "
-            "checksummed on both sides at the end. Nothing in the local folder is deleted."
+            "checksummed on both sides at the end. Nothing in the local folder is deleted. "
+            "Files land in <folder>/<host>/<path on the host>: the release checklist counts a "
+            "verified copy there as the host's backup."
         )
         note.setWordWrap(True)
         buttons = QDialogButtonBox(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -28,7 +27,12 @@ from PySide6.QtWidgets import (
 from gpu_companion.core.common.errors import UserError
 from gpu_companion.core.hosts.registry import Host
 from gpu_companion.core.transfers.job import JobState, TransferJob, validate_remote_path
-from gpu_companion.core.transfers.presets import sync_checkpoints, upload_options
+from gpu_companion.core.transfers.presets import (
+    BACKUPS_DIR,
+    backup_dir,
+    sync_checkpoints,
+    upload_options,
+)
 from gpu_companion.core.transfers.queue import TransferQueue
 from gpu_companion.ui.common.page import EmptyStatePage, Navigator
 from gpu_companion.ui.common.widgets import EmptyState
@@ -318,8 +322,13 @@ class TransfersPage(EmptyStatePage):
         box = QMessageBox.question(self, title, text)
         return box == QMessageBox.StandardButton.Yes
 
+    def default_backup_root(self) -> str:
+        """Where checkpoint syncs land unless the user picks another folder: the release
+        gate's backup folder, so a sync from here counts as the host's backup."""
+        return str(self.ctx.paths.data_dir / BACKUPS_DIR)
+
     def sync_checkpoints_dialog(self) -> None:
-        default = str(Path.home() / "GPU checkpoints")
+        default = self.default_backup_root()
         dialog = SyncCheckpointsDialog(self._hosts(), self.browse_remote, default, self)
         if dialog.exec():
             self.queue_checkpoint_sync(dialog)
@@ -328,9 +337,10 @@ class TransfersPage(EmptyStatePage):
         host = dialog.chosen_host()
         if host is None:
             return None
-        local = os.path.join(dialog.local.text().strip(), host.alias)
+        remote = dialog.remote.text()
+        local = str(backup_dir(Path(dialog.local.text().strip()), host, remote))
         try:
-            job = sync_checkpoints(self.queue, host, dialog.remote.text(), local)
+            job = sync_checkpoints(self.queue, host, remote, local)
         except UserError as exc:
             self.ctx.notifier.error(str(exc), source="transfers")
             return None

@@ -11,7 +11,7 @@ from gpu_companion.core.release import ChecklistConfig, CustomCommand
 from gpu_companion.core.release.leftovers import scan_argv
 from gpu_companion.core.release.processes import parse_probe
 from gpu_companion.core.release.record import ChecklistSettings
-from gpu_companion.core.release.rsync_sync import pending_from_itemized
+from gpu_companion.core.transfers.rsync.engine import itemized_differences
 
 
 def test_archive_name_and_its_fallback():
@@ -60,8 +60,10 @@ def test_itemized_rsync_output_lists_only_content_to_copy():
         ">f.st...... sub/log.txt\n"
         "cL+++++++++ latest -> step-300.pt\n"
     )
-    assert pending_from_itemized(out) == ("step-300.pt", "sub/log.txt", "latest -> step-300.pt")
-    assert pending_from_itemized("") == ()
+    # one parser for the whole app (the transfer engine's): a new directory counts as content
+    assert itemized_differences(out) == [
+        "step-300.pt", "sub/", "sub/log.txt", "latest -> step-300.pt"]  # fmt: skip
+    assert itemized_differences("") == []
 
 
 def test_scan_argv_prunes_covered_dirs_and_quotes_nothing_itself():

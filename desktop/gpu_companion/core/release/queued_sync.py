@@ -1,0 +1,171 @@
+"""The release gate's backups as transfer-queue jobs: "Sync now" and the archive download are the
+Transfers page's jobs (progress, pause, resume, cancel, verified), and the queue's history of
+verified downloads is the gate's evidence, whichever page started them.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+
+from gpu_companion.core.common.errors import UserError
+from gpu_companion.core.hosts.registry import Host
+from gpu_companion.core.release.context import VerifiedSync
+from gpu_companion.core.transfers.job import JobState, TransferJob, TransferOptions
+from gpu_companion.core.transfers.presets import backup_dir, sync_checkpoints
+from gpu_companion.core.transfers.queue import TransferQueue
+
+POLL_S = 0.3
+
+
+def _mib(n: int) -> str:
+    return f"{n / 2**20:.1f} MiB"
+
+
+def progress_line(job: TransferJob) -> str:
+    """One line per job snapshot, for the release page's log and status."""
+    what = job.remote_path
+    if job.state is JobState.QUEUED:
+        return f"{what}: queued"
+    if job.state is JobState.RUNNING:
+        if job.bytes_total:
+            rate = f", {_mib(int(job.rate_bps))}/s" if job.rate_bps else ""
+            eta = f", {job.eta_s} s left" if job.eta_s is not None else ""
+            return f"{what}: {job.percent}% of {_mib(job.bytes_total)}{rate}{eta}"
+        return f"{what}: {job.message or 'starting'} …"
+    return f"{what}: {job.message or job.state.value}"
+
+
+class QueuedCheckpointSync:
+    """`CheckpointSync` over the app's transfer queue and its backup folder layout."""
+
+    def __init__(
+        self,
+        queue: TransferQueue,
+        backup_root: Path,
+        poll_s: float = POLL_S,
+        bwlimit_kbps: int = 0,
+    ) -> None:
+        self.queue = queue
+        self.backup_root = backup_root
+        self.poll_s = poll_s
+        self.bwlimit_kbps = bwlimit_kbps  # KiB/s for the jobs it queues, 0 = unlimited
+        self._lock = threading.Lock()
+        self._following: dict[str, set[int]] = {}
+
+    def local_dir(self, host: Host, remote_dir: str) -> Path:
+        return backup_dir(self.backup_root, host, remote_dir)
+
+    def last_verified(
+        self, host: Host, remote_dir: str, resolve: Callable[[str], str]
+    ) -> VerifiedSync | None:
+        want = resolve(remote_dir).rstrip("/") or "/"
+        best: TransferJob | None = None
+        for job in self.queue.jobs():
+            if not (
+                job.host_alias == host.alias
+                and job.direction == "download"
+                and job.state is JobState.DONE
+                and job.verified
+                and job.finished_at is not None
+                and job.options.source_is_dir
+            ):
+                continue
+            if (resolve(job.remote_path).rstrip("/") or "/") != want:
+                continue
+            if Path(job.local_path) != self.local_dir(host, job.remote_path):
+                continue  # a copy elsewhere is the user's, not the host's backup
+            if best is None or (job.finished_at or 0) > (best.finished_at or 0):
+                best = job
+        if best is None or best.id is None or best.finished_at is None:
+            return None
+        # the final run (transfer, then checksum pass) began no earlier than this
+        since = best.finished_at - best.active_s
+        return VerifiedSync(
+            best.id, best.remote_path, Path(best.local_path), since, best.finished_at
+        )
+
+    def sync(self, host: Host, remote_dirs: Sequence[str]) -> Iterator[str]:
+        jobs = [
+            sync_checkpoints(self.queue, host, d, str(self.local_dir(host, d))) for d in remote_dirs
+        ]
+        yield from self._follow(host, jobs)
+
+    def download_file(self, host: Host, remote_path: str, local_dir: Path) -> Iterator[str]:
+        job = TransferJob(
+            host_alias=host.alias,
+            direction="download",
+            local_path=str(local_dir),
+            remote_path=remote_path,
+            options=TransferOptions(verify=True, source_is_dir=False),
+            label=f"Download archive: {host.alias}:{remote_path.rsplit('/', 1)[-1]}",
+        )
+        yield from self._follow(host, [self.queue.add(job)])
+
+    def cancel(self, host: Host) -> None:
+        with self._lock:
+            ids = list(self._following.get(host.alias, ()))
+        for job_id in ids:
+            self.queue.cancel(job_id, keep_partial=True)
+
+    def uploads(self, host: Host) -> list[tuple[str, Path]]:
+        return [
+            (j.remote_path, Path(j.local_path))
+            for j in self.queue.jobs()
+            if j.host_alias == host.alias and j.direction == "upload" and j.state is JobState.DONE
+        ]
+
+    # --- following jobs to their end ----------------------------------------------------
+
+    def _follow(self, host: Host, jobs: list[TransferJob]) -> Iterator[str]:
+        ids = {j.id for j in jobs if j.id is not None}
+        with self._lock:
+            self._following.setdefault(host.alias, set()).update(ids)
+        try:
+            yield from self._wait(host, ids)
+        finally:
+            with self._lock:
+                self._following.get(host.alias, set()).difference_update(ids)
+
+    def _wait(self, host: Host, ids: set[int]) -> Iterator[str]:
+        pending = set(ids)
+        shown: dict[int, str] = {}
+        while pending:
+            # run the host's lane here; when the Transfers page already runs it, this returns
+            # at once and the loop below follows the jobs through the queue's records
+            for snap in self.queue.run_lane(host.alias):
+                if snap.id in pending:
+                    yield from self._line(snap, shown)
+            for job_id in sorted(pending):
+                job = self.queue.get(job_id)
+                if job is None:
+                    raise UserError("A backup job was removed from the Transfers page.")
+                yield from self._line(job, shown)
+                if job.state is JobState.DONE:
+                    if not job.verified:
+                        raise UserError(f"{job.remote_path} was copied but not verified.")
+                    pending.discard(job_id)
+                elif job.state is JobState.FAILED:
+                    raise UserError(f"Copying {job.remote_path} failed: {job.message}")
+                elif job.state is JobState.CANCELLED:
+                    raise UserError(
+                        f"Copying {job.remote_path} was cancelled; what arrived is kept.",
+                        hint="Sync again to finish it.",
+                    )
+                elif job.state is JobState.PAUSED:
+                    raise UserError(
+                        f"Copying {job.remote_path} is paused.",
+                        hint="Resume it on the Transfers page, then check again.",
+                    )
+            if pending:
+                time.sleep(self.poll_s)
+
+    @staticmethod
+    def _line(job: TransferJob, shown: dict[int, str]) -> Iterator[str]:
+        assert job.id is not None
+        line = progress_line(job)
+        if shown.get(job.id) != line:
+            shown[job.id] = line
+            yield line
