@@ -187,6 +187,7 @@ class Services:
             self.release,
             self.notifier,
             last_sync=self.transfers.last_verified_download,
+            budgets=self.budgets,
         )
         self.monitor().subscribe(service.on_event)
         return service

@@ -173,3 +173,45 @@ def test_a_sleep_jump_reports_what_the_idle_stretch_cost(rented, standin):
     summary = next(m for m in messages if "While this computer slept" in m)
     assert "box-a was idle 5 h 10 min = $12.40" in summary
     assert any("box-a: its GPUs are idle" in m for m in messages)  # policies applied at once
+
+
+def test_the_end_of_the_jobs_tmux_session_triggers_finished(rented, standin, provider_cli):
+    import subprocess
+
+    from gpu_companion.core.autorelease.policy import Policy
+    from gpu_companion.core.autorelease.service import save_policy
+
+    s, host, rental, service, clock, marker, messages = rented
+    session = f"train-{os.getpid()}"
+    save_policy(s.store, host.id, Policy(idle_minutes=0, stall_minutes=0, notice_minutes=1,
+                                         finished_session=session))  # fmt: skip
+    standin.configure(util=90)  # busy: only the session can say the job ended
+    _readings(service)
+    subprocess.run(["tmux", "new-session", "-d", "-s", session, "sleep 600"], check=True)
+    try:
+        service.tick()
+        assert not any("box-a:" in m for m in messages)  # the session still runs
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", session], check=False)
+    service.tick()
+    assert any("box-a: its job has finished" in m for m in messages)
+    assert calls(provider_cli) == []  # notified first
+
+
+def test_a_budget_reached_triggers_the_ladder(rented, standin, provider_cli):
+    from decimal import Decimal
+
+    from gpu_companion.core.autorelease.policy import Policy
+    from gpu_companion.core.autorelease.service import save_policy
+
+    s, host, rental, service, clock, marker, messages = rented
+    save_policy(s.store, host.id, Policy(idle_minutes=0, stall_minutes=0, notice_minutes=1))
+    service.budgets = s.budgets
+    standin.configure(util=90)
+    _readings(service)
+    service.tick()
+    assert not any("box-a:" in m for m in messages)
+    s.budgets.set_budget("month", Decimal("0.01"), "USD")  # already spent more than that
+    s.ledger.add_charge(host.platform_id, "storage", "1.00", description="volume")
+    service.tick()
+    assert any("box-a: its budget is reached" in m for m in messages)

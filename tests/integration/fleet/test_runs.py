@@ -142,3 +142,26 @@ def test_missing_parallel_says_how_to_install_it(fleet, monkeypatch):
         runs.start(_spec(fleet, "echo {}", inputs=("1",)))
     assert "GNU parallel is not installed" in str(err.value)
     assert "apt-get install parallel" in err.value.hint
+
+
+def test_local_inputs_go_over_first_and_each_shards_result_file_comes_back(fleet, tmp_path: Path):
+    import pwd
+
+    runs = fleet.services.runs
+    local = tmp_path / "local inputs"
+    local.mkdir()
+    sizes = {}
+    for i in range(4):
+        (local / f"part-{i}.txt").write_text("x" * (100 + i))
+        sizes[f"part-{i}.txt"] = 100 + i
+    spec = _spec(fleet, "wc -c < {} > {}.n && cat {}.n",
+                 inputs=tuple(str(p) for p in sorted(local.iterdir())),
+                 transfer_inputs=True, returns=("{}.n",))  # fmt: skip
+    run_id = runs.start(spec)
+    status = runs.wait(run_id, timeout=60)
+    assert status.count("done") == 4, [(s.input, s.state) for s in status.shards]
+    back = {p.name.split("-", 1)[1].removesuffix(".n"): int(p.read_text())
+            for p in (Path(runs.root) / run_id / "out" / "in").glob("*.n")}  # fmt: skip
+    assert back == sizes  # every result returned, each counted on a host
+    remote_home = Path(pwd.getpwuid(os.getuid()).pw_dir)  # where ssh lands on the harness host
+    assert not list((remote_home / "in").glob("*-part-*")), "--cleanup left files on the host"

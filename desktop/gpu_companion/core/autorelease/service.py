@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import shlex
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -29,6 +30,7 @@ from gpu_companion.core.release.gate import CommandResult, release_argv, run_loc
 from gpu_companion.core.release.providers import preset_for
 from gpu_companion.core.release.wiring import ReleaseWiring
 from gpu_companion.core.spend.alerts import format_duration
+from gpu_companion.core.spend.budgets import Budgets
 from gpu_companion.core.spend.ledger import SpendLedger
 from gpu_companion.core.spend.metering import Rental
 from gpu_companion.core.storage.store import Store
@@ -67,10 +69,12 @@ class AutoReleaseService:
         mono: Callable[[], float] = time.monotonic,
         run_command: Callable[[Sequence[str]], CommandResult] = run_local,
         last_sync: Callable[[str], datetime | None] = lambda _alias: None,
+        budgets: Budgets | None = None,
     ) -> None:
         self.store, self.registry, self.ledger = store, registry, ledger
         self.wiring, self.notifier = wiring, notifier
         self.wall, self.run_command, self.last_sync = wall, run_command, last_sync
+        self.budgets = budgets
         self.ladder = AutoRelease(self)
         self.detectors: dict[str, Detector] = {}
         self.sleep = SleepDetector(wall, mono)
@@ -121,16 +125,44 @@ class AutoReleaseService:
             if det is None:
                 continue
             planned = rental.planned_end.timestamp() if rental.planned_end else None
-            triggers = det.triggers(
-                now,
-                planned_end=planned,
-                kept_since=self.ladder.kept_since.get(alias),
-                started_at=rental.started_at.timestamp(),
-            )
             try:
+                self._probe_session(alias, det)
+                triggers = det.triggers(
+                    now,
+                    planned_end=planned,
+                    budget_reached=self._budget_reached(rental),
+                    kept_since=self.ladder.kept_since.get(alias),
+                    started_at=rental.started_at.timestamp(),
+                )
                 self.ladder.evaluate(alias, triggers, det.policy, now)
             except Exception:  # one host's failure never stops the others
                 log.exception("auto-release on %s failed", alias)
+
+    def _probe_session(self, alias: str, det: Detector) -> None:
+        """The "finished" rule: the tmux session the job runs in is gone from the host (an
+        unreachable host or a missing tmux says nothing)."""
+        session = det.policy.finished_session
+        if not session or det.finished_at is not None:
+            return
+        client = self.wiring.connect(self._host(alias))
+        try:
+            _in, out, _err = client.exec_command(
+                shlex.join(["tmux", "has-session", "-t", session]), timeout=20
+            )
+            code = out.channel.recv_exit_status()
+        finally:
+            client.close()
+        if code == 1:  # "can't find session" or no tmux server at all
+            det.on_session_gone(self.wall())
+
+    def _budget_reached(self, rental: Rental) -> str:
+        if self.budgets is None:
+            return ""
+        for status in self.budgets.statuses():
+            scope = status.budget.platform_id
+            if status.state == "over" and scope in (None, rental.platform_id):
+                return f"{status.budget.title} reached"
+        return ""
 
     def _catch_up(self, slept: tuple[float, float], running: dict[str, Rental]) -> None:
         """Hosts idle when the computer fell asleep are taken as idle throughout (the last

@@ -19,7 +19,7 @@ import signal
 import subprocess
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from decimal import Decimal
 from pathlib import Path
 
@@ -221,6 +221,8 @@ class Runs:
             run_id = f"{time.strftime('%Y%m%d-%H%M%S')}-{n}"
         run = self.root / run_id
         (run / "out").mkdir(parents=True, mode=0o700)
+        if spec.transfer_inputs:  # local files: parallel sends each from the run's folder
+            spec = replace(spec, inputs=_stage_inputs(spec.inputs, run / "out" / "in"))
         (run / "spec.json").write_text(json.dumps(asdict(spec), indent=1))
         (run / "inputs.txt").write_text("".join(f"{i}\n" for i in spec.inputs))
         self._launch(run_id, spec)
@@ -337,6 +339,21 @@ def run_cost(ledger: SpendLedger, status: RunStatus) -> str:
             rate = rental.hourly_rate() * hours
             totals[rental.currency] = totals.get(rental.currency, Decimal(0)) + rate
     return ", ".join(format_money(to_minor(v, c), c) for c, v in sorted(totals.items()))
+
+
+def _stage_inputs(paths: Sequence[str], into: Path) -> tuple[str, ...]:
+    """Copy local input files under the run's folder and name them relatively, so parallel's
+    `--transferfile` puts them under the host's home (and `--cleanup` removes them there)."""
+    into.mkdir(mode=0o700)
+    staged = []
+    for n, path in enumerate(paths, start=1):
+        src = Path(path).expanduser()
+        if not src.is_file():
+            raise UserError(f"{path} is not a file on this computer.")
+        dest = into / f"{n:05d}-{src.name}"
+        shutil.copy2(src, dest)
+        staged.append(str(dest.relative_to(into.parent)))
+    return tuple(staged)
 
 
 def _int(text: str | None) -> int | None:
