@@ -17,7 +17,7 @@ from decimal import Decimal
 from pathlib import Path
 
 from gpu_companion.core.autorelease.away import Reachability, SleepDetector
-from gpu_companion.core.autorelease.ladder import AutoRelease, ChecklistOutcome, Step
+from gpu_companion.core.autorelease.ladder import AutoRelease, Case, ChecklistOutcome, Step
 from gpu_companion.core.autorelease.policy import Detector, Policy, Trigger
 from gpu_companion.core.common.errors import UserError
 from gpu_companion.core.common.money import format_money, to_minor
@@ -76,6 +76,7 @@ class AutoReleaseService:
         self.sleep = SleepDetector(wall, mono)
         self.reach = Reachability()
         self._checklists: dict[str, ReleaseChecklist] = {}
+        self._lock = threading.RLock()  # the tick thread and the user's answers take turns
 
     # --- readings ------------------------------------------------------------------------------
 
@@ -128,7 +129,8 @@ class AutoReleaseService:
                 started_at=rental.started_at.timestamp(),
             )
             try:
-                self.ladder.evaluate(alias, triggers, det.policy, now)
+                with self._lock:
+                    self.ladder.evaluate(alias, triggers, det.policy, now)
             except Exception:  # one host's failure never stops the others
                 log.exception("auto-release on %s failed", alias)
 
@@ -163,6 +165,30 @@ class AutoReleaseService:
         note = f"{datetime.fromtimestamp(since, timezone.utc):%Y-%m-%d %H:%M} UTC: no answer"
         if rental.id is not None:  # the ledger notes the gap
             self.ledger.update_rental(rental.id, notes=f"{rental.notes}\n{note}".strip())
+
+    # --- what the user answers (banner, tray): called off the GUI thread --------------------
+
+    def case(self, alias: str) -> Case | None:
+        """The host's open case (counting down, blocked, kept or done), None when none."""
+        return self.ladder.cases.get(alias)
+
+    def countdown(self, alias: str) -> float | None:
+        """Seconds until the unattended checklist runs, None when nothing counts down."""
+        return self.ladder.countdown(alias, self.wall())
+
+    def keep_running(self, alias: str, hours: float = 4) -> None:
+        with self._lock:
+            self.ladder.keep_running(alias, self.wall(), hours)
+
+    def snooze(self, alias: str, minutes: float = 30) -> None:
+        with self._lock:
+            self.ladder.snooze(alias, self.wall(), minutes)
+
+    def release_now(self, alias: str) -> None:
+        """The checklist still decides: a failing or stale item keeps the host."""
+        det = self._detector(alias)
+        with self._lock:
+            self.ladder.release_now(alias, det.policy if det else Policy(), self.wall())
 
     # --- Actions for the ladder -----------------------------------------------------------------
 
