@@ -1,3 +1,4 @@
+# ruff: noqa: F811  (the fixtures come from the auto-release integration tests)
 """The auto-release countdown as the user meets it: the ladder's notice becomes a banner with the
 time left and Keep running / Release now / Snooze 30 min, answered through the real
 AutoReleaseService over the harness hosts (idle stand-in, real checklist over ssh, a `vastai`
@@ -19,7 +20,7 @@ from tests.integration.autorelease.test_autorelease import (  # noqa: F401
 WAIT = 60_000
 
 
-def _counting_down(rented, standin, qtbot):  # type: ignore[no-untyped-def]  # noqa: F811
+def _counting_down(rented, standin, qtbot):  # type: ignore[no-untyped-def]
     """The app's window over the rented fleet, the idle rule holding, the notice on show."""
     from gpu_companion.ui.shell.build import build_window
 
@@ -47,7 +48,7 @@ def test_the_banner_counts_down_and_keep_running_cancels_the_case(
     rented,
     standin,
     provider_cli,
-    qtbot,  # noqa: F811
+    qtbot,
 ):
     s, host, rental, service, clock, marker, messages = rented
     marker.write_text("saved\n")  # the checklist would pass: only the user's answer stops it
@@ -75,7 +76,7 @@ def test_release_now_with_a_failing_checklist_keeps_the_host(
     rented,
     standin,
     provider_cli,
-    qtbot,  # noqa: F811
+    qtbot,
 ):
     s, host, rental, service, clock, marker, messages = rented  # no marker: an item fails
     win, banner = _counting_down(rented, standin, qtbot)
@@ -101,7 +102,7 @@ def test_release_now_with_a_passing_checklist_releases_through_the_provider_cli(
     rented,
     standin,
     provider_cli,
-    qtbot,  # noqa: F811
+    qtbot,
 ):
     s, host, rental, service, clock, marker, messages = rented
     marker.write_text("saved\n")

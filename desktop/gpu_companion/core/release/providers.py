@@ -129,7 +129,7 @@ def run_check(argv: Sequence[str], timeout: float = 60) -> tuple[int, str]:
             list(argv), capture_output=True, text=True, timeout=timeout, check=False
         )
     except subprocess.TimeoutExpired:
-        return 124, f"{argv[0]} did not answer within {timeout:.0f} s."
+        return 124, f"{argv[0]} did not answer within {timeout:g} s."
     return done.returncode, done.stdout + done.stderr
 
 
