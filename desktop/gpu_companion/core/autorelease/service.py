@@ -77,6 +77,7 @@ class AutoReleaseService:
         self.reach = Reachability()
         self._checklists: dict[str, ReleaseChecklist] = {}
         self._lock = threading.RLock()  # the tick thread and the user's answers take turns
+        self._sessions_seen: set[str] = set()  # hosts whose policy's tmux session was seen
 
     # --- readings ------------------------------------------------------------------------------
 
@@ -121,6 +122,8 @@ class AutoReleaseService:
             det = self._detector(alias)
             if det is None:
                 continue
+            if det.policy.finished_session:
+                self._watch_session(alias, det, now)
             planned = rental.planned_end.timestamp() if rental.planned_end else None
             triggers = det.triggers(
                 now,
@@ -133,6 +136,22 @@ class AutoReleaseService:
                     self.ladder.evaluate(alias, triggers, det.policy, now)
             except Exception:  # one host's failure never stops the others
                 log.exception("auto-release on %s failed", alias)
+
+    def _watch_session(self, alias: str, det: Detector, now: float) -> None:
+        """The finished rule: the policy's tmux session was seen on the host and is gone now
+        (a session never seen, e.g. a typo, never counts as finished)."""
+        ctx = self.wiring.context(self._host(alias))
+        try:
+            name = f"={det.policy.finished_session}"  # "=": that exact name, not a prefix
+            code = ctx.run(["tmux", "has-session", "-t", name], timeout=20).code
+        except UserError:
+            return  # not answering: the unreachable alert speaks for it
+        finally:
+            ctx.close()
+        if code == 0:
+            self._sessions_seen.add(alias)
+        elif code == 1 and alias in self._sessions_seen:
+            det.on_session_gone(now)
 
     def _catch_up(self, slept: tuple[float, float], running: dict[str, Rental]) -> None:
         """Hosts idle when the computer fell asleep are taken as idle throughout (the last

@@ -3,8 +3,6 @@ AutoReleaseService reads it (`save_policy`). Nothing here releases: the checklis
 
 from __future__ import annotations
 
-import re
-
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -18,14 +16,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from gpu_companion.core.access.launch import validate_tmux_session
 from gpu_companion.core.autorelease.policy import Policy
 from gpu_companion.core.autorelease.service import load_policy, save_policy
 from gpu_companion.core.common.errors import ValidationError
 from gpu_companion.core.hosts.registry import Host
 from gpu_companion.core.storage.store import Store
 from gpu_companion.ui.common.widgets import form_error_label
-
-SESSION_NAME = re.compile(r"[A-Za-z0-9_.-]{0,64}")
 
 
 def policy_summary(policy: Policy | None) -> str:
@@ -129,11 +126,8 @@ class PolicyDialog(QDialog):
 
     def edited(self) -> Policy:
         session = self.session.text().strip()
-        if not SESSION_NAME.fullmatch(session):
-            raise ValidationError(
-                "finished_session",
-                "A tmux session name here is letters, digits, '.', '_' or '-' (at most 64).",
-            )
+        if session:
+            session = validate_tmux_session(session)
         return Policy(
             idle_minutes=self.idle.value(),
             idle_util_pct=self.idle_util.value(),
