@@ -124,11 +124,12 @@ class BudgetPage(WizardPage):
         form.addRow("Currency", self.currency)
         form.addRow("Planned runtime", self.hours)
         form.addRow("Alert when the GPU is idle for", self.idle)
-        self.auto_release = QCheckBox(
-            "Release it for me when idle that long (after a 10 min countdown, and only once its "
-            "backup checklist passes; change it on the Release page)"
-        )
+        self.auto_release = QCheckBox("Release it for me when idle that long")
         self.auto_release.setObjectName("autoRelease")
+        self.auto_release.setToolTip(
+            "After a 10 min countdown you can stop, and only once its backup checklist passes; "
+            "change it on the Release page (Auto-release…)."
+        )
         form.addRow("", self.auto_release)
         self.replace_budget = QCheckBox()
         self.replace_budget.setObjectName("replaceBudget")
