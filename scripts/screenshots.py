@@ -56,7 +56,8 @@ from gpu_companion.core.hosts.registry import Host, Platform
 out, pages = sys.argv[1], sys.argv[2].split(",")
 if pages == ["all"]:
     from gpu_companion.ui.shell.build import PAGES
-    pages = [p.key for p in PAGES] + ["monitor-lambda-h100", "monitor-vast-4090", "welcome"]
+    pages = [p.key for p in PAGES] + ["monitor-lambda-h100", "monitor-vast-4090", "welcome",
+                                      "release-countdown", "release-policy"]
 app = QApplication([])
 app.setStyle("Fusion")
 ctx = build_services(AppPaths.default())
@@ -201,7 +202,7 @@ if "runs" in pages and not ctx.runs.ids():  # a finished run: 11 shards done, 1 
                                   "allocate 2.00 GiB\n" if code else "")
     (run / "joblog").write_text("\n".join(lines) + "\n")
 win = build_window(ctx)
-if "release" in pages:  # a checklist half-way: evidence shown, Release still blocked
+if any(p.startswith("release") for p in pages):  # a checklist half-way: Release still blocked
     from datetime import datetime, timezone
     from gpu_companion.core.release import ChecklistConfig, Evidence, ItemState
     ctx.release.settings.save_config("vast-4090", ChecklistConfig(
@@ -230,6 +231,13 @@ if "release" in pages:  # a checklist half-way: evidence shown, Release still bl
                                  figures, details)
     rel.model.changed()
     rel.select("processes")
+if "release-countdown" in pages or "release-policy" in pages:  # the idle rule held 32 min ago
+    import time
+    from gpu_companion.core.autorelease.policy import Policy, Trigger
+    from gpu_companion.core.autorelease.service import save_policy
+    policy = Policy(idle_minutes=30, notice_minutes=10, finished_session="train")
+    save_policy(ctx.store, ctx.registry.host("vast-4090").id, policy)
+    idle = Trigger("idle", time.time() - 32 * 60, "GPU0: 0 %, 61/450 W; GPU1: 0 %, 58/450 W")
 win.resize(1180, 720)
 win.move(50, 40)
 win.show()
@@ -264,7 +272,22 @@ def shoot():
         win.navigate("hosts")
         QTimer.singleShot(200, shoot_welcome)
         return
-    if key.startswith("monitor-"):  # monitor-ALIAS: the monitor page showing one host
+    if key == "release-policy":  # the policy editor over the release page
+        from gpu_companion.ui.release.policy_dialog import PolicyDialog
+        win.navigate("release")
+        dialog = PolicyDialog(ctx.store, ctx.registry.host("vast-4090"), win)
+        dialog.show()
+        def grab_dialog():
+            g = dialog.frameGeometry()
+            capture(key, f"{g.width()}x{g.height()}+{g.x()}+{g.y()}")
+            dialog.close()
+            QTimer.singleShot(50, shoot)
+        QTimer.singleShot(400, grab_dialog)
+        return
+    if key == "release-countdown":  # the countdown banner above the release page
+        ctx.autorelease.ladder.evaluate("vast-4090", [idle], policy, time.time() - 133)
+        win.navigate("release").open_host("vast-4090")
+    elif key.startswith("monitor-"):  # monitor-ALIAS: the monitor page showing one host
         win.navigate("monitor").open_host(key.split("-", 1)[1])
     else:
         page = win.navigate(key)

@@ -175,29 +175,6 @@ def test_a_sleep_jump_reports_what_the_idle_stretch_cost(rented, standin):
     assert any("box-a: its GPUs are idle" in m for m in messages)  # policies applied at once
 
 
-def test_the_end_of_the_jobs_tmux_session_triggers_finished(rented, standin, provider_cli):
-    import subprocess
-
-    from gpu_companion.core.autorelease.policy import Policy
-    from gpu_companion.core.autorelease.service import save_policy
-
-    s, host, rental, service, clock, marker, messages = rented
-    session = f"train-{os.getpid()}"
-    save_policy(s.store, host.id, Policy(idle_minutes=0, stall_minutes=0, notice_minutes=1,
-                                         finished_session=session))  # fmt: skip
-    standin.configure(util=90)  # busy: only the session can say the job ended
-    _readings(service)
-    subprocess.run(["tmux", "new-session", "-d", "-s", session, "sleep 600"], check=True)
-    try:
-        service.tick()
-        assert not any("box-a:" in m for m in messages)  # the session still runs
-    finally:
-        subprocess.run(["tmux", "kill-session", "-t", session], check=False)
-    service.tick()
-    assert any("box-a: its job has finished" in m for m in messages)
-    assert calls(provider_cli) == []  # notified first
-
-
 def test_a_budget_reached_triggers_the_ladder(rented, standin, provider_cli):
     from decimal import Decimal
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import shlex
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -18,7 +17,7 @@ from decimal import Decimal
 from pathlib import Path
 
 from gpu_companion.core.autorelease.away import Reachability, SleepDetector
-from gpu_companion.core.autorelease.ladder import AutoRelease, ChecklistOutcome, Step
+from gpu_companion.core.autorelease.ladder import AutoRelease, Case, ChecklistOutcome, Step
 from gpu_companion.core.autorelease.policy import Detector, Policy, Trigger
 from gpu_companion.core.common.errors import UserError
 from gpu_companion.core.common.money import format_money, to_minor
@@ -80,6 +79,8 @@ class AutoReleaseService:
         self.sleep = SleepDetector(wall, mono)
         self.reach = Reachability()
         self._checklists: dict[str, ReleaseChecklist] = {}
+        self._lock = threading.RLock()  # the tick thread and the user's answers take turns
+        self._sessions_seen: set[str] = set()  # hosts whose policy's tmux session was seen
 
     # --- readings ------------------------------------------------------------------------------
 
@@ -126,7 +127,8 @@ class AutoReleaseService:
                 continue
             planned = rental.planned_end.timestamp() if rental.planned_end else None
             try:
-                self._probe_session(alias, det)
+                if det.policy.finished_session:
+                    self._watch_session(alias, det, now)
                 triggers = det.triggers(
                     now,
                     planned_end=planned,
@@ -134,26 +136,26 @@ class AutoReleaseService:
                     kept_since=self.ladder.kept_since.get(alias),
                     started_at=rental.started_at.timestamp(),
                 )
-                self.ladder.evaluate(alias, triggers, det.policy, now)
+                with self._lock:
+                    self.ladder.evaluate(alias, triggers, det.policy, now)
             except Exception:  # one host's failure never stops the others
                 log.exception("auto-release on %s failed", alias)
 
-    def _probe_session(self, alias: str, det: Detector) -> None:
-        """The "finished" rule: the tmux session the job runs in is gone from the host (an
-        unreachable host or a missing tmux says nothing)."""
-        session = det.policy.finished_session
-        if not session or det.finished_at is not None:
-            return
-        client = self.wiring.connect(self._host(alias))
+    def _watch_session(self, alias: str, det: Detector, now: float) -> None:
+        """The finished rule: the policy's tmux session was seen on the host and is gone now
+        (a session never seen, e.g. a typo, never counts as finished)."""
+        ctx = self.wiring.context(self._host(alias))
         try:
-            _in, out, _err = client.exec_command(
-                shlex.join(["tmux", "has-session", "-t", session]), timeout=20
-            )
-            code = out.channel.recv_exit_status()
+            name = f"={det.policy.finished_session}"  # "=": that exact name, not a prefix
+            code = ctx.run(["tmux", "has-session", "-t", name], timeout=20).code
+        except UserError:
+            return  # not answering: the unreachable alert speaks for it
         finally:
-            client.close()
-        if code == 1:  # "can't find session" or no tmux server at all
-            det.on_session_gone(self.wall())
+            ctx.close()
+        if code == 0:
+            self._sessions_seen.add(alias)
+        elif code == 1 and alias in self._sessions_seen:
+            det.on_session_gone(now)
 
     def _budget_reached(self, rental: Rental) -> str:
         if self.budgets is None:
@@ -195,6 +197,30 @@ class AutoReleaseService:
         note = f"{datetime.fromtimestamp(since, timezone.utc):%Y-%m-%d %H:%M} UTC: no answer"
         if rental.id is not None:  # the ledger notes the gap
             self.ledger.update_rental(rental.id, notes=f"{rental.notes}\n{note}".strip())
+
+    # --- what the user answers (banner, tray): called off the GUI thread --------------------
+
+    def case(self, alias: str) -> Case | None:
+        """The host's open case (counting down, blocked, kept or done), None when none."""
+        return self.ladder.cases.get(alias)
+
+    def countdown(self, alias: str) -> float | None:
+        """Seconds until the unattended checklist runs, None when nothing counts down."""
+        return self.ladder.countdown(alias, self.wall())
+
+    def keep_running(self, alias: str, hours: float = 4) -> None:
+        with self._lock:
+            self.ladder.keep_running(alias, self.wall(), hours)
+
+    def snooze(self, alias: str, minutes: float = 30) -> None:
+        with self._lock:
+            self.ladder.snooze(alias, self.wall(), minutes)
+
+    def release_now(self, alias: str) -> None:
+        """The checklist still decides: a failing or stale item keeps the host."""
+        det = self._detector(alias)
+        with self._lock:
+            self.ladder.release_now(alias, det.policy if det else Policy(), self.wall())
 
     # --- Actions for the ladder -----------------------------------------------------------------
 

@@ -5,6 +5,7 @@ argv and makes only a read-only call."""
 from __future__ import annotations
 
 import shlex
+import subprocess
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -118,6 +119,18 @@ def dry_run(
     except FileNotFoundError:
         return DryRun(argv, check, 127, f"{check[0]} is not installed on this computer.")
     return DryRun(argv, check, code, output[-2000:])
+
+
+def run_check(argv: Sequence[str], timeout: float = 60) -> tuple[int, str]:
+    """Run the read-only call for `dry_run`; a missing program raises FileNotFoundError, which
+    `dry_run` turns into words."""
+    try:
+        done = subprocess.run(
+            list(argv), capture_output=True, text=True, timeout=timeout, check=False
+        )
+    except subprocess.TimeoutExpired:
+        return 124, f"{argv[0]} did not answer within {timeout:g} s."
+    return done.returncode, done.stdout + done.stderr
 
 
 def preset_for(command: str) -> ProviderPreset | None:

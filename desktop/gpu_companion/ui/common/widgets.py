@@ -87,19 +87,14 @@ _BANNER_COLORS = {
 
 
 class Banner(QFrame):
-    """One in-app alert with a dismiss button (used where no system tray exists)."""
+    """One in-app alert with a dismiss button (used where no system tray exists), and optional
+    action buttons (an auto-release countdown's "Keep running", ...)."""
 
     dismissed = Signal()
 
     def __init__(self, message: Message, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.message = message
-        bg, fg = _BANNER_COLORS[message.level]
         self.setObjectName("banner")
-        self.setStyleSheet(
-            f"QFrame#banner {{ background: {bg}; border-radius: 6px; }} "
-            f"QFrame#banner QLabel {{ color: {fg}; }}"
-        )
         lay = QHBoxLayout(self)
         lay.setContentsMargins(10, 6, 6, 6)
         self.label = QLabel(message.text)
@@ -107,12 +102,40 @@ class Banner(QFrame):
         self.label.setWordWrap(True)
         self.label.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
         lay.addWidget(self.label)
+        self._actions = QHBoxLayout()
+        lay.addLayout(self._actions)
+        self.buttons: list[QPushButton] = []
         close = QToolButton()
         close.setText("✕")
         close.setAutoRaise(True)
         close.setToolTip("Dismiss")
         close.clicked.connect(self._dismiss)
         lay.addWidget(close)
+        self.update_message(message)
+
+    def update_message(self, message: Message) -> None:
+        self.message = message
+        bg, fg = _BANNER_COLORS[message.level]
+        self.setStyleSheet(
+            f"QFrame#banner {{ background: {bg}; border-radius: 6px; }} "
+            f"QFrame#banner QLabel {{ color: {fg}; }}"
+        )
+        self.label.setText(message.text)
+
+    def set_actions(self, actions: list[tuple[str, Callable[[], None]]]) -> None:
+        """Replace the banner's buttons (none: a plain alert)."""
+        for b in self.buttons:
+            self._actions.removeWidget(b)
+            b.deleteLater()
+        self.buttons = []
+        for label, slot in actions:
+            b = QPushButton(label)
+            b.clicked.connect(slot)
+            self._actions.addWidget(b)
+            self.buttons.append(b)
+
+    def button(self, label: str) -> QPushButton | None:
+        return next((b for b in self.buttons if b.text() == label), None)
 
     def _dismiss(self) -> None:
         self.hide()
@@ -136,10 +159,13 @@ class BannerArea(QWidget):
         self._banners = [b for b in self._banners if not b.isHidden()]
         return list(self._banners)
 
+    def find(self, key: str) -> Banner | None:
+        return next((b for b in self.banners() if key and b.message.key == key), None)
+
     def show_message(self, message: Message) -> Banner:
         for b in self.banners():
             if message.key and b.message.key == message.key:
-                b.label.setText(message.text)
+                b.update_message(message)
                 return b
         banner = Banner(message, self)
         self._lay.insertWidget(0, banner)

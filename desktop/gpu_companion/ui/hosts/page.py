@@ -151,6 +151,8 @@ class HostDialog(_FormDialog):
         self.gpu_count.setRange(0, 64)
         self.gpu_count.setValue(self.host.gpu_count)
         self.add("gpu_count", "GPU count", self.gpu_count)
+        self.instance_id = self.add("instance_id", "Instance id", QLineEdit(self.host.instance_id))
+        self.instance_id.setPlaceholderText("the provider's id, e.g. 12345678 (release commands)")
         self.notes = QPlainTextEdit(self.host.notes)
         self.notes.setMaximumHeight(70)
         self.add("notes", "Notes", self.notes)
@@ -170,6 +172,7 @@ class HostDialog(_FormDialog):
                 platform_id=self.platform.currentData(),
                 gpu_model=self.gpu_model.text(),
                 gpu_count=self.gpu_count.value(),
+                instance_id=self.instance_id.text(),
                 notes=self.notes.toPlainText(),
             )
         )

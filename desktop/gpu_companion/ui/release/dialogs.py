@@ -22,6 +22,7 @@ from gpu_companion.core.hosts.registry import Host
 from gpu_companion.core.release import ChecklistConfig, CustomCommand
 from gpu_companion.core.release.checklist import BUILTINS
 from gpu_companion.core.release.record import ChecklistSettings
+from gpu_companion.ui.release.provider import ProviderCommandBox
 
 
 def _lines(edit: QPlainTextEdit) -> tuple[str, ...]:
@@ -73,10 +74,10 @@ class ChecklistSettingsDialog(QDialog):
         form.addRow("Custom checks", self.custom)
         self.ignored = _multiline(cfg.ignored_processes, "command-line fragments to ignore")
         form.addRow("Ignore processes", self.ignored)
-        self.release_command = QLineEdit(settings.release_command(host.platform_id))
-        self.release_command.setPlaceholderText("e.g. vastai destroy instance {alias}")
-        self.release_command.setEnabled(host.platform_id is not None)
-        form.addRow("Platform release command", self.release_command)
+        self.provider = ProviderCommandBox(settings.release_command(host.platform_id), host)
+        self.provider.setEnabled(host.platform_id is not None)
+        self.release_command = self.provider.command
+        form.addRow("Platform release command", self.provider)
         self.error = QLabel()
         self.error.setStyleSheet("color: #c53030;")
         self.error.setWordWrap(True)

@@ -62,15 +62,63 @@ def stream(steps: Callable[[], Iterator[ItemUpdate]], ctx: ReleaseContext) -> It
         ctx.close()
 
 
+KIND_WORDS = {
+    "release": "Released, checklist passed",
+    "override": "Released anyway",
+    "failed": "Release command failed, host kept",
+    "auto-notified": "Auto-release countdown started",
+    "auto-busy-again": "Working again, countdown stopped",
+    "auto-kept": "Keep running",
+    "auto-snoozed": "Countdown snoozed",
+    "auto-blocked": "Auto-release held back, checklist not passed",
+    "auto-stopped": "Stopped automatically, checklist passed",
+    "auto-failed": "Auto-release failed",
+}
+RULE_WORDS = {
+    "idle": "idle",
+    "stalled": "stalled",
+    "finished": "job finished",
+    "max-runtime": "past the planned end",
+    "budget": "budget reached",
+    "forgotten": "unattended too long",
+}
+
+
+def _auto_reason(reason: str) -> tuple[str, str, str]:
+    """An automatic step's reason is "rule: readings — text" (AutoReleaseService.record)."""
+    rule, _, rest = reason.partition(": ")
+    readings, _, text = rest.partition(" — ")
+    return rule, readings, text
+
+
 def describe_record(record: ReleaseRecord) -> str:
-    text = f"{record.at.astimezone():%Y-%m-%d %H:%M} {record.kind}"
-    if record.reason:
+    text = f"{record.at.astimezone():%Y-%m-%d %H:%M} {KIND_WORDS.get(record.kind, record.kind)}"
+    if record.kind.startswith("auto-") and record.reason:
+        rule, readings, _ = _auto_reason(record.reason)
+        if rule in RULE_WORDS and record.kind not in ("auto-kept", "auto-snoozed"):
+            text += f" — {RULE_WORDS[rule]}"
+            text += f" ({readings})" if readings else ""
+    elif record.reason:
         text += f" — reason: {record.reason}"
     if record.failing_items:
         text += " — not passed: " + "; ".join(record.failing_items)
-    if record.kind == "release":
+    if record.kind in ("release", "auto-stopped"):
         text += f" — evidence of {len(record.evidence)} items"
+    if record.release_command:
+        text += " — ran: " + " ".join(record.release_command)
     return text
+
+
+def record_details(record: ReleaseRecord) -> str:
+    """Everything the record holds, for the history's tooltip: the words, evidence, output."""
+    lines = [describe_record(record)]
+    if record.kind.startswith("auto-"):
+        lines.append(_auto_reason(record.reason)[2] or record.reason)
+    for ev in record.evidence:
+        lines.append(f"• {ev.get('checked') or ev.get('item', '')}: {ev.get('summary', '')}")
+    if record.command_output:
+        lines += ["Command output:", record.command_output.strip()[-600:]]
+    return "\n".join(lines)
 
 
 def verdict(checklist: ReleaseChecklist) -> str:

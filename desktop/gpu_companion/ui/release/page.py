@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QListWidget,
+    QListWidgetItem,
     QPlainTextEdit,
     QPushButton,
     QSplitter,
@@ -23,6 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from gpu_companion.core.autorelease.service import load_policy
 from gpu_companion.core.common.errors import UserError
 from gpu_companion.core.hosts.registry import Host
 from gpu_companion.core.release import (
@@ -39,7 +41,14 @@ from gpu_companion.ui.common.widgets import EmptyState
 from gpu_companion.ui.common.worker import Worker, run_in_thread
 from gpu_companion.ui.release.dialogs import ChecklistSettingsDialog, OverrideDialog
 from gpu_companion.ui.release.flow import ReleaseFlow
-from gpu_companion.ui.release.model import ChecklistModel, describe_record, stream, verdict
+from gpu_companion.ui.release.model import (
+    ChecklistModel,
+    describe_record,
+    record_details,
+    stream,
+    verdict,
+)
+from gpu_companion.ui.release.policy_dialog import PolicyDialog, policy_summary
 
 if TYPE_CHECKING:
     from gpu_companion.services import Services
@@ -77,10 +86,18 @@ class ReleasePage(ReleaseFlow, EmptyStatePage):
         self.settings_btn.clicked.connect(self.edit_settings)
         self.run_all_btn = QPushButton("Run all")
         self.run_all_btn.clicked.connect(self.run_all)
+        self.policy_btn = QPushButton("Auto-release…")
+        self.policy_btn.setObjectName("autoreleaseButton")
+        self.policy_btn.clicked.connect(self.edit_policy)
         bar.addWidget(self.settings_btn)
+        bar.addWidget(self.policy_btn)
         bar.addStretch(1)
         bar.addWidget(self.run_all_btn)
         lay.addLayout(bar)
+        self.policy_label = QLabel()
+        self.policy_label.setObjectName("autoreleaseSummary")
+        self.policy_label.setWordWrap(True)
+        lay.addWidget(self.policy_label)
 
         self.model = ChecklistModel(self)
         self.table = QTableView()
@@ -137,7 +154,7 @@ class ReleasePage(ReleaseFlow, EmptyStatePage):
         lay.addLayout(bottom)
         lay.addWidget(QLabel("History"))
         self.history = QListWidget()
-        self.history.setMaximumHeight(90)
+        self.history.setMaximumHeight(120)
         lay.addWidget(self.history)
         self.stack.addWidget(content)
         self.content = content
@@ -192,6 +209,10 @@ class ReleasePage(ReleaseFlow, EmptyStatePage):
         if selected:
             self.select(selected)
         self._fill_history()
+        host = self.host()
+        active = host is not None and host.id is not None and host.state == "active"
+        policy = load_policy(self.ctx.store, host.id) if active and host and host.id else None
+        self.policy_label.setText(policy_summary(policy) if active else "")
         self._show_selected()
         self._sync()
 
@@ -199,7 +220,9 @@ class ReleasePage(ReleaseFlow, EmptyStatePage):
         self.history.clear()
         host = self.host()
         for record in self.wiring.ledger.history(host.alias) if host else []:
-            self.history.addItem(describe_record(record))
+            item = QListWidgetItem(describe_record(record))
+            item.setToolTip(record_details(record))
+            self.history.addItem(item)
         if not self.history.count():
             self.history.addItem("No release or override recorded for this host yet.")
 
@@ -346,6 +369,12 @@ class ReleasePage(ReleaseFlow, EmptyStatePage):
             return
         self.run_item("leftovers")
 
+    def edit_policy(self) -> None:
+        host = self.host()
+        if host is not None and host.id is not None:
+            PolicyDialog(self.ctx.store, host, self).exec()
+            self._host_changed()
+
     def edit_settings(self) -> None:
         host = self.host()
         if host is None:
@@ -379,6 +408,7 @@ class ReleasePage(ReleaseFlow, EmptyStatePage):
         ready = active and checklist is not None and checklist.ready()
         self.release_btn.setEnabled(ready and idle)
         self.override_btn.setEnabled(active and idle)
+        self.policy_btn.setEnabled(active)
         copying = self.fixing in ("checkpoints", "archive")
         self.cancel_btn.setVisible(copying)
         self.cancel_btn.setEnabled(copying)

@@ -12,6 +12,7 @@ from gpu_companion.ui.common.page import Page
 from gpu_companion.ui.hosts.page import HostsPage
 from gpu_companion.ui.keys.page import KeysPage
 from gpu_companion.ui.monitor.page import MonitorPage
+from gpu_companion.ui.release.countdown import CountdownBanners
 from gpu_companion.ui.release.page import ReleasePage
 from gpu_companion.ui.runs.page import RunsPage
 from gpu_companion.ui.settings.page import SettingsPage
@@ -49,6 +50,13 @@ def build_window(services: Services) -> MainWindow:
         fill_host_menu=lambda menu, alias: _fill_host_menu(window, menu, alias),
     )
     window.tray.keep_window_in_tray(window, lambda: services.has_running_rentals())
+    tray = window.tray
+    window.countdowns = CountdownBanners(  # type: ignore[attr-defined]
+        services, window.banners, tray.deliver if tray.icon is not None else None, window
+    )
+    window.message_handlers.append(window.countdowns.handle)  # type: ignore[attr-defined]
+    if tray.icon is not None:  # a countdown balloon brings the window with its buttons
+        tray.icon.messageClicked.connect(window.bring_forward)
     return window
 
 

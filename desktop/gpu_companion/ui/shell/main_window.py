@@ -45,6 +45,8 @@ class MainWindow(QMainWindow):
         self.setWindowIcon(icon("app"))
         self.setMinimumSize(QSize(720, 480))
         self.keep_in_tray = False  # set by the app when a tray exists and a rental runs
+        # messages some feature shows its own way (True: handled), e.g. the auto-release countdown
+        self.message_handlers: list[Callable[[Message], bool]] = []
 
         toolbar = QToolBar("Main")
         toolbar.setObjectName("mainToolbar")
@@ -132,6 +134,8 @@ class MainWindow(QMainWindow):
     # messages
     def _show_message(self, message: Message) -> None:
         self.statusBar().showMessage(message.text, 10000)
+        if any(handle(message) for handle in self.message_handlers):
+            return
         if message.level is not Level.INFO:
             if self.tray is not None and self.tray.icon is not None:
                 self.tray.deliver(message)

@@ -22,7 +22,7 @@ from gpu_companion.ui.wizard.connect_pages import (
 )
 from gpu_companion.ui.wizard.finish_pages import BudgetPage, SelfCheckPage
 from gpu_companion.ui.wizard.plan_pages import BillingPage, EstimatePage, GpuPage, TaskPage
-from gpu_companion.ui.wizard.services import WizardServices
+from gpu_companion.ui.wizard.services import RentalPlan, WizardServices
 
 if TYPE_CHECKING:
     from gpu_companion.services import Services
@@ -97,6 +97,7 @@ class FirstRentalWizard(QWizard):
             try:  # a retry after a failure must not start a second meter
                 if self.state.rental is None:
                     self.state.rental = ledger.start_rental(rental)
+                self._save_policy(rental)
                 if self.state.budget is None:  # None: keep the existing budget, as asked
                     self.state.budget = (
                         ledger.set_budget(budget) if budget else self.budget_page.existing
@@ -109,6 +110,15 @@ class FirstRentalWizard(QWizard):
             f"Host {host.alias} is set up." if host else "Wizard finished.", source="wizard"
         )
         super().accept()
+
+    def _save_policy(self, plan: RentalPlan) -> None:
+        """The budget page's idle minutes become the host's auto-release policy when asked for
+        (an untouched box leaves a policy set on the Release page as it is)."""
+        if plan.auto_release:
+            from gpu_companion.core.autorelease.policy import Policy
+            from gpu_companion.core.autorelease.service import save_policy
+
+            save_policy(self.ctx.store, plan.host_id, Policy(idle_minutes=plan.idle_alert_minutes))
 
     def done(self, result: int) -> None:
         self.selfcheck_page.view.cancel()

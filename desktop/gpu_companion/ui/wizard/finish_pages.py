@@ -124,6 +124,13 @@ class BudgetPage(WizardPage):
         form.addRow("Currency", self.currency)
         form.addRow("Planned runtime", self.hours)
         form.addRow("Alert when the GPU is idle for", self.idle)
+        self.auto_release = QCheckBox("Release it for me when idle that long")
+        self.auto_release.setObjectName("autoRelease")
+        self.auto_release.setToolTip(
+            "After a 10 min countdown you can stop, and only once its backup checklist passes; "
+            "change it on the Release page (Auto-release…)."
+        )
+        form.addRow("", self.auto_release)
         self.replace_budget = QCheckBox()
         self.replace_budget.setObjectName("replaceBudget")
         self.replace_budget.hide()
@@ -251,6 +258,7 @@ class BudgetPage(WizardPage):
             granularity=state.platform.billing_granularity if state.platform else "second",
             planned_hours=Decimal(self.hours.value()),
             idle_alert_minutes=self.idle.value(),
+            auto_release=self.auto_release.isChecked(),
         )
         keep = self.existing is not None and not self.replace_budget.isChecked()
         budget = None if keep else BudgetPlan(host.platform_id, amount, self.currency_code())

@@ -59,6 +59,7 @@ class RentalPlan:
     granularity: str  # the platform's: "second", "minute", "hour"
     planned_hours: Decimal
     idle_alert_minutes: int
+    auto_release: bool = False  # a policy with these idle minutes, saved at Finish
 
 
 @dataclass(frozen=True)

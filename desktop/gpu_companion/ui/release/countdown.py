@@ -1,0 +1,140 @@
+"""The auto-release countdown in the window: the ladder's message (key `autorelease:ALIAS`) becomes
+a banner with the time left and the user's three answers, which run off the GUI thread through the
+AutoReleaseService (the ladder stays Qt-free; its open case per alias is the registry)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QObject, QTimer
+
+from gpu_companion.core.autorelease.ladder import Stage
+from gpu_companion.core.common.notifier import Level, Message
+from gpu_companion.ui.common.widgets import Banner, BannerArea
+from gpu_companion.ui.common.worker import Worker, run_in_thread
+
+if TYPE_CHECKING:
+    from gpu_companion.core.autorelease.service import AutoReleaseService
+    from gpu_companion.services import Services
+
+PREFIX = "autorelease:"
+KEEP, RELEASE, SNOOZE = "Keep running", "Release now", "Snooze 30 min"
+
+
+def clock_text(seconds: float) -> str:
+    seconds = max(0, int(seconds))
+    hours, rest = divmod(seconds, 3600)
+    return f"{hours}:{rest // 60:02d}:{rest % 60:02d}" if hours else f"{rest // 60}:{rest % 60:02d}"
+
+
+class CountdownBanners(QObject):
+    """`handle(message)` takes the auto-release messages (True) and leaves the others."""
+
+    def __init__(
+        self,
+        ctx: Services,
+        banners: BannerArea,
+        balloon: Callable[[Message], None] | None = None,
+        parent: QObject | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.ctx, self.area, self.balloon = ctx, banners, balloon
+        self.texts: dict[str, str] = {}  # the ladder's last words per alias
+        self.workers: dict[str, Worker] = {}
+        self.timer = QTimer(self)
+        self.timer.setInterval(1000)
+        self.timer.timeout.connect(self.tick)
+
+    @property
+    def service(self) -> AutoReleaseService:
+        return self.ctx.autorelease
+
+    def banner(self, alias: str) -> Banner | None:
+        return self.area.find(PREFIX + alias)
+
+    def handle(self, message: Message) -> bool:
+        if not message.key.startswith(PREFIX):
+            return False
+        alias = message.key[len(PREFIX) :]
+        self.texts[alias] = message.text
+        banner = self.area.show_message(message)
+        if self.balloon is not None and message.level is not Level.INFO:
+            self.balloon(message)  # the tray too, where one exists: the window may be hidden
+        self.render(alias, banner)
+        return True
+
+    def render(self, alias: str, banner: Banner | None = None) -> None:
+        banner = banner or self.banner(alias)
+        if banner is None:
+            return
+        case = self.service.case(alias)
+        open_case = case is not None and case.stage in (Stage.NOTIFIED, Stage.BLOCKED)
+        if open_case and alias not in self.workers:
+            banner.set_actions([
+                (KEEP, lambda: self.answer(alias, KEEP)),
+                (RELEASE, lambda: self.answer(alias, RELEASE)),
+                (SNOOZE, lambda: self.answer(alias, SNOOZE)),
+            ])  # fmt: skip
+        elif not open_case:
+            banner.set_actions([])
+        self.show_time(alias, banner)
+        if open_case and not self.timer.isActive():
+            self.timer.start()
+
+    def show_time(self, alias: str, banner: Banner) -> None:
+        text = self.texts.get(alias, banner.message.text)
+        case = self.service.case(alias)
+        left = self.service.countdown(alias)
+        if alias in self.workers:
+            text += "\nWorking on your answer …"
+        elif left is not None:
+            text += f"\n{clock_text(left)} left, then the backup checklist runs unattended."
+        elif case is not None and case.stage is Stage.BLOCKED:
+            wait = case.deadline - self.service.wall()
+            text += f"\nNext check in {clock_text(wait)}."
+        banner.label.setText(text)
+
+    def tick(self) -> None:
+        """Once a second while a countdown is on show."""
+        shown = False
+        for alias in list(self.texts):
+            banner = self.banner(alias)
+            if banner is None:
+                continue
+            self.show_time(alias, banner)
+            shown = shown or bool(banner.buttons)
+        if not shown:
+            self.timer.stop()
+
+    def answer(self, alias: str, what: str) -> None:
+        banner = self.banner(alias)
+        if banner is None or alias in self.workers:
+            return
+        for b in banner.buttons:
+            b.setEnabled(False)
+        fn = {
+            KEEP: self.service.keep_running,
+            RELEASE: self.service.release_now,
+            SNOOZE: self.service.snooze,
+        }[what]
+        self.workers[alias] = run_in_thread(
+            fn,
+            alias,
+            on_error=lambda exc: self.ctx.notifier.error(str(exc), source="autorelease"),
+            on_finished=lambda: self._answered(alias, what),
+        )
+        self.show_time(alias, banner)
+
+    def _answered(self, alias: str, what: str) -> None:
+        self.workers.pop(alias, None)
+        banner = self.banner(alias)
+        if banner is None:
+            return
+        if what == KEEP:
+            self.texts[alias] = (
+                f"{alias} keeps running: auto-release does nothing for 4 h, then looks again."
+            )
+            banner.update_message(Message(Level.INFO, self.texts[alias], "autorelease",
+                                          PREFIX + alias))  # fmt: skip
+        self.render(alias, banner)
