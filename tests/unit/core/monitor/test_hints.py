@@ -43,6 +43,16 @@ def test_idle_fires_once_per_episode_with_configurable_thresholds():
     assert [m.key for m in got] == ["idle:a", "idle:a"]  # a second episode
 
 
+def test_an_idle_hint_is_dated_from_the_start_of_the_stretch():
+    # the spend alert prices the stretch from `since`: dated when it fired, it cost "$0"
+    engine, _got, clock = _engine(idle_minutes=15)
+    started = clock.now
+    engine.on_samples("a", _gpus(0, 0))
+    clock.now += 16 * 60
+    [hint] = engine.on_samples("a", _gpus(0, 0))
+    assert hint.since == started and "for 16 minutes" in hint.text
+
+
 def test_idle_needs_a_reading_and_a_bill():
     engine, got, clock = _engine()
     engine.on_samples("mig", _gpus(None, None))
