@@ -17,7 +17,7 @@ from gpu_companion.core.common.paths import AppPaths
 from gpu_companion.core.fleet.runs import Runs
 from gpu_companion.core.hosts.registry import HostRegistry
 from gpu_companion.core.release.wiring import ReleaseWiring
-from gpu_companion.core.spend.alerts import SpendAlerts
+from gpu_companion.core.spend.alerts import SpendAlerts, idle_minutes
 from gpu_companion.core.spend.budgets import Budgets
 from gpu_companion.core.spend.ledger import SpendLedger
 from gpu_companion.core.ssh.agent import AppAgent, RuntimePaths, auth_help
@@ -231,6 +231,11 @@ class Services:
         host = next((h for h in self.registry.hosts() if h.id == host_id), None)
         return self.transfers.last_verified_download(host.alias) if host else None
 
+    def _idle_minutes(self, alias: str) -> float | None:
+        """The host's own idle-alert minutes (chosen in the wizard), None for the default."""
+        host = self.registry.host(alias)
+        return idle_minutes(self.store, host.id) if host is not None and host.id else None
+
     def _monitor_clock(self) -> float:
         """The monitor's seconds on the ledger's clock (sub-second when that is the system's)."""
         if isinstance(self.clock, SystemClock):
@@ -249,6 +254,7 @@ class Services:
                 notifier=self.notifier,
                 is_billed=self._billed,
                 clock=self._monitor_clock,
+                idle_minutes_for=self._idle_minutes,
             )
             self._monitor.subscribe(self._on_monitor_event)
         return self._monitor

@@ -57,11 +57,13 @@ class HintEngine:
         config: HintConfig | None = None,
         clock: Callable[[], float] = time.time,
         is_billed: Callable[[str], bool] = lambda alias: True,
+        idle_minutes_for: Callable[[str], float | None] = lambda alias: None,
     ) -> None:
         self.notifier = notifier
         self.config = config or HintConfig()
         self.clock = clock
         self.is_billed = is_billed
+        self.idle_minutes_for = idle_minutes_for  # a host's own threshold (the wizard's), or None
         self._lock = threading.Lock()
         self._active: dict[str, dict[str, Hint]] = {}  # alias -> key -> hint
         self._idle_since: dict[str, float] = {}
@@ -163,7 +165,7 @@ class HintEngine:
         with self._lock:
             since = self._idle_since.setdefault(alias, now)
         minutes = (now - since) / 60
-        if minutes < cfg.idle_minutes:
+        if minutes < (self.idle_minutes_for(alias) or cfg.idle_minutes):
             return []
         text = (
             f"{alias}: {'all ' + str(len(known)) + ' GPUs' if len(known) > 1 else 'the GPU'} "

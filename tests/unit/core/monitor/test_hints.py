@@ -53,6 +53,23 @@ def test_an_idle_hint_is_dated_from_the_start_of_the_stretch():
     assert hint.since == started and "for 16 minutes" in hint.text
 
 
+def test_a_hosts_own_idle_minutes_replace_the_default():
+    notifier, got, clock = Notifier(), [], Clock()
+    notifier.subscribe(got.append)
+    own = {"a": 40.0}  # the wizard's "alert when idle for 40 min"; "b" has none
+    engine = HintEngine(notifier, HintConfig(idle_minutes=15), clock,
+                        idle_minutes_for=own.get)  # fmt: skip
+    for alias in ("a", "b"):
+        engine.on_samples(alias, _gpus(0))
+    clock.now += 31 * 60
+    for alias in ("a", "b"):
+        engine.on_samples(alias, _gpus(0))
+    assert [m.key for m in got] == ["idle:b"]
+    clock.now += 10 * 60
+    engine.on_samples("a", _gpus(0))
+    assert [m.key for m in got] == ["idle:b", "idle:a"]
+
+
 def test_idle_needs_a_reading_and_a_bill():
     engine, got, clock = _engine()
     engine.on_samples("mig", _gpus(None, None))
