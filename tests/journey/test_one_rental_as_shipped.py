@@ -29,6 +29,7 @@ from gpu_companion.ui.shell.build import build_window
 from gpu_companion.ui.shell.main_window import MainWindow
 from gpu_companion.ui.transfers.dialogs import SyncCheckpointsDialog
 from gpu_companion.ui.wizard import FirstRentalWizard
+from tests.journey.test_connections_as_shipped import host_fingerprint
 from tests.ui.wizard.test_wizard import SMALL_CHECK, _next
 
 pytestmark = [pytest.mark.sshd, pytest.mark.keyring]
@@ -100,7 +101,7 @@ def provider_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 # --- the steps ---------------------------------------------------------------------------
 
 
-def wizard_to_a_metered_rental(app: App, qtbot, server, standin) -> FirstRentalWizard:  # type: ignore[no-untyped-def]
+def wizard_to_a_metered_rental(app: App, qtbot, server) -> FirstRentalWizard:  # type: ignore[no-untyped-def]
     """Plan, key, trust, self-check and budget, through the wizard the main window opens."""
     app.window.open_wizard()
     wizard = app.window.wizard
@@ -127,14 +128,15 @@ def wizard_to_a_metered_rental(app: App, qtbot, server, standin) -> FirstRentalW
     _next(wizard, qtbot)
     first = wizard.first_connection_page  # the wizard's own trust step
     qtbot.waitUntil(first.trust_button.isVisible, timeout=10_000)
-    assert "SHA256:" in first.status.text()
+    assert host_fingerprint(server.host_key_path) in first.status.text()  # the provider's
     first.trust_button.click()
     qtbot.waitUntil(lambda: wizard.state.connected, timeout=10_000)
     _next(wizard, qtbot)
     view = wizard.selfcheck_page.view
     qtbot.waitUntil(lambda: not view.running and bool(view.steps), timeout=WAIT)
     steps = {s.key: s for s in view.steps}
-    assert steps["gpus"].status.value == "pass" and "8" in steps["gpus"].evidence
+    assert steps["gpus"].status.value == "pass"
+    assert steps["gpus"].evidence.startswith("8 × NVIDIA H100 80GB HBM3 (")
     assert steps["cuda_available"].evidence.startswith("False")  # CPU torch, really asked
     _next(wizard, qtbot)
     budget = wizard.budget_page
@@ -235,7 +237,7 @@ def test_one_rental_from_the_wizard_to_the_bill(  # type: ignore[no-untyped-def]
     app, qtbot, torch_sshd, standin, provider_cli, tmp_path, monkeypatch
 ):
     standin.configure(gpu_count=GPUS, mem_used=3)
-    wizard_to_a_metered_rental(app, qtbot, torch_sshd, standin)
+    wizard_to_a_metered_rental(app, qtbot, torch_sshd)
     s = app.services
     host = s.registry.host("gpu1")
     rental = s.ledger.running_for_host(host.id)
