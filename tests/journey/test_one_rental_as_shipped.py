@@ -50,7 +50,8 @@ class App:
 
 @pytest.fixture
 def app(app_paths, keyring_backend, qapp, qtbot, monkeypatch) -> Iterator[App]:  # type: ignore[no-untyped-def]
-    """What `run_gui` runs, in its order: services, window, watching, the app's agent, keys."""
+    """What `run_gui` runs, in its order: services, window, watching, the app's agent, keys,
+    auto-release; the one test seam is the clock, set before any service is made."""
     import keyring.backend
     import keyring.core
 
@@ -70,6 +71,7 @@ def app(app_paths, keyring_backend, qapp, qtbot, monkeypatch) -> Iterator[App]: 
     services.start_watching()
     services.start()
     assert services.start_background() == []
+    assert services.start_autorelease()  # its policies tick too, as in the app
     platform = f"journey-{uuid.uuid4().hex[:8]}"  # the keyring outlives a test: a fresh name
     try:
         yield App(services, window, clock, platform, messages)
@@ -166,7 +168,7 @@ def _samples_pass(app: App, qtbot, alias: str, n: int = 2) -> None:  # type: ign
     qtbot.waitUntil(lambda: history.version >= seen + n, timeout=WAIT)
 
 
-def idle_alert_with_its_cost(app: App, qtbot, standin, alias: str) -> None:  # type: ignore[no-untyped-def]
+def idle_alert_with_its_cost(app: App, qtbot, standin, alias: str) -> str:  # type: ignore[no-untyped-def]
     standin.configure(gpu_count=GPUS, mem_used=3, util="idle")
     idle = lambda: all(s.utilization_gpu == 0 for s in _latest(app, alias).values())  # type: ignore[attr-defined]  # noqa: E731
     qtbot.waitUntil(idle, timeout=WAIT)
@@ -177,12 +179,12 @@ def idle_alert_with_its_cost(app: App, qtbot, standin, alias: str) -> None:  # t
     expected = f"41 min idle = $14.49 so far on {alias} ($21.20/h)."  # 8 × 2.65 × 41 / 60
     qtbot.waitUntil(lambda: any(expected in m.text for m in app.messages), timeout=WAIT)
     assert not app.window.isVisible()  # it reached the user with the window closed
+    return expected
     [alert] = [m for m in app.messages if expected in m.text]
     assert alert.key == f"idle:{alias}" and alert.level.value == "warning"
 
 
 def checkpoints_downloaded_on_transfers(app: App, qtbot, host, remote: Path) -> Path:  # type: ignore[no-untyped-def]
-    app.window.bring_forward()  # from the tray's menu
     transfers = app.window.navigate("transfers")
     dialog = SyncCheckpointsDialog(transfers._hosts(), lambda h: None,
                                    transfers.default_backup_root())  # fmt: skip
@@ -245,7 +247,9 @@ def test_one_rental_from_the_wizard_to_the_bill(  # type: ignore[no-untyped-def]
     assert s.vault.key(app.platform) is not None  # the key is in the keyring, not on disk
 
     closed_to_the_tray_it_watches(app, qtbot, host.alias)
-    idle_alert_with_its_cost(app, qtbot, standin, host.alias)
+    alert = idle_alert_with_its_cost(app, qtbot, standin, host.alias)
+    app.window.bring_forward()  # from the tray's menu: the alert waits in the window
+    qtbot.waitUntil(lambda: any(alert in b.label.text() for b in app.window.banners.banners()))
 
     remote = tmp_path / "remote-home" / "run" / "ckpt"
     remote.mkdir(parents=True)
