@@ -178,10 +178,10 @@ def idle_alert_with_its_cost(app: App, qtbot, standin, alias: str) -> str:  # ty
     app.clock.advance(minutes=10)
     expected = f"41 min idle = $14.49 so far on {alias} ($21.20/h)."  # 8 × 2.65 × 41 / 60
     qtbot.waitUntil(lambda: any(expected in m.text for m in app.messages), timeout=WAIT)
-    assert not app.window.isVisible()  # it reached the user with the window closed
-    return expected
     [alert] = [m for m in app.messages if expected in m.text]
     assert alert.key == f"idle:{alias}" and alert.level.value == "warning"
+    assert not app.window.isVisible()  # it reached the user with the window closed
+    return expected
 
 
 def checkpoints_downloaded_on_transfers(app: App, qtbot, host, remote: Path) -> Path:  # type: ignore[no-untyped-def]
@@ -244,7 +244,8 @@ def test_one_rental_from_the_wizard_to_the_bill(  # type: ignore[no-untyped-def]
     host = s.registry.host("gpu1")
     rental = s.ledger.running_for_host(host.id)
     assert (rental.gpu_count, str(rental.rate), rental.started_at) == (8, "21.20", app.clock.now())
-    assert s.vault.key(app.platform) is not None  # the key is in the keyring, not on disk
+    key = s.vault.key(app.platform)  # made by the wizard, the private half in the keyring
+    assert key is not None and key.public_line == app.window.wizard.state.key.public_key
 
     closed_to_the_tray_it_watches(app, qtbot, host.alias)
     alert = idle_alert_with_its_cost(app, qtbot, standin, host.alias)
@@ -256,6 +257,7 @@ def test_one_rental_from_the_wizard_to_the_bill(  # type: ignore[no-untyped-def]
     (remote / "step-100.pt").write_bytes(os.urandom(40_000))
     host = s.registry.save_host(replace(host, instance_id="4242"))  # from the provider console
     checkpoints_downloaded_on_transfers(app, qtbot, host, remote)
+    assert any(key.fingerprint in line for line in s.agent.identities())  # rsync's way in
 
     app.clock.advance(minutes=19)  # released one hour after Finish
     checklist_passes_and_release_runs(app, qtbot, host, remote, monkeypatch)
