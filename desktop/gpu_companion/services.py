@@ -3,19 +3,21 @@ the same `Services` (no Qt here, so headless commands and tests build exactly wh
 
 from __future__ import annotations
 
+import time
 from datetime import datetime, timezone
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gpu_companion.core.autorelease.service import AutoReleaseLoop, AutoReleaseService
+from gpu_companion.core.common.clock import Clock, SystemClock
 from gpu_companion.core.common.money import format_money, to_minor
 from gpu_companion.core.common.notifier import Notifier
 from gpu_companion.core.common.paths import AppPaths
 from gpu_companion.core.fleet.runs import Runs
 from gpu_companion.core.hosts.registry import HostRegistry
 from gpu_companion.core.release.wiring import ReleaseWiring
-from gpu_companion.core.spend.alerts import SpendAlerts
+from gpu_companion.core.spend.alerts import SpendAlerts, idle_minutes
 from gpu_companion.core.spend.budgets import Budgets
 from gpu_companion.core.spend.ledger import SpendLedger
 from gpu_companion.core.ssh.agent import AppAgent, RuntimePaths, auth_help
@@ -49,6 +51,9 @@ class Services:
         self._monitor: Monitor | None = None
         self.started = False  # start() was called: the app runs, so its agent should too
         self._autorelease_loop: AutoReleaseLoop | None = None
+        # one time line for the meter, the idle stretches and the release: an idle alert's cost
+        # and the meter's end agree (tests set a ManualClock before the first service is made)
+        self.clock: Clock = SystemClock()
 
     @cached_property
     def notifier(self) -> Notifier:
@@ -118,7 +123,7 @@ class Services:
 
     @cached_property
     def ledger(self) -> SpendLedger:
-        return SpendLedger(self.store)
+        return SpendLedger(self.store, self.clock)
 
     @cached_property
     def budgets(self) -> Budgets:
@@ -227,6 +232,17 @@ class Services:
         host = next((h for h in self.registry.hosts() if h.id == host_id), None)
         return self.transfers.last_verified_download(host.alias) if host else None
 
+    def _idle_minutes(self, alias: str) -> float | None:
+        """The host's own idle-alert minutes (chosen in the wizard), None for the default."""
+        host = self.registry.host(alias)
+        return idle_minutes(self.store, host.id) if host is not None and host.id else None
+
+    def _monitor_clock(self) -> float:
+        """The monitor's seconds on the ledger's clock (sub-second when that is the system's)."""
+        if isinstance(self.clock, SystemClock):
+            return time.time()
+        return self.clock.now().timestamp()
+
     def monitor(self) -> Monitor:
         """The live GPU monitor, made on first use: it connects like every other feature, bills
         by the spend ledger and turns idle hints into cost."""
@@ -238,6 +254,8 @@ class Services:
                 store=self.store,
                 notifier=self.notifier,
                 is_billed=self._billed,
+                clock=self._monitor_clock,
+                idle_minutes_for=self._idle_minutes,
             )
             self._monitor.subscribe(self._on_monitor_event)
         return self._monitor

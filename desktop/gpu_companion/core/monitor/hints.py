@@ -57,11 +57,13 @@ class HintEngine:
         config: HintConfig | None = None,
         clock: Callable[[], float] = time.time,
         is_billed: Callable[[str], bool] = lambda alias: True,
+        idle_minutes_for: Callable[[str], float | None] = lambda alias: None,
     ) -> None:
         self.notifier = notifier
         self.config = config or HintConfig()
         self.clock = clock
         self.is_billed = is_billed
+        self.idle_minutes_for = idle_minutes_for  # a host's own threshold (the wizard's), or None
         self._lock = threading.Lock()
         self._active: dict[str, dict[str, Hint]] = {}  # alias -> key -> hint
         self._idle_since: dict[str, float] = {}
@@ -79,9 +81,17 @@ class HintEngine:
 
     # --- episodes -----------------------------------------------------------------------
 
-    def _update(self, alias: str, family: str, wanted: Mapping[str, tuple[str, str]]) -> list[Hint]:
-        """Make the hints of one family (key prefix) exactly `wanted` (key -> (kind, text))."""
-        now = self.clock()
+    def _update(
+        self,
+        alias: str,
+        family: str,
+        wanted: Mapping[str, tuple[str, str]],
+        since: float | None = None,
+    ) -> list[Hint]:
+        """Make the hints of one family (key prefix) exactly `wanted` (key -> (kind, text)).
+        `since`: when the condition began, if earlier than now (an idle stretch's cost counts
+        from its start, not from when the hint fired)."""
+        started = self.clock() if since is None else since
         new: list[Hint] = []
         with self._lock:
             active = self._active.setdefault(alias, {})
@@ -89,7 +99,7 @@ class HintEngine:
                 del active[key]  # the episode is over
             for key, (kind, text) in wanted.items():
                 if key not in active:
-                    active[key] = hint = Hint(kind, alias, key, text, now)
+                    active[key] = hint = Hint(kind, alias, key, text, started)
                     new.append(hint)
         if self.notifier is not None:
             for hint in new:
@@ -155,13 +165,13 @@ class HintEngine:
         with self._lock:
             since = self._idle_since.setdefault(alias, now)
         minutes = (now - since) / 60
-        if minutes < cfg.idle_minutes:
+        if minutes < (self.idle_minutes_for(alias) or cfg.idle_minutes):
             return []
         text = (
             f"{alias}: {'all ' + str(len(known)) + ' GPUs' if len(known) > 1 else 'the GPU'} "
             f"under {cfg.idle_util_pct:.0f}% for {minutes:.0f} minutes while the rental is billed."
         )
-        return self._update(alias, key, {key: ("idle", text)})
+        return self._update(alias, key, {key: ("idle", text)}, since=since)
 
     def seed_idle(self, alias: str, minutes: Iterable[tuple[int, float]]) -> None:
         """Carry an idle stretch over a restart: (minute, highest utilisation of any GPU)."""

@@ -58,6 +58,7 @@ class Monitor:
         hint_config: HintConfig | None = None,
         clock: Callable[[], float] = time.time,
         is_billed: Callable[[str], bool] | None = None,
+        idle_minutes_for: Callable[[str], float | None] = lambda alias: None,
         raw_capacity: int | None = None,
         local_nvidia_smi: str | None = None,
     ) -> None:
@@ -67,7 +68,7 @@ class Monitor:
         self.clock = clock
         self._billed: dict[str, bool] = {}
         billed = is_billed or (lambda alias: self._billed.get(alias, False))
-        self.hints = HintEngine(notifier, hint_config, clock, billed)
+        self.hints = HintEngine(notifier, hint_config, clock, billed, idle_minutes_for)
         self._raw_capacity = raw_capacity
         self._local_nvidia_smi = local_nvidia_smi
         self._lock = threading.Lock()

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -16,6 +17,7 @@ from gpu_companion.core.release.context import (
     ReleaseContext,
     RentalLedger,
     SshConfigBlocks,
+    utcnow,
 )
 from gpu_companion.core.release.gate import ReleaseServices
 from gpu_companion.core.release.queued_sync import QueuedCheckpointSync
@@ -37,6 +39,7 @@ class ReleaseWiring:
     connect: Callable[[Host], paramiko.SSHClient]
     sync: CheckpointSync
     ssh_config: SshConfigBlocks
+    clock: Callable[[], datetime] = utcnow  # the meter's: a release ends it on its own clock
 
     @classmethod
     def build(
@@ -58,10 +61,11 @@ class ReleaseWiring:
             connect,
             QueuedCheckpointSync(queue, backup_root),
             ssh_config,
+            spend.now,
         )
 
     def services(self) -> ReleaseServices:
-        return ReleaseServices(self.ledger, self.registry, self.ssh_config)
+        return ReleaseServices(self.ledger, self.registry, self.ssh_config, clock=self.clock)
 
     def context(self, host: Host) -> ReleaseContext:
         """What one checklist run on `host` uses (the page's runs and the unattended ones)."""

@@ -17,10 +17,12 @@ from gpu_companion.core.common.notifier import Level, Message, Notifier
 from gpu_companion.core.spend.budgets import Budgets
 from gpu_companion.core.spend.ledger import SpendLedger
 from gpu_companion.core.spend.metering import Rental
+from gpu_companion.core.storage.store import Store
 
 RENTAL_ALERTS = ("runtime", "overnight", "idle", "spot-sync")
 SOURCE = "spend"
 QUIET_HOUR_SETTING = "alerts.quiet_hour"
+IDLE_MINUTES = "alerts.idle_minutes.host."  # + host id: the wizard's "alert when idle for"
 DEFAULT_QUIET_HOUR = "23:00"
 QUIET_WINDOW = timedelta(hours=8)  # the night after the quiet hour in which the alert may fire
 RUNTIME_WARNING = timedelta(minutes=15)
@@ -38,6 +40,17 @@ def format_duration(delta: timedelta) -> str:
         return f"{minutes} min"
     hours, rest = divmod(minutes, 60)
     return f"{hours} h {rest} min" if rest else f"{hours} h"
+
+
+def save_idle_minutes(store: Store, host_id: int, minutes: int) -> None:
+    """The host's idle-alert threshold as the user chose it (the wizard), kept by host id."""
+    store.set_setting(f"{IDLE_MINUTES}{host_id}", str(int(minutes)))
+
+
+def idle_minutes(store: Store, host_id: int) -> float | None:
+    """The host's own idle-alert threshold in minutes; None: the monitor's default."""
+    text = store.get_setting(f"{IDLE_MINUTES}{host_id}")
+    return float(text) if text and text.isdigit() and int(text) > 0 else None
 
 
 def rental_name(r: Rental) -> str:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from gpu_companion.core.common.errors import ValidationError
 from gpu_companion.core.hosts.registry import Host
+from gpu_companion.core.spend.alerts import save_idle_minutes
 from gpu_companion.core.spend.budgets import Budget, Budgets
 from gpu_companion.core.spend.ledger import SpendLedger
 from gpu_companion.core.spend.metering import Rental
@@ -102,7 +103,8 @@ class VaultKeyService:
 
 class SpendLedgerService:
     """`LedgerService` over the spend ledger: the rental is metered from now, its planned hours
-    become the max runtime (alerts 15 minutes before and when passed), the budget is monthly."""
+    become the max runtime (alerts 15 minutes before and when passed), its idle minutes the
+    host's idle-alert threshold, the budget is monthly."""
 
     PERIODS = {"monthly": "month", "weekly": "week", "daily": "day"}
 
@@ -113,6 +115,7 @@ class SpendLedgerService:
     def start_rental(self, plan: RentalPlan) -> Rental:
         if plan.platform_id is None:
             raise ValidationError("platform", "Choose the platform this instance is rented on.")
+        save_idle_minutes(self.ledger.store, plan.host_id, plan.idle_alert_minutes)
         return self.ledger.start_rental(
             plan.platform_id,
             plan.rate,

@@ -43,6 +43,33 @@ def test_idle_fires_once_per_episode_with_configurable_thresholds():
     assert [m.key for m in got] == ["idle:a", "idle:a"]  # a second episode
 
 
+def test_an_idle_hint_is_dated_from_the_start_of_the_stretch():
+    # the spend alert prices the stretch from `since`: dated when it fired, it cost "$0"
+    engine, _got, clock = _engine(idle_minutes=15)
+    started = clock.now
+    engine.on_samples("a", _gpus(0, 0))
+    clock.now += 16 * 60
+    [hint] = engine.on_samples("a", _gpus(0, 0))
+    assert hint.since == started and "for 16 minutes" in hint.text
+
+
+def test_a_hosts_own_idle_minutes_replace_the_default():
+    notifier, got, clock = Notifier(), [], Clock()
+    notifier.subscribe(got.append)
+    own = {"a": 40.0}  # the wizard's "alert when idle for 40 min"; "b" has none
+    engine = HintEngine(notifier, HintConfig(idle_minutes=15), clock,
+                        idle_minutes_for=own.get)  # fmt: skip
+    for alias in ("a", "b"):
+        engine.on_samples(alias, _gpus(0))
+    clock.now += 31 * 60
+    for alias in ("a", "b"):
+        engine.on_samples(alias, _gpus(0))
+    assert [m.key for m in got] == ["idle:b"]
+    clock.now += 10 * 60
+    engine.on_samples("a", _gpus(0))
+    assert [m.key for m in got] == ["idle:b", "idle:a"]
+
+
 def test_idle_needs_a_reading_and_a_bill():
     engine, got, clock = _engine()
     engine.on_samples("mig", _gpus(None, None))

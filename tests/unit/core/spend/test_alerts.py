@@ -176,3 +176,14 @@ def test_spot_rental_without_a_recent_checkpoint_sync(ledger, manual_clock):
     (stale,) = alerts.check()
     assert "for 31 min" in stale.text
     assert alerts.check() == []
+
+
+def test_a_hosts_idle_minutes_are_kept_by_host_id_and_junk_reads_as_none(store):
+    from gpu_companion.core.spend.alerts import IDLE_MINUTES, idle_minutes, save_idle_minutes
+
+    assert idle_minutes(store, 7) is None  # not set: the monitor's default applies
+    save_idle_minutes(store, 7, 40)
+    assert (idle_minutes(store, 7), idle_minutes(store, 8)) == (40.0, None)
+    for junk in ("0", "-5", "abc", ""):
+        store.set_setting(f"{IDLE_MINUTES}7", junk)
+        assert idle_minutes(store, 7) is None
