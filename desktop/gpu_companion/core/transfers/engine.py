@@ -240,7 +240,9 @@ class TransferEngine:
         cmd = self._command(job, host, "transfer")
         run = RsyncRun(cmd, control)
         outcome = yield from run.events()
-        if outcome.outcome == "failed" and run.returncode == 255:
+        # ssh refused (255), or rsync noticed the closed pipe first and exited 12: ssh's own
+        # lines in the output say which
+        if outcome.outcome == "failed" and run.returncode in (12, 255):
             if explain_exit_code(255, run.output_tail).category == "auth":
                 return replace(
                     outcome, message=self._auth_message(host, run.output_tail), retryable=False
