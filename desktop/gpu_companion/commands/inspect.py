@@ -5,12 +5,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from gpu_companion.core.hosts.registry import LOCAL_ALIAS, LOCAL_HOST, Host, HostRegistry
-from gpu_companion.core.monitor.collector import ClientFactory
-from gpu_companion.core.monitor.nvsmi import GpuSample
-from gpu_companion.core.monitor.snapshot import Snapshot, take_snapshots
+if TYPE_CHECKING:  # imported by the handler: `gpu-companion` parses its arguments first
+    from gpu_companion.core.hosts.registry import Host, HostRegistry
+    from gpu_companion.core.monitor.collector import ClientFactory
+    from gpu_companion.core.monitor.nvsmi import GpuSample
+    from gpu_companion.core.monitor.snapshot import Snapshot
 
 
 def register(sub: Any) -> None:
@@ -28,6 +29,8 @@ def register(sub: Any) -> None:
 
 
 def _resolve(registry: HostRegistry, aliases: list[str]) -> tuple[list[Host], list[str]]:
+    from gpu_companion.core.hosts.registry import LOCAL_ALIAS, LOCAL_HOST
+
     if not aliases:
         return [LOCAL_HOST, *registry.hosts(include_released=False)], []
     hosts, unknown = [], []
@@ -84,9 +87,12 @@ def _as_dict(snap: Snapshot) -> dict[str, Any]:
 
 def run(args: argparse.Namespace, factory: ClientFactory | None = None) -> int:
     """Exit 0 when every host answered, 1 when one failed, 2 for an unknown alias."""
-    from gpu_companion.services import build_services
+    from gpu_companion.commands.opening import open_services
+    from gpu_companion.core.monitor.snapshot import take_snapshots
 
-    services = build_services()  # the app's own connections: keys from the keyring, known_hosts
+    services = open_services()  # the app's own connections: keys from the keyring, known_hosts
+    if services is None:
+        return 2
     try:
         hosts, unknown = _resolve(services.registry, list(args.aliases))
         for alias in unknown:

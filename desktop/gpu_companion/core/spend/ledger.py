@@ -12,9 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, tzinfo
 from decimal import Decimal
-from typing import Any
-
-import sqlite_utils
+from typing import TYPE_CHECKING, Any
 
 from gpu_companion.core.common.clock import Clock, SystemClock, from_iso, local_offset, to_iso
 from gpu_companion.core.common.errors import UserError, ValidationError
@@ -28,6 +26,9 @@ from gpu_companion.core.spend.metering import (
 )
 from gpu_companion.core.spend.money import check_currency, parse_decimal, to_minor
 from gpu_companion.core.storage.store import Store
+
+if TYPE_CHECKING:
+    import sqlite_utils
 
 RENTAL_COLUMNS = (
     "r.id, r.platform_id, r.host_id, r.host_alias, r.gpu_model, r.gpu_count, r.billing_mode, "

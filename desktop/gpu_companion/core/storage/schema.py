@@ -6,10 +6,12 @@ Append new migrations at the end; never edit one that has shipped.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-import sqlite_utils
+if TYPE_CHECKING:
+    import sqlite_utils
 
-Migration = Callable[[sqlite_utils.Database], None]
+Migration = Callable[["sqlite_utils.Database"], None]
 
 
 def _v1_platforms_hosts(db: sqlite_utils.Database) -> None:
