@@ -43,9 +43,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     handler = getattr(args, "handler", None)
     if handler is not None:
         return int(handler(args))
-    from gpu_companion.core.common.fast_imports import import_sqlite_utils_without_numpy
+    import gpu_companion.services  # noqa: F401  # before Qt: see below
 
-    import_sqlite_utils_without_numpy()  # before Qt and the app: see benchmarks/startup.py
+    # Every module imported after PySide6 has its source read by PySide6's feature check; the
+    # Qt-free services and core come first so only the ui modules pay for it.
     from gpu_companion.app import run_gui
 
     if args.smoke_test and not os.environ.get("QT_QPA_PLATFORM") and not os.environ.get("DISPLAY"):
