@@ -33,7 +33,7 @@ def build_window(services: Services) -> MainWindow:
     window = MainWindow(services, PAGES)
     window.tray = Tray(
         window.bring_forward,
-        lambda: window.quit_app(),
+        window.request_quit,
         window.banners.show_message,
         parent=window,
         model=TrayModel(services.ledger, services.budgets),

@@ -45,6 +45,7 @@ class MainWindow(QMainWindow):
         self.setWindowIcon(icon("app"))
         self.setMinimumSize(QSize(720, 480))
         self.keep_in_tray = False  # set by the app when a tray exists and a rental runs
+        self._quitting = False  # the user chose to quit: every close from now on is accepted
 
         toolbar = QToolBar("Main")
         toolbar.setObjectName("mainToolbar")
@@ -161,6 +162,9 @@ class MainWindow(QMainWindow):
 
     def closeEvent(self, event: QCloseEvent) -> None:
         self.save_state()
+        if self._quitting:  # Qt closes every window when the application quits
+            event.accept()
+            return
         if self.keep_in_tray and self.tray is not None and self.tray.icon is not None:
             event.ignore()
             self.hide()
@@ -168,9 +172,37 @@ class MainWindow(QMainWindow):
                 "GPU Companion", "Still running in the tray: a rental is being metered."
             )
             return
-        self._unsubscribe()
+        if not self._confirm_quit("Close GPU Companion?"):  # no tray: closing quits
+            event.ignore()
+            return
         event.accept()
+        self._quit()
+
+    def request_quit(self) -> None:
+        """The tray's Quit: quits the app (never only hides it), asking first while a rental
+        is metered, since the instance keeps running and costing on the provider."""
+        if self._confirm_quit("Quit GPU Companion?"):
+            self._quit()
+
+    def _quit(self) -> None:
+        if not self._quitting:
+            self._quitting = True
+            self._unsubscribe()
         self.quit_app()
+
+    def _confirm_quit(self, title: str) -> bool:
+        from gpu_companion.core.spend.quitting import still_running_text
+
+        text = still_running_text(self.ctx.ledger)
+        if not text:
+            return True
+        box = QMessageBox(QMessageBox.Icon.Warning, title, text, parent=self)
+        box.setObjectName("quitConfirm")
+        quit_button = box.addButton("Quit anyway", QMessageBox.ButtonRole.AcceptRole)
+        stay = box.addButton(QMessageBox.StandardButton.Cancel)
+        box.setDefaultButton(stay)
+        box.exec()
+        return box.clickedButton() is quit_button
 
     def show_error_dialog(self, text: str) -> None:
         QMessageBox.critical(self, "GPU Companion", text)
