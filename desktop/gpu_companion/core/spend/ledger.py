@@ -314,7 +314,10 @@ class SpendLedger:
         return next((r for r in self.running() if r.host_id == host_id), None)
 
     def running_for_alias(self, alias: str) -> Rental | None:
-        return next((r for r in self.running() if r.host_alias == alias), None)
+        """The running rental of the host called `alias` now, found by the host's id (a rental
+        started before a rename still belongs to the renamed host)."""
+        row = self.store.db.execute("SELECT id FROM hosts WHERE alias = ?", [alias]).fetchone()
+        return self.running_for_host(int(row[0])) if row else None
 
     def has_running(self) -> bool:
         row = self.store.db.execute("SELECT 1 FROM rentals WHERE ended_at IS NULL LIMIT 1")

@@ -8,6 +8,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from gpu_companion.core.storage.identity import migrate_to_ids
+
 if TYPE_CHECKING:
     import sqlite_utils
 
@@ -254,4 +256,5 @@ MIGRATIONS: list[Migration] = [
     _v4_ssh_keys,
     _v5_transfer_jobs,
     _v2_gpu_minutes,
+    migrate_to_ids,  # 6: keys, release history and settings by id; the data dir's own id
 ]
