@@ -14,6 +14,7 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QLineEdit,
+    QPushButton,
     QSpinBox,
     QTableView,
     QTextBrowser,
@@ -32,6 +33,7 @@ from gpu_companion.core.planning.billing import (
     advise,
 )
 from gpu_companion.core.planning.catalogue import JobCost, explain_int8_tops, load_catalogue
+from gpu_companion.core.planning.checkpointing import checkpointing_hint
 from gpu_companion.core.planning.estimate import (
     EstimateRequest,
     MemoryLine,
@@ -60,6 +62,8 @@ TASK_LABELS = {
 class WizardPage(QWizardPage):
     """Answers stay in the widgets: going Back resets nothing (no registered fields to clear)."""
 
+    why: QLabel  # "Next is not available yet: …", added by the wizard under the page's answers
+
     def wiz(self) -> FirstRentalWizard:
         from gpu_companion.ui.wizard import FirstRentalWizard
 
@@ -69,6 +73,10 @@ class WizardPage(QWizardPage):
 
     def cleanupPage(self) -> None:  # noqa: N802 - Qt's name
         """Keep what the user typed when they go back."""
+
+    def blocked_reason(self) -> str:
+        """Why Next (or Finish) is not available on this page, in the user's words."""
+        return "answer the questions above first."
 
     @staticmethod
     def note(text: str = "", name: str = "") -> QLabel:
@@ -181,9 +189,19 @@ class EstimatePage(WizardPage):
         self.table.horizontalHeader().setStretchLastSection(True)
         self.error = self.note(name="estimateError")
         self.error.setStyleSheet("color: #c53030;")
+        self.checkpointing = self.note(name="checkpointingHint")
+        self.use_checkpointing = QPushButton("Use gradient checkpointing")
+        self.use_checkpointing.setObjectName("useCheckpointing")
+        self.use_checkpointing.clicked.connect(self._turn_on_checkpointing)
         lay.addWidget(self.total)
         lay.addWidget(self.table)
+        lay.addWidget(self.checkpointing)
+        lay.addWidget(self.use_checkpointing)
         lay.addWidget(self.error)
+
+    def _turn_on_checkpointing(self) -> None:
+        self.wiz().task_page.checkpointing.setChecked(True)
+        self.initializePage()
 
     def initializePage(self) -> None:  # noqa: N802
         state = self.wiz().state
@@ -195,6 +213,7 @@ class EstimatePage(WizardPage):
             self.error.setText(str(exc))
             self.model.set_rows([])
             self.total.clear()
+            self.checkpointing.clear()
         else:
             mem = state.memory
             self.model.set_rows(list(mem.lines))
@@ -203,10 +222,15 @@ class EstimatePage(WizardPage):
                 f"({mem.params / 1e9:.2f} B params, weights in {mem.precision.value}). Pick a "
                 "card with more memory than that; the next page lists the ones that fit."
             )
+            self.checkpointing.setText(checkpointing_hint(mem))
+        self.use_checkpointing.setVisible(bool(self.checkpointing.text()))
         self.completeChanged.emit()
 
     def isComplete(self) -> bool:  # noqa: N802
         return self.wiz().state.memory is not None
+
+    def blocked_reason(self) -> str:
+        return "the job could not be estimated: go back and change what the message names."
 
 
 class GpuPage(WizardPage):
@@ -259,7 +283,8 @@ class GpuPage(WizardPage):
             state.card = None
             self.verdict.setText(
                 f"No card in the catalogue has {mem.total_gib:,.1f} GiB: go back and try int4 "
-                "weights, LoRA/QLoRA, gradient checkpointing or a shorter context."
+                "weights, LoRA/QLoRA, gradient checkpointing or a shorter context. "
+                + checkpointing_hint(mem)
             )
         self.completeChanged.emit()
 
@@ -272,12 +297,20 @@ class GpuPage(WizardPage):
         state = self.wiz().state
         state.card = self.model.row(rows[0].row()).card if rows else None
         if state.card is not None and state.memory is not None:
-            self.verdict.setText(fit_verdict(state.memory, state.card).text)
+            hint = checkpointing_hint(state.memory, state.card)
+            self.verdict.setText(
+                " ".join(filter(None, [fit_verdict(state.memory, state.card).text, hint]))
+            )
             self.int8.setText(explain_int8_tops(state.card))
         self.completeChanged.emit()
 
     def isComplete(self) -> bool:  # noqa: N802
         return self.wiz().state.card is not None
+
+    def blocked_reason(self) -> str:
+        if self.model.rowCount() == 0:
+            return "no card fits this job: go back and make it smaller."
+        return "choose a card in the table."
 
 
 class BillingPage(WizardPage):
@@ -359,6 +392,9 @@ class BillingPage(WizardPage):
 
     def isComplete(self) -> bool:  # noqa: N802
         return self.advice_ok
+
+    def blocked_reason(self) -> str:
+        return "the prices above cannot be compared yet: correct the one the message names."
 
 
 def _html(text: str) -> str:
