@@ -109,7 +109,11 @@ def run_gui(argv: list[str], smoke_test: bool = False, background: bool = False)
         window.show()
     from gpu_companion.ui.common.worker import run_in_thread
 
-    run_in_thread(services.managed_ssh.sync_quietly)  # hosts from an earlier run, keys changed
+    if not os.environ.get("GPU_COMPANION_EXIT_AFTER_FIRST_PAINT"):  # it quits at that paint
+        # hosts from an earlier run, keys changed: after the first paint (ssh modules load then)
+        window.after_first_paint_calls.append(
+            lambda: run_in_thread(services.managed_ssh.sync_quietly)
+        )
     log.info("GPU Companion %s started", __version__)
     code = app.exec()
     window.save_state()
@@ -135,6 +139,7 @@ def smoke(services: Services, window: MainWindow, errors: list[BaseException]) -
     QApplication.processEvents()
     if not tray.available and not window.banners.banners():
         problems.append("the in-app alert fallback did not show")
+    window.quitting = True  # a smoke test ends without asking, even while a rental is metered
     window.close()
     QApplication.processEvents()
     services.close()

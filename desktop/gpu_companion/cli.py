@@ -14,7 +14,11 @@ from gpu_companion import __version__
 COMMAND_MODULES: list[str] = ["estimate", "ledger", "ssh_config", "doctor", "inspect"]
 
 
-def build_parser() -> argparse.ArgumentParser:
+# Options of the window itself: with nothing else on the command line, no command parser is built.
+GUI_OPTIONS = frozenset({"--smoke-test", "--background"})
+
+
+def build_parser(commands: bool = True) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="gpu-companion",
         description="GPU Companion: keys, ssh config, live GPU graphs, transfers, release gate "
@@ -32,6 +36,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="start in the tray without opening the window (start at login uses it); "
         "the window opens anyway when the desktop has no tray",
     )
+    if not commands:
+        return parser
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:
         importlib.import_module(f"gpu_companion.commands.{name}").register(sub)
@@ -39,7 +45,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    given = sys.argv[1:] if argv is None else list(argv)
+    # the window starts without importing every command module (benchmarks/startup.py)
+    args = build_parser(commands=not GUI_OPTIONS.issuperset(given)).parse_args(given)
     handler = getattr(args, "handler", None)
     if handler is not None:
         return int(handler(args))

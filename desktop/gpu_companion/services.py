@@ -11,21 +11,20 @@ from typing import TYPE_CHECKING
 from gpu_companion.core.common.notifier import Notifier
 from gpu_companion.core.common.paths import AppPaths
 from gpu_companion.core.hosts.registry import HostRegistry
-from gpu_companion.core.release.wiring import ReleaseWiring
 from gpu_companion.core.spend.alerts import SpendAlerts
 from gpu_companion.core.spend.budgets import Budgets
 from gpu_companion.core.spend.ledger import SpendLedger
 from gpu_companion.core.spend.money import format_money, to_minor
-from gpu_companion.core.ssh.config_writer import SshConfigWriter
-from gpu_companion.core.ssh.connection import SessionFactory
-from gpu_companion.core.ssh.managed import ManagedConfig
-from gpu_companion.core.ssh.vault import KeyVault
 from gpu_companion.core.storage.store import Store
-from gpu_companion.core.transfers.queue import TransferQueue
-from gpu_companion.core.transfers.service import build_transfer_queue
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # imported where first used: the first window paints without them
     from gpu_companion.core.monitor.live import Monitor
+    from gpu_companion.core.release.wiring import ReleaseWiring
+    from gpu_companion.core.ssh.config_writer import SshConfigWriter
+    from gpu_companion.core.ssh.connection import SessionFactory
+    from gpu_companion.core.ssh.managed import ManagedConfig
+    from gpu_companion.core.ssh.vault import KeyVault
+    from gpu_companion.core.transfers.queue import TransferQueue
 
 
 class Services:
@@ -53,22 +52,32 @@ class Services:
 
     @cached_property
     def vault(self) -> KeyVault:
+        from gpu_companion.core.ssh.vault import KeyVault
+
         return KeyVault(self.store, self.paths.data_dir / "keys")  # keyring touched on first use
 
     @cached_property
     def ssh_config(self) -> SshConfigWriter:
+        from gpu_companion.core.ssh.config_writer import SshConfigWriter
+
         return SshConfigWriter(Path.home())
 
     @cached_property
     def sessions(self) -> SessionFactory:
+        from gpu_companion.core.ssh.connection import SessionFactory
+
         return SessionFactory(self.vault, self.ssh_config.known_hosts, self.key_passphrases.get)
 
     @cached_property
     def managed_ssh(self) -> ManagedConfig:
+        from gpu_companion.core.ssh.managed import ManagedConfig
+
         return ManagedConfig(self.ssh_config, self.registry, self.vault)
 
     @cached_property
     def transfers(self) -> TransferQueue:
+        from gpu_companion.core.transfers.service import build_transfer_queue
+
         return build_transfer_queue(
             self.store,
             self.registry,
@@ -95,6 +104,8 @@ class Services:
 
     @cached_property
     def release(self) -> ReleaseWiring:
+        from gpu_companion.core.release.wiring import ReleaseWiring
+
         return ReleaseWiring.build(
             self.store,
             self.registry,

@@ -128,3 +128,16 @@ def test_numpy_stays_importable_after_the_core(tmp_path):
         check=False,
     )
     assert out.returncode == 0 and out.stdout.strip() == "0.0", out.stderr
+
+
+def test_the_help_still_lists_every_command():
+    out = subprocess.run(
+        [sys.executable, "-m", "gpu_companion", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert out.returncode == 0, out.stderr
+    for command in ("estimate", "ledger", "ssh-config", "doctor", "inspect"):
+        assert command in out.stdout
