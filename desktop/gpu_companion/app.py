@@ -111,14 +111,20 @@ def run_gui(argv: list[str], smoke_test: bool = False, background: bool = False)
         window.show()
     from gpu_companion.ui.common.worker import run_in_thread
 
-    try:
-        services.start()  # the app's ssh-agent, before any page can reach a host
-    except UserError as exc:
-        log.warning("ssh-agent: %s", exc)
-        services.notifier.warning(str(exc), source="ssh-agent")
-    run_in_thread(_start_background, services)
-    if not services.start_autorelease():
-        log.info("auto-release runs in another process on this data dir")
+    def start_after_first_paint() -> None:
+        """The app's ssh-agent (ssh modules load now), its keys and the managed ssh config off
+        the GUI thread, then auto-release; a page can reach a host only after this paint."""
+        try:
+            services.start()
+        except UserError as exc:
+            log.warning("ssh-agent: %s", exc)
+            services.notifier.warning(str(exc), source="ssh-agent")
+        run_in_thread(_start_background, services)
+        if not services.start_autorelease():
+            log.info("auto-release runs in another process on this data dir")
+
+    if not os.environ.get("GPU_COMPANION_EXIT_AFTER_FIRST_PAINT"):  # it quits at that paint
+        window.after_first_paint_calls.append(start_after_first_paint)
     log.info("GPU Companion %s started", __version__)
     code = app.exec()
     window.save_state()
@@ -150,6 +156,7 @@ def smoke(services: Services, window: MainWindow, errors: list[BaseException]) -
     QApplication.processEvents()
     if not tray.available and not window.banners.banners():
         problems.append("the in-app alert fallback did not show")
+    window.quitting = True  # a smoke test ends without asking, even while a rental is metered
     window.close()
     QApplication.processEvents()
     services.close()

@@ -27,7 +27,11 @@ COMMAND_MODULES: list[str] = [
 ]
 
 
-def build_parser() -> argparse.ArgumentParser:
+# Options of the window itself: with nothing else on the command line, no command parser is built.
+GUI_OPTIONS = frozenset({"--smoke-test", "--background"})
+
+
+def build_parser(commands: bool = True) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="gpu-companion",
         description="GPU Companion: keys, ssh config, live GPU graphs, transfers, release gate "
@@ -45,6 +49,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="start in the tray without opening the window (start at login uses it); "
         "the window opens anyway when the desktop has no tray",
     )
+    if not commands:
+        return parser
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:
         importlib.import_module(f"gpu_companion.commands.{name}").register(sub)
@@ -52,13 +58,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    given = sys.argv[1:] if argv is None else list(argv)
+    # the window starts without importing every command module (benchmarks/startup.py)
+    args = build_parser(commands=not GUI_OPTIONS.issuperset(given)).parse_args(given)
     handler = getattr(args, "handler", None)
     if handler is not None:
         return int(handler(args))
-    from gpu_companion.core.common.fast_imports import import_sqlite_utils_without_numpy
+    import gpu_companion.services  # noqa: F401  # before Qt: see below
 
-    import_sqlite_utils_without_numpy()  # before Qt and the app: see benchmarks/startup.py
+    # Every module imported after PySide6 has its source read by PySide6's feature check; the
+    # Qt-free services and core come first so only the ui modules pay for it.
     from gpu_companion.app import run_gui
 
     if args.smoke_test and not os.environ.get("QT_QPA_PLATFORM") and not os.environ.get("DISPLAY"):

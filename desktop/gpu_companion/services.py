@@ -9,33 +9,31 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gpu_companion.core.autorelease.service import AutoReleaseLoop, AutoReleaseService
 from gpu_companion.core.common.clock import Clock, SystemClock
 from gpu_companion.core.common.money import format_money, to_minor
 from gpu_companion.core.common.notifier import Notifier
 from gpu_companion.core.common.paths import AppPaths
-from gpu_companion.core.fleet.runs import Runs
 from gpu_companion.core.hosts.registry import HostRegistry
-from gpu_companion.core.release.wiring import ReleaseWiring
 from gpu_companion.core.spend.alerts import SpendAlerts, idle_minutes
 from gpu_companion.core.spend.budgets import Budgets
 from gpu_companion.core.spend.ledger import SpendLedger
-from gpu_companion.core.ssh.agent import AppAgent, RuntimePaths, auth_help
-from gpu_companion.core.ssh.background_sync import BackgroundSync
-from gpu_companion.core.ssh.config_writer import SshConfigWriter
-from gpu_companion.core.ssh.connection import SessionFactory
-from gpu_companion.core.ssh.managed import ManagedConfig
-from gpu_companion.core.ssh.vault import KeyVault
 from gpu_companion.core.storage.store import Store
-from gpu_companion.core.transfers.presets import BACKUPS_DIR
-from gpu_companion.core.transfers.queue import TransferQueue
-from gpu_companion.core.transfers.service import build_transfer_queue
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # imported where first used: the first window paints without them
     from gpu_companion.core.access.launch import Launcher
     from gpu_companion.core.access.manager import TunnelManager
+    from gpu_companion.core.autorelease.service import AutoReleaseLoop, AutoReleaseService
+    from gpu_companion.core.fleet.runs import Runs
     from gpu_companion.core.monitor.live import Monitor
     from gpu_companion.core.monitor.watcher import HostWatcher
+    from gpu_companion.core.release.wiring import ReleaseWiring
+    from gpu_companion.core.ssh.agent import AppAgent, RuntimePaths
+    from gpu_companion.core.ssh.background_sync import BackgroundSync
+    from gpu_companion.core.ssh.config_writer import SshConfigWriter
+    from gpu_companion.core.ssh.connection import SessionFactory
+    from gpu_companion.core.ssh.managed import ManagedConfig
+    from gpu_companion.core.ssh.vault import KeyVault
+    from gpu_companion.core.transfers.queue import TransferQueue
 
 
 class Services:
@@ -69,27 +67,39 @@ class Services:
 
     @cached_property
     def ssh_sync(self) -> BackgroundSync:
+        from gpu_companion.core.ssh.background_sync import BackgroundSync
+
         return BackgroundSync(self.managed_ssh.sync_quietly)
 
     @cached_property
     def vault(self) -> KeyVault:
+        from gpu_companion.core.ssh.vault import KeyVault
+
         return KeyVault(self.store, self.paths.data_dir / "keys")  # keyring touched on first use
 
     @cached_property
     def ssh_config(self) -> SshConfigWriter:
+        from gpu_companion.core.ssh.config_writer import SshConfigWriter
+
         return SshConfigWriter(Path.home())
 
     @cached_property
     def sessions(self) -> SessionFactory:
+        from gpu_companion.core.ssh.connection import SessionFactory
+
         return SessionFactory(self.vault, self.ssh_config.known_hosts, self.key_passphrases.get)
 
     @cached_property
     def runtime_paths(self) -> RuntimePaths:
+        from gpu_companion.core.ssh.agent import RuntimePaths
+
         return RuntimePaths.for_data_dir(self.paths.data_dir)
 
     @cached_property
     def agent(self) -> AppAgent:
         """The app's own ssh-agent: started by `start()`, stopped by `close()`."""
+        from gpu_companion.core.ssh.agent import AppAgent
+
         return AppAgent(self.runtime_paths, self.vault, self.key_passphrases.get)
 
     def start(self) -> None:
@@ -108,10 +118,15 @@ class Services:
 
     @cached_property
     def managed_ssh(self) -> ManagedConfig:
+        from gpu_companion.core.ssh.managed import ManagedConfig
+
         return ManagedConfig(self.ssh_config, self.registry, self.vault, self.runtime_paths)
 
     @cached_property
     def transfers(self) -> TransferQueue:
+        from gpu_companion.core.ssh.agent import auth_help
+        from gpu_companion.core.transfers.service import build_transfer_queue
+
         return build_transfer_queue(
             self.store,
             self.registry,
@@ -154,6 +169,9 @@ class Services:
 
     @cached_property
     def release(self) -> ReleaseWiring:
+        from gpu_companion.core.release.wiring import ReleaseWiring
+        from gpu_companion.core.transfers.presets import BACKUPS_DIR
+
         return ReleaseWiring.build(
             self.store,
             self.registry,
@@ -167,6 +185,8 @@ class Services:
     @cached_property
     def runs(self) -> Runs:
         """Sharded runs on GNU parallel, over the same ssh config as every other ssh call."""
+        from gpu_companion.core.fleet.runs import Runs
+
         return Runs(self.paths.data_dir / "runs", self.managed_ssh.ssh_argv_unshared,
                     prepare=self._keys_for)  # fmt: skip
 
@@ -185,6 +205,8 @@ class Services:
     def autorelease(self) -> AutoReleaseService:
         """Policies applied while the user is away: fed by the monitor, ticked by a thread of
         its own from `start_autorelease()` (the window, the tray and `watch` alike)."""
+        from gpu_companion.core.autorelease.service import AutoReleaseService
+
         service = AutoReleaseService(
             self.store,
             self.registry,
@@ -201,6 +223,8 @@ class Services:
         """Watch every billed host and tick the policies; False when another process on this
         data dir (a window or `gpu-companion watch`) already does."""
         if self._autorelease_loop is None:
+            from gpu_companion.core.autorelease.service import AutoReleaseLoop
+
             loop = AutoReleaseLoop(self.paths.data_dir / "autorelease.lock", every_s)
             if not loop.claim():
                 return False

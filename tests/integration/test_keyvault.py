@@ -50,9 +50,8 @@ def test_generate_keeps_the_private_key_only_in_the_keyring(vault, isolated_home
     assert stored.kind == "ed25519"
     assert stored.comment.startswith("gpu-companion:vast.ai:")
     # readable through the keyring only
-    assert vault.backend.get_password(vault.service, "ssh-key:vast.ai").startswith(
-        "-----BEGIN OPENSSH PRIVATE KEY-----"
-    )
+    secret = vault.backend.get_password(vault.service, f"ssh-key:{stored.platform_id}")
+    assert secret.startswith("-----BEGIN OPENSSH PRIVATE KEY-----")
     hits = scan(
         [isolated_home, app_paths.data_dir, app_paths.config_dir], private_markers(vault, "vast.ai")
     )
@@ -146,7 +145,7 @@ def test_rotate_lists_the_hosts_and_keeps_the_old_key_until_forgotten(vault, sto
 def test_delete_removes_it_from_the_keyring(vault):
     stored = vault.generate("vast.ai")
     vault.delete("vast.ai")
-    assert vault.backend.get_password(vault.service, "ssh-key:vast.ai") is None
+    assert vault.backend.get_password(vault.service, f"ssh-key:{stored.platform_id}") is None
     assert not stored.public_path.exists()
     assert vault.key("vast.ai") is None
 

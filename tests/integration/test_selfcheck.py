@@ -119,6 +119,23 @@ def test_lost_gpu_gets_its_own_hint(sshd, standin, no_torch_python, ssh_client_f
     assert by_key["cuda_available"].status is Status.SKIP
 
 
+def test_one_gpu_needing_a_reset_is_named_and_the_seven_good_ones_are_kept(
+    sshd, standin, no_torch_python, ssh_client_factory, tmp_path
+):
+    standin.configure(gpu_count=8, mem_used=3, reset_gpus=[3])
+    opts = SelfCheckOptions(data_dir=str(tmp_path), expected_gpus=8, **FAST)
+    server = _server_with(sshd, no_torch_python)
+    steps = {s.key: s for s in run_selfcheck(_host(server, 8), ssh_client_factory(server), opts)}
+    smi = steps["nvidia_smi"]
+    assert smi.status is Status.FAIL
+    assert smi.evidence.startswith("GPU 3 needs a reset.") and "the other 7 GPU(s)" in smi.evidence
+    assert "Do not train on GPU 3" in smi.hint
+    gpus = steps["gpus"]  # the good GPUs' results are kept, and 7 + 1 is what was rented
+    assert gpus.status is Status.PASS, gpus.evidence
+    assert gpus.evidence.startswith("7 × NVIDIA H100 80GB HBM3")
+    assert gpus.evidence.count("MiB free") == 7
+
+
 def test_no_driver_and_no_torch_each_get_their_hint(
     sshd, standin, no_torch_python, ssh_client_factory, tmp_path
 ):

@@ -20,11 +20,15 @@ def window(ctx, qtbot):
     from gpu_companion.ui.shell.build import build_window
 
     win = build_window(ctx)
-    qtbot.addWidget(win)
     win.show()
     yield win
     worker.wait_all()
     win.save_state()
+    # closed here rather than by qtbot (which closes before any fixture ends): without asking
+    # whether to quit while a rental is metered, and before the services close
+    win.quitting = True
+    win.close()
+    win.deleteLater()
 
 
 class RecordingNavigator:

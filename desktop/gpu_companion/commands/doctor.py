@@ -5,10 +5,6 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from gpu_companion.core.common.paths import AppPaths
-from gpu_companion.core.ssh.agent import RuntimePaths
-from gpu_companion.core.system.envcheck import detect_os, run_checks
-
 
 def register(sub: Any) -> None:
     parser = sub.add_parser(
@@ -19,6 +15,10 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from gpu_companion.core.common.paths import AppPaths
+    from gpu_companion.core.ssh.agent import RuntimePaths
+    from gpu_companion.core.system.envcheck import detect_os, run_checks
+
     os_info = detect_os()
     print(f"GPU Companion environment check on {os_info.pretty or os_info.family}")
     failed = 0

@@ -5,15 +5,16 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from gpu_companion.core.hosts.registry import LOCAL_ALIAS, LOCAL_HOST, Host, HostRegistry
-from gpu_companion.core.monitor.collector import ClientFactory, HostState
-from gpu_companion.core.monitor.faults import GpuFault
-from gpu_companion.core.monitor.nvsmi import GpuSample
-from gpu_companion.core.monitor.snapshot import Snapshot, take_snapshots
+if TYPE_CHECKING:  # imported by the handler: `gpu-companion` parses its arguments first
+    from gpu_companion.core.hosts.registry import Host, HostRegistry
+    from gpu_companion.core.monitor.collector import ClientFactory
+    from gpu_companion.core.monitor.faults import GpuFault
+    from gpu_companion.core.monitor.nvsmi import GpuSample
+    from gpu_companion.core.monitor.snapshot import Snapshot
 
-_READING = (HostState.CONNECTING, HostState.LIVE)
+_READING = ("connecting", "live")  # HostState values, without importing the monitor here
 
 
 def register(sub: Any) -> None:
@@ -31,6 +32,8 @@ def register(sub: Any) -> None:
 
 
 def _resolve(registry: HostRegistry, aliases: list[str]) -> tuple[list[Host], list[str]]:
+    from gpu_companion.core.hosts.registry import LOCAL_ALIAS, LOCAL_HOST
+
     if not aliases:
         return [LOCAL_HOST, *registry.hosts(include_released=False)], []
     hosts, unknown = [], []
@@ -102,9 +105,12 @@ def _fault_line(snap: Snapshot, f: GpuFault) -> str:
 
 def run(args: argparse.Namespace, factory: ClientFactory | None = None) -> int:
     """Exit 0 when every host answered, 1 when one failed, 2 for an unknown alias."""
-    from gpu_companion.services import build_services
+    from gpu_companion.commands.opening import open_services
+    from gpu_companion.core.monitor.snapshot import take_snapshots
 
-    services = build_services()  # the app's own connections: keys from the keyring, known_hosts
+    services = open_services()  # the app's own connections: keys from the keyring, known_hosts
+    if services is None:
+        return 2
     try:
         hosts, unknown = _resolve(services.registry, list(args.aliases))
         for alias in unknown:
@@ -119,7 +125,7 @@ def run(args: argparse.Namespace, factory: ClientFactory | None = None) -> int:
         print(json.dumps([_as_dict(s) for s in snaps], indent=2))
     else:
         for snap in snaps:
-            if snap.gpus and snap.status.state in _READING:
+            if snap.gpus and snap.status.state.value in _READING:
                 rows = [(g.index, _line(snap, g)) for g in snap.gpus]
                 rows += [(f.index, _fault_line(snap, f)) for f in snap.faults]
                 for _, text in sorted(rows, key=lambda r: (r[0] is None, r[0] or 0)):

@@ -8,14 +8,12 @@ import sys
 import tempfile
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpu_companion.core.common.errors import UserError
-from gpu_companion.core.common.money import format_money, format_totals
-from gpu_companion.core.spend.budgets import Budgets
-from gpu_companion.core.spend.ledger import SpendLedger
-from gpu_companion.core.spend.ledger_csv import apply_import, export_csv, parse_csv
-from gpu_companion.core.spend.reports import burn_text, period_report
+
+if TYPE_CHECKING:  # the handlers import the ledger: `gpu-companion` parses its arguments first
+    from gpu_companion.core.spend.ledger import SpendLedger
 
 
 def register(sub: Any) -> None:
@@ -38,10 +36,11 @@ def register(sub: Any) -> None:
     imp.set_defaults(handler=_import)
 
 
-def _ledger() -> SpendLedger:
-    from gpu_companion.services import build_services
+def _ledger() -> SpendLedger | None:
+    from gpu_companion.commands.opening import open_services
 
-    return build_services().ledger
+    services = open_services()
+    return None if services is None else services.ledger
 
 
 def _fail(message: str) -> int:
@@ -56,7 +55,13 @@ def _report(args: argparse.Namespace) -> int:
             at = datetime.fromisoformat(args.at).replace(tzinfo=timezone.utc)
         except ValueError:
             return _fail(f"--at {args.at!r} is not a date like 2025-01-31")
+    from gpu_companion.core.common.money import format_money, format_totals
+    from gpu_companion.core.spend.budgets import Budgets
+    from gpu_companion.core.spend.reports import burn_text, period_report
+
     ledger = _ledger()
+    if ledger is None:
+        return 2
     try:
         rep = period_report(ledger, args.period, at)
         start = rep.start.astimezone(ledger.tz)
@@ -88,7 +93,11 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
+    from gpu_companion.core.spend.ledger_csv import export_csv
+
     ledger = _ledger()
+    if ledger is None:
+        return 2
     try:
         if args.file == "-":
             count = export_csv(ledger, sys.stdout)
@@ -115,7 +124,11 @@ def _import(args: argparse.Namespace) -> int:
         data = Path(args.file).read_bytes()
     except OSError as exc:
         return _fail(f"could not read {args.file}: {exc.strerror or exc}")
+    from gpu_companion.core.spend.ledger_csv import apply_import, parse_csv
+
     ledger = _ledger()
+    if ledger is None:
+        return 2
     try:
         defaults = {"platform": args.platform or "", "currency": args.currency or ""}
         preview = parse_csv(ledger, data, defaults)

@@ -28,6 +28,7 @@ def _counting_down(rented, standin, qtbot):  # type: ignore[no-untyped-def]
     s.__dict__["autorelease"] = service  # the window answers the service on the moved clock
     win = build_window(s)
     qtbot.addWidget(win)
+    win.quitting = True  # qtbot's close at teardown quits without asking about the rental
     win.show()
     standin.configure(util="idle")  # 0 %, 70 W of 700 W
     _readings(service)

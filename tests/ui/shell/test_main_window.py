@@ -154,3 +154,32 @@ def test_an_unexpected_exception_shows_the_log_path(window, ctx, monkeypatch):
     assert len(shown) == 1 and "kaboom" in shown[0] and str(ctx.paths.log_file) in shown[0]
     logged = ctx.paths.log_file.read_text()
     assert "RuntimeError: kaboom" in logged and "Traceback" in logged
+
+
+def test_only_the_start_page_is_built_before_the_first_paint(app_paths, qapp, qtbot):
+    ctx = build_services(app_paths)
+    win = build_window(ctx)
+    qtbot.addWidget(win)
+    try:
+        assert [k for k in win.pages if win.pages.built(k)] == ["hosts"]
+        win.show()
+        qtbot.waitUntil(lambda: win.first_paint_done, timeout=5000)
+        assert all(win.pages.built(k) for k in win.pages)  # right after it, every page exists
+        for key in win.pages:  # each in its sidebar place
+            assert win.navigate(key) is win.stack.currentWidget() is win.pages[key]
+    finally:
+        win.close()
+        ctx.close()
+
+
+def test_a_window_started_in_the_tray_builds_its_pages_without_a_paint(app_paths, qapp, qtbot):
+    ctx = build_services(app_paths)
+    win = build_window(ctx)
+    qtbot.addWidget(win)
+    ran: list[int] = []
+    win.after_first_paint_calls.append(lambda: ran.append(1))
+    try:
+        qtbot.waitUntil(lambda: win.first_paint_done, timeout=5000)  # never shown: the fallback
+        assert ran == [1] and all(win.pages.built(k) for k in win.pages)
+    finally:
+        ctx.close()

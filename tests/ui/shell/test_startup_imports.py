@@ -15,8 +15,6 @@ HEAVY = ("pyqtgraph", "numpy", "paramiko")
 PROBE = f"""
 import sys
 HEAVY = {HEAVY!r}
-from gpu_companion.core.common.fast_imports import import_sqlite_utils_without_numpy
-import_sqlite_utils_without_numpy()  # as cli.main does before the GUI
 from PySide6.QtWidgets import QApplication
 app = QApplication([])
 import gpu_companion.app  # what gpu-companion imports before the window
@@ -56,6 +54,64 @@ def test_first_window_does_not_import_pyqtgraph_numpy_or_paramiko(tmp_path):
     assert "pyqtgraph" in after_monitor  # loaded when the Monitor page first shows, not before
 
 
+# What `gpu-companion` runs: cli.main parses its arguments (build_parser imports every command
+# module), then boots the window; the hook prints what is loaded when the first paint is delivered.
+FIRST_PAINT_PROBE = """
+import gpu_companion.ui.shell.first_paint as fp
+from gpu_companion.core.common.lazy import is_loaded
+report = fp._FirstPaint._report
+def loaded_then_report(self):
+    print("loaded:" + " ".join(m for m in {heavy!r} if is_loaded(m)), flush=True)
+    report(self)
+fp._FirstPaint._report = loaded_then_report
+from gpu_companion.cli import main
+raise SystemExit(main([]))
+"""
+
+
+def test_gpu_companion_paints_before_sqlite_utils_numpy_pyqtgraph_paramiko(tmp_path):
+    heavy = ("sqlite_utils", *HEAVY)
+    env = {
+        **os.environ,
+        "QT_QPA_PLATFORM": "offscreen",
+        "GPU_COMPANION_HOME": str(tmp_path),
+        "GPU_COMPANION_EXIT_AFTER_FIRST_PAINT": "1",
+    }
+    probe = FIRST_PAINT_PROBE.format(heavy=heavy)
+    for run in ("first start (database created)", "second start"):
+        out = subprocess.run(
+            [sys.executable, "-c", probe],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert out.returncode == 0, out.stderr
+        lines = out.stdout.splitlines()
+        assert lines[-1] == "first-paint", out.stdout
+        loaded = next(ln for ln in lines if ln.startswith("loaded:"))
+        if run == "second start":  # the first start runs the migrations with sqlite-utils
+            assert loaded == "loaded:", f"imported before the first paint: {loaded}"
+        else:
+            assert not {"numpy", "pyqtgraph", "paramiko"} & set(loaded[7:].split()), loaded
+
+
+def test_command_parsers_import_nothing_heavy():
+    """`gpu-companion` builds every command's parser before it knows a window is wanted."""
+    code = (
+        "import sys; from gpu_companion.cli import build_parser; build_parser(); "
+        "print(' '.join(m for m in ('sqlite_utils', 'numpy', 'paramiko', 'pyqtgraph', "
+        "'keyring', 'gpu_companion.core.spend.ledger', 'gpu_companion.core.monitor.collector') "
+        "if m in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == ""
+
+
 def test_numpy_stays_importable_after_the_core(tmp_path):
     out = subprocess.run(
         [
@@ -72,3 +128,16 @@ def test_numpy_stays_importable_after_the_core(tmp_path):
         check=False,
     )
     assert out.returncode == 0 and out.stdout.strip() == "0.0", out.stderr
+
+
+def test_the_help_still_lists_every_command():
+    out = subprocess.run(
+        [sys.executable, "-m", "gpu_companion", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert out.returncode == 0, out.stderr
+    for command in ("estimate", "ledger", "ssh-config", "doctor", "inspect"):
+        assert command in out.stdout

@@ -122,6 +122,11 @@ def test_alerts_become_banners_without_a_tray_and_the_window_stays_while_billing
 
     quits = []
     window.quit_app = lambda: quits.append(1)
+    from tests.ui.shell.test_quit import _answer
+
+    seen: list[str] = []
+    _answer("Quit anyway", seen)
     window.close()
     assert window.keep_in_tray is True  # set from the ledger before the close is handled
-    assert quits == [1]  # ...but without a tray, closing still quits
+    assert quits == [1]  # ...but without a tray, closing quits (after saying what runs on)
+    assert "still metered" in seen[0]

@@ -4,7 +4,7 @@ sqlite-utils imports numpy at module level (0.1-0.2 s here) only to map numpy sc
 column types. The app never stores numpy values (money is integer minor units or Decimal,
 samples are plain floats), so sqlite-utils is imported with numpy hidden; numpy itself stays
 importable for pyqtgraph, which loads it when the Monitor page first draws a graph.
-Called by cli.main before the GUI is imported; headless commands do not pay for sqlite-utils.
+Called by the store when a caller first uses a sqlite-utils helper (after the first paint).
 """
 
 from __future__ import annotations

@@ -5,9 +5,7 @@ from __future__ import annotations
 import sqlite3
 from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timezone
-from typing import Any
-
-import sqlite_utils
+from typing import TYPE_CHECKING, Any
 
 from gpu_companion.core.common.errors import ValidationError
 from gpu_companion.core.common.listeners import Listeners
@@ -20,6 +18,9 @@ from gpu_companion.core.common.validation import (
     validate_user,
 )
 from gpu_companion.core.storage.store import Store
+
+if TYPE_CHECKING:
+    import sqlite_utils
 
 GRANULARITIES = ("second", "minute", "hour")
 HOST_STATES = ("active", "released")

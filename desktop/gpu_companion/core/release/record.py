@@ -2,7 +2,8 @@
 of releases and overrides with their evidence.
 
 `StoreReleaseLedger` implements `RentalLedger`: the spend ledger's running rental gives the start
-(the host's creation time when nothing is metered) and its meter ends, evidence attached.
+(the host's creation time when nothing is metered) and its meter ends, evidence attached. Rows
+are joined by host id, so a renamed host keeps its settings, its meter and its history.
 """
 
 from __future__ import annotations
@@ -10,11 +11,19 @@ from __future__ import annotations
 import json
 from datetime import datetime
 
+from gpu_companion.core.common.errors import UserError
 from gpu_companion.core.hosts.registry import Host
 from gpu_companion.core.release.config import ChecklistConfig
 from gpu_companion.core.release.context import ReleaseRecord
 from gpu_companion.core.spend.ledger import SpendLedger
+from gpu_companion.core.spend.metering import Rental
 from gpu_companion.core.storage.store import Store
+
+
+def _host_id(store: Store, alias: str) -> int | None:
+    """The id of the host called `alias` now (None: no such host)."""
+    row = store.db.execute("SELECT id FROM hosts WHERE alias = ?", [alias]).fetchone()
+    return int(row[0]) if row else None
 
 
 class ChecklistSettings:
@@ -25,15 +34,20 @@ class ChecklistSettings:
 
     def config(self, alias: str) -> ChecklistConfig:
         row = self.store.db.execute(
-            "SELECT config FROM release_configs WHERE host_alias = ?", [alias]
+            "SELECT config FROM release_configs WHERE host_id = ?", [_host_id(self.store, alias)]
         ).fetchone()
         return ChecklistConfig.from_json(row[0]) if row else ChecklistConfig()
 
     def save_config(self, alias: str, config: ChecklistConfig) -> ChecklistConfig:
         cfg = config.validated()
+        host_id = _host_id(self.store, alias)
+        if host_id is None:
+            raise UserError(f"There is no host called {alias!r}.", hint="Add it on the Hosts page.")
         with self.store.transaction() as db:
-            db.table("release_configs").upsert(
-                {"host_alias": alias, "config": cfg.to_json()}, pk="host_alias"
+            db.execute(
+                "INSERT INTO release_configs (host_id, config) VALUES (?, ?) "
+                "ON CONFLICT(host_id) DO UPDATE SET config = excluded.config",
+                [host_id, cfg.to_json()],
             )
         return cfg
 
@@ -63,17 +77,24 @@ class StoreReleaseLedger:
         self.store = store
         self.spend = spend
 
+    def _id(self, host: Host) -> int | None:
+        return host.id if host.id is not None else _host_id(self.store, host.alias)
+
+    def _running(self, host: Host) -> Rental | None:
+        host_id = self._id(host)
+        return None if host_id is None else self.spend.running_for_host(host_id)
+
     def rental_started_at(self, host: Host) -> datetime | None:
-        rental = self.spend.running_for_alias(host.alias)
+        rental = self._running(host)
         if rental is not None:
             return rental.started_at
         row = self.store.db.execute(
-            "SELECT created_at FROM hosts WHERE alias = ?", [host.alias]
+            "SELECT created_at FROM hosts WHERE id = ?", [self._id(host)]
         ).fetchone()
         return datetime.fromisoformat(row[0]) if row and row[0] else None
 
     def end_meter(self, host: Host, record: ReleaseRecord) -> None:
-        rental = self.spend.running_for_alias(host.alias)
+        rental = self._running(host)
         if rental is None or rental.id is None:
             return  # nothing metered for this host
         evidence = {
@@ -86,14 +107,15 @@ class StoreReleaseLedger:
     def meter_ends(self, alias: str) -> list[datetime]:
         """When each of the host's rentals was ended by a release or an override."""
         rows = self.store.db.execute(
-            "SELECT ended_at FROM rentals WHERE host_alias = ? AND end_reason IN "
+            "SELECT ended_at FROM rentals WHERE host_id = ? AND end_reason IN "
             "('release', 'override') ORDER BY id",
-            [alias],
+            [_host_id(self.store, alias)],
         ).fetchall()
         return [datetime.fromisoformat(r[0]) for r in rows]
 
     def record_release(self, record: ReleaseRecord) -> int:
         row = {
+            "host_id": _host_id(self.store, record.host_alias),
             "host_alias": record.host_alias,
             "kind": record.kind,
             "at": record.at.isoformat(timespec="seconds"),
@@ -111,8 +133,8 @@ class StoreReleaseLedger:
     def history(self, host_alias: str) -> list[ReleaseRecord]:
         rows = self.store.db.execute(
             "SELECT id, host_alias, kind, at, reason, failing_items, evidence, release_command, "
-            "command_output FROM release_records WHERE host_alias = ? ORDER BY id DESC",
-            [host_alias],
+            "command_output FROM release_records WHERE host_id = ? ORDER BY id DESC",
+            [_host_id(self.store, host_alias)],
         ).fetchall()
         return [
             ReleaseRecord(

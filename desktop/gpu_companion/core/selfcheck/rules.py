@@ -20,6 +20,7 @@ from gpu_companion.core.monitor.nvsmi import (
     parse_query_gpu_csv,
 )
 from gpu_companion.core.planning.catalogue import GpuCatalogue, GpuSpec, load_catalogue
+from gpu_companion.core.selfcheck.bad_gpus import BadGpu, split_bad_gpus
 from gpu_companion.core.selfcheck.torch_wheels import parse_cuda_version, wheel_hint
 
 QUERY_FIELDS = ("index", "uuid", "name", "memory.used", "memory.total", "driver_version")
@@ -138,9 +139,13 @@ def _judge_python(r: dict[str, Any]) -> Iterator[CheckStep]:
 def _judge_nvidia_smi(r: dict[str, Any], f: Findings) -> Iterator[CheckStep]:
     table, query, apps = (r.get(k) or {} for k in ("table", "query", "apps"))
     text = "\n".join(str(x.get(k, "")) for x in (table, query, apps) for k in ("out", "err"))
-    f.gpu_error = detect_gpu_error(text)
     cuda = _CUDA_RE.search(str(table.get("out", "")))
     f.driver_cuda = (int(cuda.group(1)), int(cuda.group(2))) if cuda else None
+    good, bad = split_bad_gpus(str(query.get("out", "")), QUERY_FIELDS)
+    if good and bad:  # one broken GPU among good ones: name it, judge the others
+        yield from _judge_some_broken(good, bad, str(apps.get("out", "")), f)
+        return
+    f.gpu_error = detect_gpu_error(text)
     if f.gpu_error is not None:
         yield _step("nvidia_smi", Status.FAIL, f.gpu_error.message, f.gpu_error.hint)
         yield _step("gpus", Status.SKIP, "nvidia-smi gave no readings.")
@@ -165,7 +170,27 @@ def _judge_nvidia_smi(r: dict[str, Any], f: Findings) -> Iterator[CheckStep]:
     yield from _judge_gpus(gpus, str(apps.get("out", "")), f)
 
 
-def _judge_gpus(gpus: list[Any], apps_text: str, f: Findings) -> Iterator[CheckStep]:
+def _judge_some_broken(
+    good: list[Any], bad: list[BadGpu], apps_text: str, f: Findings
+) -> Iterator[CheckStep]:
+    f.gpu_names = [g.name or "?" for g in good]
+    driver = good[0].extra.get("driver_version")
+    cuda_text = f", CUDA {f.driver_cuda[0]}.{f.driver_cuda[1]}" if f.driver_cuda else ""
+    names = "; ".join(b.text for b in bad)
+    yield _step(
+        "nvidia_smi",
+        Status.FAIL,
+        f"{names}. Driver {driver or '?'}{cuda_text}; the other {len(good)} GPU(s) answer.",
+        f"Do not train on {' or '.join(b.name for b in bad)}: ask the provider to reset or "
+        "replace it (a reset needs root and no process on that GPU, `nvidia-smi -r -i N`), or "
+        "rent another instance. The results below are for the GPUs that answer.",
+    )
+    yield from _judge_gpus(good, apps_text, f, broken=len(bad))
+
+
+def _judge_gpus(
+    gpus: list[Any], apps_text: str, f: Findings, broken: int = 0
+) -> Iterator[CheckStep]:
     if not gpus:
         yield _step(
             "gpus",
@@ -177,7 +202,7 @@ def _judge_gpus(gpus: list[Any], apps_text: str, f: Findings) -> Iterator[CheckS
         return
     names = ", ".join(sorted(set(f.gpu_names)))
     problems, hints = [], []
-    if f.expected_gpus and len(gpus) != f.expected_gpus:
+    if f.expected_gpus and len(gpus) + broken != f.expected_gpus:
         problems.append(f"{len(gpus)} GPU(s) instead of the {f.expected_gpus} you rented")
         hints.append("Ask the provider why GPUs are missing before you pay for more hours.")
     if f.card is not None and card_for_gpu_name(gpus[0].name or "") != f.card:

@@ -12,9 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, tzinfo
 from decimal import Decimal
-from typing import Any
-
-import sqlite_utils
+from typing import TYPE_CHECKING, Any
 
 from gpu_companion.core.common.clock import Clock, SystemClock, from_iso, local_offset, to_iso
 from gpu_companion.core.common.errors import UserError, ValidationError
@@ -29,6 +27,9 @@ from gpu_companion.core.spend.metering import (
     Rental,
 )
 from gpu_companion.core.storage.store import Store
+
+if TYPE_CHECKING:
+    import sqlite_utils
 
 RENTAL_COLUMNS = (
     "r.id, r.platform_id, r.host_id, r.host_alias, r.gpu_model, r.gpu_count, r.billing_mode, "
@@ -319,7 +320,10 @@ class SpendLedger:
         return next((r for r in self.running() if r.host_id == host_id), None)
 
     def running_for_alias(self, alias: str) -> Rental | None:
-        return next((r for r in self.running() if r.host_alias == alias), None)
+        """The running rental of the host called `alias` now, found by the host's id (a rental
+        started before a rename still belongs to the renamed host)."""
+        row = self.store.db.execute("SELECT id FROM hosts WHERE alias = ?", [alias]).fetchone()
+        return self.running_for_host(int(row[0])) if row else None
 
     def has_running(self) -> bool:
         row = self.store.db.execute("SELECT 1 FROM rentals WHERE ended_at IS NULL LIMIT 1")

@@ -2,7 +2,9 @@
 
 The private key (OpenSSH format, encrypted when the user chose a passphrase) is a keyring secret;
 the app loads it into paramiko from memory and hands it to ssh-agent over a pipe. Nothing private
-is ever written to disk except by the explicit, warned `export_private_key`.
+is ever written to disk except by the explicit, warned `export_private_key`. Keys belong to the
+platform's id (a renamed platform keeps its key), and the keyring service name carries the data
+dir's own id (two data dirs never share an entry).
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from gpu_companion.core.ssh.keys import (
     public_line,
     to_paramiko,
 )
+from gpu_companion.core.storage.identity import data_dir_id
 from gpu_companion.core.storage.store import Store
 
 if TYPE_CHECKING:
@@ -60,7 +63,7 @@ __all__ = [
 class StoredKey:
     """What the app knows about a platform's key without touching the keyring."""
 
-    platform: str
+    platform: str  # the platform's name now (the key belongs to its id)
     kind: str  # "ed25519" | "rsa" | "ecdsa"
     bits: int
     fingerprint: str  # "SHA256:..." as ssh-keygen prints it
@@ -69,6 +72,7 @@ class StoredKey:
     public_path: Path
     encrypted: bool
     has_previous: bool = False
+    platform_id: int = 0
 
     @property
     def fingerprint_line(self) -> str:
@@ -91,16 +95,35 @@ class KeyVault:
     """Generate, import, rotate, delete and use per-platform keys.
 
     `backend` is a keyring backend; None means `keyring.get_keyring()` on first use, so building
-    the vault never touches D-Bus.
+    the vault never touches D-Bus. `service` is the keyring service name: by default
+    "gpu-companion/<data dir id>"; `legacy_service` is where earlier versions kept the secrets,
+    under the platform's name.
     """
 
     def __init__(
-        self, store: Store, public_dir: Path, backend: Any = None, service: str = SERVICE
+        self,
+        store: Store,
+        public_dir: Path,
+        backend: Any = None,
+        service: str | None = None,
+        legacy_service: str = SERVICE,
     ) -> None:
         self.store = store
         self.public_dir = public_dir
         self._backend = backend
-        self.service = service
+        self._service = service
+        self.legacy_service = legacy_service
+        self._moving = False
+
+    @property
+    def service(self) -> str:
+        if self._service is None:
+            self._service = f"{SERVICE}/{data_dir_id(self.store.db)}"
+        return self._service
+
+    @service.setter
+    def service(self, value: str) -> None:
+        self._service = value
 
     # --- keyring access, with every failure mapped to KeyringUnavailable ---------------------
 
@@ -119,16 +142,21 @@ class KeyVault:
     def backend(self, value: Any) -> None:
         self._backend = value
 
-    def _keyring(self, op: str, user: str, secret: str | None = None) -> str | None:
+    def _keyring(
+        self, op: str, user: str, secret: str | None = None, service: str | None = None
+    ) -> str | None:
+        if service is None:
+            self.move_legacy_secrets()
+        service = service or self.service
         try:
             if op == "get":
-                value = self.backend.get_password(self.service, user)
+                value = self.backend.get_password(service, user)
                 return None if value is None else str(value)
             if op == "set":
-                self.backend.set_password(self.service, user, secret)
+                self.backend.set_password(service, user, secret)
                 return None
             try:
-                self.backend.delete_password(self.service, user)
+                self.backend.delete_password(service, user)
             except Exception as exc:  # PasswordDeleteError: nothing stored under that name
                 if type(exc).__name__ != "PasswordDeleteError":
                     raise
@@ -146,25 +174,86 @@ class KeyVault:
         self._keyring("get", "probe")
 
     @staticmethod
-    def _secret_name(platform: str, previous: bool = False) -> str:
+    def _secret_name(platform: str | int, previous: bool = False) -> str:
+        """The keyring user name: the platform's id (earlier versions used its name)."""
         return f"{'previous-' if previous else ''}ssh-key:{platform}"
+
+    def move_legacy_secrets(self) -> int:
+        """Move secrets stored by name under the legacy service to this vault's service, keyed
+        by platform id: copy, read back, then delete the old entry; a key is never lost (a
+        failure leaves the old entry in place and the move is tried again on next use)."""
+        if self._moving:
+            return 0
+        rows = self.store.db.execute(
+            "SELECT platform_id, keyring_name FROM ssh_keys WHERE keyring_name IS NOT NULL"
+        ).fetchall()
+        if not rows:
+            return 0
+        self._moving = True
+        moved = 0
+        try:
+            for platform_id, old_name in rows:
+                for previous in (False, True):
+                    old_user = self._secret_name(old_name, previous)
+                    new_user = self._secret_name(platform_id, previous)
+                    text = self._keyring("get", old_user, service=self.legacy_service)
+                    if text is None:
+                        continue  # nothing there (or moved before a crash cleared the mark)
+                    self._keyring("set", new_user, text, service=self.service)
+                    if self._keyring("get", new_user, service=self.service) != text:
+                        raise KeyringUnavailable("error", f"{new_user} did not read back")
+                    self._keyring("delete", old_user, service=self.legacy_service)
+                    moved += 1
+                with self.store.transaction() as db:
+                    db.execute(
+                        "UPDATE ssh_keys SET keyring_name = NULL WHERE platform_id = ?",
+                        [platform_id],
+                    )
+        finally:
+            self._moving = False
+        return moved
 
     # --- metadata in the store ----------------------------------------------------------------
 
     def keys(self) -> list[StoredKey]:
         rows = self.store.db.execute(
-            "SELECT platform, kind, bits, fingerprint, comment, created_at, public_file, "
-            "encrypted, has_previous FROM ssh_keys ORDER BY platform"
+            "SELECT p.name, k.kind, k.bits, k.fingerprint, k.comment, k.created_at, "
+            "k.public_file, k.encrypted, k.has_previous, k.platform_id "
+            "FROM ssh_keys k JOIN platforms p ON p.id = k.platform_id ORDER BY p.name"
         ).fetchall()
         return [
             StoredKey(
-                r[0], r[1], r[2], r[3], r[4], r[5], self.public_dir / r[6], bool(r[7]), bool(r[8])
+                r[0],
+                r[1],
+                r[2],
+                r[3],
+                r[4],
+                r[5],
+                self.public_dir / r[6],
+                bool(r[7]),
+                bool(r[8]),
+                r[9],
             )
             for r in rows
         ]
 
     def key(self, platform: str) -> StoredKey | None:
         return next((k for k in self.keys() if k.platform == platform), None)
+
+    def _platform_id(self, platform: str) -> int:
+        """The id of the platform called `platform`; a key for a new name makes the platform."""
+        row = self.store.db.execute(
+            "SELECT id FROM platforms WHERE name = ?", [platform]
+        ).fetchone()
+        if row is not None:
+            return int(row[0])
+        with self.store.transaction() as db:
+            cur = db.execute(
+                "INSERT INTO platforms (name, created_at) VALUES (?, ?)",
+                [platform, datetime.now(timezone.utc).isoformat(timespec="seconds")],
+            )
+        assert cur.lastrowid is not None
+        return int(cur.lastrowid)
 
     def public_key_path(self, platform: str) -> Path:
         """Where the platform's public key lives (or will live)."""
@@ -262,8 +351,9 @@ class KeyVault:
         comment = f"gpu-companion:{platform}:{date.today().isoformat()}"
         pub = public_line(key, comment)
         bits = 256 if isinstance(key, ed25519.Ed25519PrivateKey) else key.key_size
+        platform_id = self._platform_id(platform)
         # Keyring first: if it is locked or missing, nothing else is written.
-        self._keyring("set", self._secret_name(platform), openssh_text(key, passphrase))
+        self._keyring("set", self._secret_name(platform_id), openssh_text(key, passphrase))
         path = self.public_key_path(platform)
         self.public_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         path.write_text(pub + "\n", encoding="ascii")
@@ -278,11 +368,12 @@ class KeyVault:
             public_path=path,
             encrypted=passphrase is not None,
             has_previous=previous,
+            platform_id=platform_id,
         )
         with self.store.transaction() as db:
             db.table("ssh_keys").upsert(
                 {
-                    "platform": platform,
+                    "platform_id": platform_id,
                     "kind": stored.kind,
                     "bits": stored.bits,
                     "fingerprint": stored.fingerprint,
@@ -292,15 +383,15 @@ class KeyVault:
                     "encrypted": int(stored.encrypted),
                     "has_previous": int(previous),
                 },
-                pk="platform",
+                pk="platform_id",
             )
         return stored
 
     # --- using keys ---------------------------------------------------------------------------
 
     def private_text(self, platform: str, previous: bool = False) -> str:
-        self._require(platform)
-        text = self._keyring("get", self._secret_name(platform, previous))
+        stored = self._require(platform)
+        text = self._keyring("get", self._secret_name(stored.platform_id, previous))
         if text is None:
             raise UserError(
                 f"The keyring no longer holds the private key of {platform!r}.",
@@ -389,7 +480,7 @@ class KeyVault:
         until the new public key is in place (then `forget_previous`)."""
         old = self._require(platform)
         old_text = self.private_text(platform)
-        self._keyring("set", self._secret_name(platform, previous=True), old_text)
+        self._keyring("set", self._secret_name(old.platform_id, previous=True), old_text)
         new_kind = kind or ("rsa" if old.kind == "rsa" else "ed25519")
         key: PrivateKey = (
             ed25519.Ed25519PrivateKey.generate()
@@ -400,15 +491,18 @@ class KeyVault:
         return RotateResult(old, new, self.hosts_using(platform))
 
     def forget_previous(self, platform: str) -> None:
-        self._keyring("delete", self._secret_name(platform, previous=True))
+        stored = self._require(platform)
+        self._keyring("delete", self._secret_name(stored.platform_id, previous=True))
         with self.store.transaction() as db:
-            db.execute("UPDATE ssh_keys SET has_previous = 0 WHERE platform = ?", [platform])
+            db.execute(
+                "UPDATE ssh_keys SET has_previous = 0 WHERE platform_id = ?", [stored.platform_id]
+            )
 
     def delete(self, platform: str) -> None:
         """Remove the key from the keyring first, then the public file and the record."""
         stored = self._require(platform)
-        self._keyring("delete", self._secret_name(platform))
-        self._keyring("delete", self._secret_name(platform, previous=True))
+        self._keyring("delete", self._secret_name(stored.platform_id))
+        self._keyring("delete", self._secret_name(stored.platform_id, previous=True))
         stored.public_path.unlink(missing_ok=True)
         with self.store.transaction() as db:
-            db.execute("DELETE FROM ssh_keys WHERE platform = ?", [platform])
+            db.execute("DELETE FROM ssh_keys WHERE platform_id = ?", [stored.platform_id])

@@ -6,10 +6,14 @@ Append new migrations at the end; never edit one that has shipped.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-import sqlite_utils
+from gpu_companion.core.storage.identity import migrate_to_ids
 
-Migration = Callable[[sqlite_utils.Database], None]
+if TYPE_CHECKING:
+    import sqlite_utils
+
+Migration = Callable[["sqlite_utils.Database"], None]
 
 
 def _v1_platforms_hosts(db: sqlite_utils.Database) -> None:
@@ -258,4 +262,5 @@ MIGRATIONS: list[Migration] = [
     _v5_transfer_jobs,
     _v2_gpu_minutes,
     _v7_host_instance_id,
+    migrate_to_ids,  # 6: keys, release history and settings by id; the data dir's own id
 ]

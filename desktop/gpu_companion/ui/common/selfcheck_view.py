@@ -4,6 +4,7 @@ the dialog the Hosts page opens for a host."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from html import escape
 from typing import Any
 
@@ -41,6 +42,10 @@ class SelfCheckView(QWidget):
         super().__init__(parent)
         self.steps: list[CheckStep] = []
         self.worker: Worker | None = None
+        self.complete = False  # the last run finished (not cancelled, not stopped by an error)
+        self._current: object | None = None  # the run whose steps are shown
+        self._error = False
+        self._pending: tuple[Host, Callable[[Host], Any], SelfCheckOptions | None] | None = None
         self.results = QTextBrowser()
         self.results.setObjectName("selfcheckSteps")
         self.results.setOpenLinks(False)
@@ -66,10 +71,18 @@ class SelfCheckView(QWidget):
     def start(
         self, host: Host, connect: Callable[[Host], Any], options: SelfCheckOptions | None = None
     ) -> None:
-        if self.running:
-            return
+        """Check `host`; a check still running (for earlier answers) is stopped first and its
+        results are dropped, so no stale step is ever shown under the new host."""
         self.steps.clear()
         self.results.clear()
+        self.complete = False
+        if self.worker is not None:
+            self._pending = (host, connect, options)
+            self.worker.cancel()
+            self.status.setText("Stopping the earlier check…")
+            return
+        worker_id = object()
+        self._current = worker_id
         self.status.setText(f"Checking {host.alias} ({host.user}@{host.hostname}:{host.port})…")
         self.cancel_button.setEnabled(True)
         self.worker = run_in_thread(
@@ -77,7 +90,7 @@ class SelfCheckView(QWidget):
             host,
             connect,
             options,
-            on_yield=self.add_step,
+            on_yield=partial(self._add_from, worker_id),
             on_error=self._failed,
             on_finished=self._done,
         )
@@ -86,6 +99,10 @@ class SelfCheckView(QWidget):
         if self.worker is not None:
             self.worker.cancel()
             self.status.setText("Cancelling after the current step…")
+
+    def _add_from(self, worker_id: object, step: CheckStep) -> None:
+        if worker_id is self._current:  # a stopped run's last step is not shown
+            self.add_step(step)
 
     def add_step(self, step: CheckStep) -> None:
         self.steps.append(step)
@@ -106,12 +123,21 @@ class SelfCheckView(QWidget):
         return "<table cellspacing='0' cellpadding='4' width='100%'>" + "".join(rows) + "</table>"
 
     def _failed(self, exc: Exception) -> None:
-        self.status.setText(f"The self-check stopped: {exc}")
+        self._error = True
+        if self._pending is None:
+            self.status.setText(f"The self-check stopped: {exc}")
 
     def _done(self) -> None:
         cancelled = self.worker is not None and self.worker.cancel_event.is_set()
         self.worker = None
+        self._current = None
         self.cancel_button.setEnabled(False)
+        error, self._error = self._error, False
+        if self._pending is not None:
+            pending, self._pending = self._pending, None
+            self.start(*pending)
+            return
+        self.complete = not cancelled and not error and bool(self.steps)
         if cancelled:
             self.status.setText("Cancelled.")
         elif self.steps:

@@ -23,16 +23,10 @@ from PySide6.QtWidgets import (
 
 from gpu_companion.core.common.errors import UserError, ValidationError
 from gpu_companion.core.hosts.registry import Host
-from gpu_companion.core.ssh.config_writer import FORWARD_PORTS
-from gpu_companion.core.ssh.connection import ConnectionProblem, ConnectionTest
-from gpu_companion.core.ssh.managed import (
-    SshOptions,
-    get_options,
-    set_options,
-)
 from gpu_companion.ui.common.worker import run_in_thread
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the ssh modules load on the first connection, not with the Hosts page
+    from gpu_companion.core.ssh.connection import ConnectionProblem, ConnectionTest
     from gpu_companion.services import Services
 
 
@@ -188,6 +182,9 @@ class SshOptionsDialog(QDialog):
         self.ctx, self.host = ctx, host
         self.setWindowTitle(f"SSH options for {host.alias}")
         assert host.id is not None
+        from gpu_companion.core.ssh.config_writer import FORWARD_PORTS
+        from gpu_companion.core.ssh.managed import get_options
+
         current = get_options(ctx.store, host.id)
         form = QFormLayout()
         self.proxy_jump = QLineEdit(current.proxy_jump)
@@ -217,6 +214,8 @@ class SshOptionsDialog(QDialog):
 
     def save(self) -> None:
         assert self.host.id is not None
+        from gpu_companion.core.ssh.managed import SshOptions, set_options
+
         options = SshOptions(
             self.proxy_jump.text(), tuple(p for p, b in self.forwards.items() if b.isChecked())
         )

@@ -6,33 +6,27 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtWidgets import QMenu
 
-from gpu_companion.core.hosts.registry import Host
-from gpu_companion.ui.common.access import fill_open_menu
-from gpu_companion.ui.common.page import Page
-from gpu_companion.ui.hosts.page import HostsPage
-from gpu_companion.ui.keys.page import KeysPage
-from gpu_companion.ui.monitor.page import MonitorPage
 from gpu_companion.ui.release.countdown import CountdownBanners
-from gpu_companion.ui.release.page import ReleasePage
-from gpu_companion.ui.runs.page import RunsPage
-from gpu_companion.ui.settings.page import SettingsPage
-from gpu_companion.ui.shell.main_window import MainWindow
+from gpu_companion.ui.shell.main_window import LazyPage, MainWindow
 from gpu_companion.ui.shell.tray import Tray, TrayModel
-from gpu_companion.ui.spend.page import SpendPage
-from gpu_companion.ui.transfers.page import TransfersPage
 
 if TYPE_CHECKING:
+    from gpu_companion.core.hosts.registry import Host
     from gpu_companion.services import Services
 
-PAGES: list[type[Page]] = [
-    HostsPage,
-    KeysPage,
-    MonitorPage,
-    TransfersPage,
-    ReleasePage,
-    RunsPage,
-    SpendPage,
-    SettingsPage,
+# Sidebar order. Each page's module is imported when the page is first needed (the page shown at
+# start, then the others right after the first paint): see benchmarks/startup.py.
+PAGES: list[LazyPage] = [
+    LazyPage("hosts", "Hosts", "hosts", "gpu_companion.ui.hosts.page:HostsPage"),
+    LazyPage("keys", "Keys", "keys", "gpu_companion.ui.keys.page:KeysPage"),
+    LazyPage("monitor", "Monitor", "monitor", "gpu_companion.ui.monitor.page:MonitorPage"),
+    LazyPage(
+        "transfers", "Transfers", "transfers", "gpu_companion.ui.transfers.page:TransfersPage"
+    ),
+    LazyPage("release", "Release", "release", "gpu_companion.ui.release.page:ReleasePage"),
+    LazyPage("runs", "Runs", "runs", "gpu_companion.ui.runs.page:RunsPage"),
+    LazyPage("spend", "Spend", "spend", "gpu_companion.ui.spend.page:SpendPage"),
+    LazyPage("settings", "Settings", "settings", "gpu_companion.ui.settings.page:SettingsPage"),
 ]
 
 
@@ -40,7 +34,7 @@ def build_window(services: Services) -> MainWindow:
     window = MainWindow(services, PAGES)
     window.tray = Tray(
         window.bring_forward,
-        lambda: window.quit_app(),
+        window.request_quit,
         window.banners.show_message,
         parent=window,
         model=TrayModel(services.ledger, services.budgets),
@@ -62,6 +56,9 @@ def build_window(services: Services) -> MainWindow:
 
 def _fill_host_menu(window: MainWindow, menu: QMenu, alias: str) -> None:
     """The tray's rental menu offers the host's terminal, VS Code and tunnels, as its row does."""
+    from gpu_companion.ui.common.access import fill_open_menu
+    from gpu_companion.ui.hosts.page import HostsPage
+
     host = window.ctx.registry.host(alias)
     hosts = window.pages["hosts"]
     if host is None or host.state != "active" or not isinstance(hosts, HostsPage):

@@ -1,11 +1,16 @@
-"""The main window: sidebar of pages, banners, status bar; remembers geometry and last page."""
+"""The main window: sidebar of pages, banners, status bar; remembers geometry and last page.
+
+Pages are built when first needed: the one shown at start before the first paint, the others
+right after it (so every page exists, and listens, a moment after launch)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import importlib
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QByteArray, QSize, Qt, Signal
+from PySide6.QtCore import QByteArray, QEvent, QObject, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -29,13 +34,69 @@ if TYPE_CHECKING:
     from gpu_companion.ui.shell.tray import Tray
 
 
+@dataclass(frozen=True)
+class LazyPage:
+    """A sidebar entry: what the sidebar shows, and where the page class lives."""
+
+    key: str
+    title: str
+    icon_name: str
+    path: str  # "package.module:ClassName"
+
+    def load(self) -> type[Page]:
+        module, name = self.path.split(":")
+        cls = getattr(importlib.import_module(module), name)
+        assert issubclass(cls, Page) and cls.key == self.key, self.path
+        return cls  # type: ignore[no-any-return]
+
+
+class _Pages(Mapping[str, Page]):
+    """The window's pages by key, in sidebar order; a page is built on first access."""
+
+    def __init__(self, window: MainWindow, specs: Sequence[LazyPage | type[Page]]) -> None:
+        self._window = window
+        self._specs = {spec.key: spec for spec in specs}
+        self._built: dict[str, Page] = {}
+
+    def __getitem__(self, key: str) -> Page:
+        page = self._built.get(key)
+        if page is None:
+            spec = self._specs[key]
+            cls = spec.load() if isinstance(spec, LazyPage) else spec
+            page = cls(self._window.ctx, self._window)
+            self._built[key] = page
+            self._window._place(list(self._specs).index(key), page)
+        return page
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._specs)
+
+    def __len__(self) -> int:
+        return len(self._specs)
+
+    def built(self, key: str) -> bool:
+        return key in self._built
+
+
+class _AfterFirstPaint(QObject):
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__(window)
+        self._window = window
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802
+        if watched is self._window and event.type() == QEvent.Type.Paint:
+            self._window.removeEventFilter(self)
+            QTimer.singleShot(0, self._window.after_first_paint)
+        return False
+
+
 class MainWindow(QMainWindow):
     """The sidebar of pages, and the `Navigator` they use to reach each other, the tray and the
     wizard."""
 
     message_posted = Signal(object)  # re-posts notifier messages onto the GUI thread
 
-    def __init__(self, ctx: Services, pages: list[type[Page]]) -> None:
+    def __init__(self, ctx: Services, pages: Sequence[LazyPage | type[Page]]) -> None:
         super().__init__()
         self.ctx = ctx
         self.tray: Tray | None = None
@@ -47,6 +108,8 @@ class MainWindow(QMainWindow):
         self.keep_in_tray = False  # set by the app when a tray exists and a rental runs
         # messages some feature shows its own way (True: handled), e.g. the auto-release countdown
         self.message_handlers: list[Callable[[Message], bool]] = []
+        # the app is quitting (the user chose to, or a smoke test ends): closes are accepted
+        self.quitting = False
 
         toolbar = QToolBar("Main")
         toolbar.setObjectName("mainToolbar")
@@ -63,13 +126,11 @@ class MainWindow(QMainWindow):
         self.sidebar.setIconSize(QSize(20, 20))
         self.sidebar.setFixedWidth(170)
         self.stack = QStackedWidget()
-        self.pages: dict[str, Page] = {}
-        for cls in pages:
-            page = cls(ctx, self)
-            self.pages[cls.key] = page
-            self.stack.addWidget(page)
-            item = QListWidgetItem(icon(cls.icon_name), cls.title)
-            item.setData(Qt.ItemDataRole.UserRole, cls.key)
+        self.pages = _Pages(self, pages)
+        for spec in pages:
+            self.stack.addWidget(QWidget())  # the page's place until it is built
+            item = QListWidgetItem(icon(spec.icon_name), spec.title)
+            item.setData(Qt.ItemDataRole.UserRole, spec.key)
             item.setSizeHint(QSize(150, 36))
             self.sidebar.addItem(item)
         self.sidebar.currentRowChanged.connect(self._on_row)
@@ -91,6 +152,38 @@ class MainWindow(QMainWindow):
         self.message_posted.connect(self._show_message, Qt.ConnectionType.QueuedConnection)
         self._unsubscribe = ctx.notifier.subscribe(self.message_posted.emit)
         self._restore()
+        self.first_paint_done = False
+        self.after_first_paint_calls: list[Callable[[], None]] = []  # run once painted
+        self.installEventFilter(_AfterFirstPaint(self))
+        self._paint_fallback = QTimer(self)  # started in the tray (no paint): do it anyway
+        self._paint_fallback.setSingleShot(True)
+        self._paint_fallback.timeout.connect(self.after_first_paint)
+        self._paint_fallback.start(1000)
+
+    def after_first_paint(self) -> None:
+        """Build the other pages and run the deferred start-up work, once."""
+        if self.first_paint_done:
+            return
+        self.first_paint_done = True
+        self._paint_fallback.stop()
+        self.build_all_pages()
+        calls, self.after_first_paint_calls = self.after_first_paint_calls, []
+        for call in calls:
+            call()
+
+    def _place(self, row: int, page: Page) -> None:
+        """Put a newly built page where its placeholder stood."""
+        placeholder = self.stack.widget(row)
+        current = self.stack.currentIndex()
+        self.stack.insertWidget(row, page)
+        self.stack.removeWidget(placeholder)
+        placeholder.deleteLater()
+        self.stack.setCurrentIndex(current)
+
+    def build_all_pages(self) -> None:
+        """Build every page not built yet (right after the first paint)."""
+        for key in self.pages:
+            self.pages[key]
 
     # navigation
     def current_key(self) -> str:
@@ -125,6 +218,7 @@ class MainWindow(QMainWindow):
     def _on_row(self, row: int) -> None:
         if row < 0:
             return
+        self.pages[list(self.pages)[row]]  # built on first visit
         self.stack.setCurrentIndex(row)
         page = self.stack.currentWidget()
         if isinstance(page, Page):
@@ -165,6 +259,10 @@ class MainWindow(QMainWindow):
 
     def closeEvent(self, event: QCloseEvent) -> None:
         self.save_state()
+        if self.quitting:  # Qt closes every window when the application quits
+            self._skip_deferred()
+            event.accept()
+            return
         if self.keep_in_tray and self.tray is not None and self.tray.icon is not None:
             event.ignore()
             self.hide()
@@ -172,9 +270,44 @@ class MainWindow(QMainWindow):
                 "GPU Companion", "Still running in the tray: a rental is being metered."
             )
             return
-        self._unsubscribe()
+        if not self._confirm_quit("Close GPU Companion?"):  # no tray: closing quits
+            event.ignore()
+            return
+        self._skip_deferred()
         event.accept()
+        self._quit()
+
+    def _skip_deferred(self) -> None:
+        """A closing window builds no page and starts no work any more (its services close)."""
+        self.first_paint_done = True
+        self._paint_fallback.stop()
+        self.after_first_paint_calls.clear()
+
+    def request_quit(self) -> None:
+        """The tray's Quit: quits the app (never only hides it), asking first while a rental
+        is metered, since the instance keeps running and costing on the provider."""
+        if self._confirm_quit("Quit GPU Companion?"):
+            self._quit()
+
+    def _quit(self) -> None:
+        if not self.quitting:
+            self.quitting = True
+            self._unsubscribe()
         self.quit_app()
+
+    def _confirm_quit(self, title: str) -> bool:
+        from gpu_companion.core.spend.quitting import still_running_text
+
+        text = still_running_text(self.ctx.ledger)
+        if not text:
+            return True
+        box = QMessageBox(QMessageBox.Icon.Warning, title, text, parent=self)
+        box.setObjectName("quitConfirm")
+        quit_button = box.addButton("Quit anyway", QMessageBox.ButtonRole.AcceptRole)
+        stay = box.addButton(QMessageBox.StandardButton.Cancel)
+        box.setDefaultButton(stay)
+        box.exec()
+        return box.clickedButton() is quit_button
 
     def show_error_dialog(self, text: str) -> None:
         QMessageBox.critical(self, "GPU Companion", text)

@@ -7,7 +7,7 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtWidgets import QWidget, QWizard
+from PySide6.QtWidgets import QFormLayout, QWidget, QWizard
 
 from gpu_companion.core.common.errors import UserError
 from gpu_companion.core.hosts.registry import Host, Platform
@@ -21,7 +21,13 @@ from gpu_companion.ui.wizard.connect_pages import (
     FirstConnectionPage,
 )
 from gpu_companion.ui.wizard.finish_pages import BudgetPage, SelfCheckPage
-from gpu_companion.ui.wizard.plan_pages import BillingPage, EstimatePage, GpuPage, TaskPage
+from gpu_companion.ui.wizard.plan_pages import (
+    BillingPage,
+    EstimatePage,
+    GpuPage,
+    TaskPage,
+    WizardPage,
+)
 from gpu_companion.ui.wizard.services import RentalPlan, WizardServices
 
 if TYPE_CHECKING:
@@ -87,7 +93,33 @@ class FirstRentalWizard(QWizard):
             self.budget_page,
         ):
             self.addPage(page)
+            self._add_why(page)
+        self.currentIdChanged.connect(lambda _id: self.explain_next())
         self.resize(900, 640)
+
+    def _add_why(self, page: WizardPage) -> None:
+        """Each page says why Next is disabled, under its own answers."""
+        page.why = page.note(name="whyNext")
+        page.why.setStyleSheet("color: #b7791f;")
+        lay = page.layout()
+        if isinstance(lay, QFormLayout):
+            lay.addRow(page.why)
+        elif lay is not None:
+            lay.addWidget(page.why)
+        page.completeChanged.connect(self.explain_next)
+
+    def explain_next(self) -> None:
+        page = self.currentPage()
+        if not isinstance(page, WizardPage):
+            return
+        last = self.nextId() == -1
+        button = self.button(
+            QWizard.WizardButton.FinishButton if last else QWizard.WizardButton.NextButton
+        )
+        reason = "" if page.isComplete() else page.blocked_reason()
+        word = "Finish" if last else "Next"
+        page.why.setText(f"{word} is not available yet: {reason}" if reason else "")
+        button.setToolTip(page.why.text())
 
     def accept(self) -> None:
         """Finish: start the ledger's meter and budget when the ledger exists."""

@@ -130,6 +130,12 @@ class CreateInstancePage(WizardPage):
             b.isChecked() for b in self.checks.values()
         )
 
+    def blocked_reason(self) -> str:
+        if not self.platform.currentText().strip():
+            return "name the platform you rent from."
+        left = sum(not b.isChecked() for b in self.checks.values())
+        return f"tick each point of the checklist once it is done ({left} left)."
+
     def validatePage(self) -> bool:  # noqa: N802
         """Use the platform of that name, or save a new one."""
         registry, name = self.wiz().ctx.registry, self.platform.currentText().strip()
@@ -140,6 +146,29 @@ class CreateInstancePage(WizardPage):
             self.key_status.setText(str(exc))
             return False
         return True
+
+
+class PortEdit(QLineEdit):
+    """A port typed as text: 70000 stays 70000 and is refused with a message, where a spin box
+    would silently drop the last digit."""
+
+    def __init__(self) -> None:
+        super().__init__("22")
+        self.setMaxLength(12)
+
+    def problem(self) -> str:
+        text = self.text().strip()
+        if not text:
+            return "Enter the SSH port (22 unless the console shows another)."
+        if not text.isdigit() or not 1 <= int(text) <= 65535:
+            return f"Port {text!r} is not a port number: ports go from 1 to 65535."
+        return ""
+
+    def value(self) -> int:
+        return 0 if self.problem() else int(self.text().strip())
+
+    def setValue(self, port: int) -> None:  # noqa: N802 - the spin box's name
+        self.setText(str(port))
 
 
 class ConnectionPage(WizardPage):
@@ -157,10 +186,9 @@ class ConnectionPage(WizardPage):
         form = QFormLayout()
         self.hostname = QLineEdit()
         self.hostname.setObjectName("hostname")
-        self.port = QSpinBox()
+        self.port = PortEdit()
         self.port.setObjectName("port")
-        self.port.setRange(1, 65535)
-        self.port.setValue(22)
+        self.port.textChanged.connect(self._port_changed)
         self.user = QLineEdit("root")
         self.user.setObjectName("user")
         self.alias = QLineEdit()
@@ -181,6 +209,16 @@ class ConnectionPage(WizardPage):
         lay.addLayout(form)
         lay.addWidget(self.error)
         lay.addStretch(1)
+
+    def _port_changed(self) -> None:
+        self.error.setText(self.port.problem())
+        self.completeChanged.emit()
+
+    def isComplete(self) -> bool:  # noqa: N802
+        return not self.port.problem()
+
+    def blocked_reason(self) -> str:
+        return self.port.problem()
 
     def initializePage(self) -> None:  # noqa: N802
         if not self.alias.text():
@@ -219,6 +257,10 @@ class ConnectionPage(WizardPage):
             gpu_count=self.gpu_count.value(),
             id=previous.id if previous else None,
         )
+        if self.port.problem():
+            self.error.setText(self.port.problem())
+            self.port.setFocus()
+            return False
         try:
             state.host = self.wiz().ctx.registry.save_host(host)
         except ValidationError as exc:
@@ -271,6 +313,22 @@ class FirstConnectionPage(WizardPage):
         lay.addLayout(row)
         lay.addStretch(1)
         self.pending_key: Any = None
+        self.pending_is_change = False
+        self.connecting = False
+
+    def isComplete(self) -> bool:  # noqa: N802
+        """The self-check needs a trusted, working connection: no Next before it."""
+        return self.wiz().services.sessions is None or self.wiz().state.connected
+
+    def blocked_reason(self) -> str:
+        if self.connecting:
+            return "connecting to the host…"
+        if self.pending_key is not None:
+            return (
+                "the host key is not trusted yet: compare its fingerprint with the provider's "
+                "console, then press the trust button."
+            )
+        return "connect to the host first (press Connect)."
 
     def initializePage(self) -> None:  # noqa: N802
         state = self.wiz().state
@@ -288,44 +346,63 @@ class FirstConnectionPage(WizardPage):
             return
         self.connect_button.setEnabled(False)
         self.trust_button.hide()
+        self.connecting = True
+        self.completeChanged.emit()
         self.status.setText(f"Connecting to {host.user}@{host.hostname}:{host.port}…")
         run_in_thread(
             _connect_and_close,
             sessions,
             host,
             trust_key,
+            trust_key is not None and self.pending_is_change,
             on_result=self._connected,
             on_error=self._problem,
         )
 
     def _connected(self, _result: object) -> None:
         self.wiz().state.connected = True
+        self.connecting = False
         self.connect_button.setEnabled(True)
         self.status.setText("Connected: the host key is trusted and the login works.")
         self.completeChanged.emit()
 
     def _problem(self, exc: Exception) -> None:
         self.connect_button.setEnabled(True)
-        if getattr(exc, "kind", "") == "host_key_unknown":
+        self.connecting = False
+        kind = getattr(exc, "kind", "")
+        if kind in ("host_key_unknown", "host_key_changed"):
             self.pending_key = getattr(exc, "key", None)
-            self.status.setText(
-                "First contact with this host. Its key fingerprint is:\n"
-                f"{getattr(exc, 'fingerprint', '?')}\nIf the provider's console shows the same, "
-                "trust it."
-            )
+            self.pending_is_change = kind == "host_key_changed"
+            fingerprint = getattr(exc, "fingerprint", "?")
+            if self.pending_is_change:
+                self.status.setText(
+                    f"{exc}\nTrusted before: {getattr(exc, 'known_fingerprint', '?')}\n"
+                    f"Offered now: {fingerprint}\n{getattr(exc, 'hint', '')}".rstrip()
+                )
+                self.trust_button.setText("This is a new instance: trust the new key")
+            else:
+                self.status.setText(
+                    "First contact with this host. Its key fingerprint is:\n"
+                    f"{fingerprint}\nIf the provider's console shows the same, trust it."
+                )
+                self.trust_button.setText("Trust this host key")
             self.trust_button.show()
         else:
             hint = getattr(exc, "hint", "")
             self.status.setText(f"Could not connect: {exc}" + (f"\n{hint}" if hint else ""))
+        self.completeChanged.emit()
 
     def trust(self) -> None:
         key, self.pending_key = self.pending_key, None
         self.connect_host(trust_key=key)
 
 
-def _connect_and_close(sessions: Any, host: Host, trust_key: Any) -> bool:
+def _connect_and_close(sessions: Any, host: Host, trust_key: Any, replace: bool = False) -> bool:
     """Off the GUI thread: store the confirmed host key (if any), log in, log out."""
     if trust_key is not None:
-        sessions.trust_host_key(host, trust_key)
+        if replace:
+            sessions.replace_host_key(host, trust_key)
+        else:
+            sessions.trust_host_key(host, trust_key)
     sessions.connect(host).close()
     return True

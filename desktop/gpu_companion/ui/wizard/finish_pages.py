@@ -66,9 +66,10 @@ class SelfCheckPage(WizardPage):
         if sessions is None or host is None:
             self.notice.setText(NOT_YET["sessions"])
             return
-        key = (host.hostname, host.port, host.user)
-        if key == self.checked_host and self.view.steps:
-            return  # back and forth keeps the result; "Run again" repeats it
+        card = wiz.state.card.id if wiz.state.card else None
+        key = (host.hostname, host.port, host.user, host.gpu_count, card)
+        if key == self.checked_host and self.view.complete:
+            return  # back and forth keeps a finished result; "Run again" repeats it
         self.checked_host = key
         self.notice.setText("A failure here costs nothing yet: fix it before the paid hours run.")
         self.run()
@@ -90,6 +91,13 @@ class SelfCheckPage(WizardPage):
 
     def isComplete(self) -> bool:  # noqa: N802
         return not self.view.running
+
+    def blocked_reason(self) -> str:
+        return "the self-check is still running (Cancel stops it)."
+
+    def cleanupPage(self) -> None:  # noqa: N802
+        """Back: a running check stops; its partial result is not kept as a result."""
+        self.view.cancel()
 
 
 MODE_WORDS = {"on-demand": "on demand", "spot": "on spot", "monthly": "on a monthly plan"}
@@ -239,6 +247,9 @@ class BudgetPage(WizardPage):
 
     def isComplete(self) -> bool:  # noqa: N802
         return self.amount() is not None
+
+    def blocked_reason(self) -> str:
+        return "enter the budget as a number above 0, e.g. 50."
 
     def plans(self) -> tuple[RentalPlan, BudgetPlan | None] | None:
         """What the ledger gets at Finish (no budget when the existing one is kept); None when

@@ -77,6 +77,8 @@ TASK_LABELS = {
 class WizardPage(QWizardPage):
     """Answers stay in the widgets: going Back resets nothing (no registered fields to clear)."""
 
+    why: QLabel  # "Next is not available yet: …", added by the wizard under the page's answers
+
     def wiz(self) -> FirstRentalWizard:
         from gpu_companion.ui.wizard import FirstRentalWizard
 
@@ -86,6 +88,10 @@ class WizardPage(QWizardPage):
 
     def cleanupPage(self) -> None:  # noqa: N802 - Qt's name
         """Keep what the user typed when they go back."""
+
+    def blocked_reason(self) -> str:
+        """Why Next (or Finish) is not available on this page, in the user's words."""
+        return "answer the questions above first."
 
     @staticmethod
     def note(text: str = "", name: str = "") -> QLabel:
@@ -249,10 +255,18 @@ class EstimatePage(WizardPage):
         self.error.setStyleSheet("color: #c53030;")
         self.tip = self.note(name="checkpointingTip")
         self.tip.setStyleSheet("color: #2b6cb0;")
+        self.use_checkpointing = QPushButton("Use gradient checkpointing")
+        self.use_checkpointing.setObjectName("useCheckpointing")
+        self.use_checkpointing.clicked.connect(self._turn_on_checkpointing)
         lay.addWidget(self.total)
         lay.addWidget(self.table)
         lay.addWidget(self.tip)
+        lay.addWidget(self.use_checkpointing)
         lay.addWidget(self.error)
+
+    def _turn_on_checkpointing(self) -> None:
+        self.wiz().task_page.checkpointing.setChecked(True)
+        self.initializePage()
 
     def initializePage(self) -> None:  # noqa: N802
         state = self.wiz().state
@@ -275,10 +289,14 @@ class EstimatePage(WizardPage):
             )
             tip = checkpointing_tip(mem, load_catalogue().cards)
             self.tip.setText(tip.text if tip else "")
+        self.use_checkpointing.setVisible(bool(self.tip.text()))
         self.completeChanged.emit()
 
     def isComplete(self) -> bool:  # noqa: N802
         return self.wiz().state.memory is not None
+
+    def blocked_reason(self) -> str:
+        return "the job could not be estimated: go back and change what the message names."
 
 
 class GpuPage(WizardPage):
@@ -412,6 +430,11 @@ class GpuPage(WizardPage):
     def isComplete(self) -> bool:  # noqa: N802
         return self.wiz().state.card is not None
 
+    def blocked_reason(self) -> str:
+        if self.model.rowCount() == 0:
+            return "no card fits this job: go back and make it smaller."
+        return "choose a card in the table."
+
 
 class BillingPage(WizardPage):
     def __init__(self) -> None:
@@ -527,6 +550,9 @@ class BillingPage(WizardPage):
 
     def isComplete(self) -> bool:  # noqa: N802
         return self.advice_ok
+
+    def blocked_reason(self) -> str:
+        return "the prices above cannot be compared yet: correct the one the message names."
 
 
 def _html(text: str) -> str:

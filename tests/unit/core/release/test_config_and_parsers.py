@@ -38,6 +38,12 @@ def test_bad_settings_are_refused_with_the_field(change, field):
 
 
 def test_settings_round_trip_through_the_store(store):
+    from dataclasses import replace
+
+    from gpu_companion.core.hosts.registry import Host, HostRegistry
+
+    registry = HostRegistry(store)
+    host = registry.save_host(Host("gpu1", "10.0.0.1", 22, "root"))
     settings = ChecklistSettings(store)
     assert settings.config("gpu1") == ChecklistConfig()
     cfg = ChecklistConfig(
@@ -50,6 +56,9 @@ def test_settings_round_trip_through_the_store(store):
     with pytest.raises(ValidationError):
         settings.save_config("gpu1", ChecklistConfig(project="a b"))
     assert settings.config("gpu1") == cfg  # the bad save lost nothing
+    registry.save_host(replace(host, alias="gpu1-renamed"))
+    assert settings.config("gpu1-renamed") == cfg  # joined by host id: a rename keeps it
+    assert settings.config("gpu1") == ChecklistConfig()
 
 
 def test_itemized_rsync_output_lists_only_content_to_copy():

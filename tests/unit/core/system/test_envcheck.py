@@ -207,7 +207,7 @@ def test_doctor_with_the_null_backend_reports_a_problem(tmp_path):
     assert done.returncode == 1
 
 
-def test_plain_text_or_null_backends_are_never_called_usable():
+def test_plain_text_or_null_backends_are_never_called_usable(tmp_path):
     """The check agrees with the key vault: a backend the vault refuses is not "usable"."""
     from keyring.backends import chainer, null
 
@@ -221,5 +221,11 @@ def test_plain_text_or_null_backends_are_never_called_usable():
         result = check_keyring(DEBIAN, backend)
         assert not result.ok, result
         assert "plain file or not at all" in result.detail
-        with pytest.raises(Exception, match="keyring"):
-            KeyVault(None, Path("/nonexistent"), backend).check_keyring()  # type: ignore[arg-type]
+        from gpu_companion.core.storage.store import Store
+
+        store = Store(tmp_path / "db.sqlite")
+        try:
+            with pytest.raises(Exception, match="keyring"):
+                KeyVault(store, tmp_path / "keys", backend).check_keyring()
+        finally:
+            store.close()
