@@ -266,7 +266,7 @@ def shoot_welcome():
 
 def shoot():
     if not todo:
-        win.close(); ctx.close(); app.quit(); return
+        win.quitting = True; win.close(); ctx.close(); app.quit(); return
     key = todo.pop(0)
     if key == "welcome":
         win.navigate("hosts")

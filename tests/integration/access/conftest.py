@@ -23,14 +23,15 @@ class Rented:
     host: Host
 
 
-def make_rented(app_paths, keyring_backend, sshd, service: str) -> Rented:
+def make_rented(app_paths, keyring_backend, sshd, service: str | None) -> Rented:
     """build_services() as the app does, one host on the harness sshd whose key the user
     trusted after comparing the fingerprint; the key lives under keyring `service`."""
     from gpu_companion.services import build_services
 
     services = build_services(app_paths)
     services.vault.backend = keyring_backend
-    services.vault.service = service
+    if service is not None:  # None: the app's own name, `gpu-companion/<this data dir's id>`
+        services.vault.service = service
     p = services.registry.save_platform(Platform("vast.ai"))
     host = services.registry.save_host(
         Host("gpu1", "127.0.0.1", sshd.port, sshd.user, platform_id=p.id)

@@ -14,7 +14,6 @@ import pytest
 
 from gpu_companion.cli import main
 from gpu_companion.core.hosts.registry import Host, HostRegistry
-from gpu_companion.core.ssh.vault import SERVICE
 from tests.harness.launchers import RecordingLaunchers
 from tests.harness.util import free_port
 from tests.integration.access.conftest import forget, make_rented
@@ -25,7 +24,7 @@ CLI = [sys.executable, "-c", "from gpu_companion.cli import main; raise SystemEx
 @pytest.mark.sshd
 @pytest.mark.keyring
 def test_tunnel_command_serves_the_page_until_ctrl_c(app_paths, keyring_backend, sshd, remote_web):
-    rented = make_rented(app_paths, keyring_backend, sshd, SERVICE)  # the CLI's own keyring name
+    rented = make_rented(app_paths, keyring_backend, sshd, None)  # the CLI's own keyring name
     try:
         local = free_port()
         proc = subprocess.Popen(
@@ -113,7 +112,7 @@ def test_open_code_without_vs_code_says_how_to_get_it(
 @pytest.mark.sshd
 @pytest.mark.keyring
 def test_tunnel_command_refuses_a_changed_host_key(app_paths, keyring_backend, sshd, capsys):
-    rented = make_rented(app_paths, keyring_backend, sshd, SERVICE)
+    rented = make_rented(app_paths, keyring_backend, sshd, None)
     try:
         sshd.regenerate_host_key()
         local = free_port()
@@ -128,7 +127,7 @@ def test_tunnel_command_refuses_a_changed_host_key(app_paths, keyring_backend, s
 @pytest.mark.sshd
 @pytest.mark.keyring
 def test_tunnel_command_refuses_a_taken_local_port(app_paths, keyring_backend, sshd, capsys):
-    rented = make_rented(app_paths, keyring_backend, sshd, SERVICE)
+    rented = make_rented(app_paths, keyring_backend, sshd, None)
     try:
         with socket.socket() as taken:
             taken.bind(("127.0.0.1", 0))
