@@ -91,7 +91,6 @@ def run_gui(argv: list[str], smoke_test: bool = False, background: bool = False)
         return 1
     window = build_window(services)
     window.quit_app = app.quit
-    services.start_watching()  # rented hosts stream from launch, page or tray alike
     errors = _install_excepthook(paths, window, interactive=not smoke_test)
     if instance is not None:
         instance.raise_requested.connect(window.bring_forward)
@@ -112,8 +111,10 @@ def run_gui(argv: list[str], smoke_test: bool = False, background: bool = False)
     from gpu_companion.ui.common.worker import run_in_thread
 
     def start_after_first_paint() -> None:
-        """The app's ssh-agent (ssh modules load now), its keys and the managed ssh config off
-        the GUI thread, then auto-release; a page can reach a host only after this paint."""
+        """Watching the rented hosts, the app's ssh-agent (ssh modules load now), its keys and
+        the managed ssh config off the GUI thread, then auto-release: right after the first
+        paint, or 1 s after launch in the tray; a page can reach a host only after it."""
+        services.start_watching()  # rented hosts stream from launch, page or tray alike
         try:
             services.start()
         except UserError as exc:

@@ -155,7 +155,8 @@ class Services:
         """Port tunnels over the app's verified connections; closed with their host."""
         from gpu_companion.core.access.manager import TunnelManager
 
-        return TunnelManager(self.sessions.connect, self.registry)
+        # the verified sessions (paramiko) are made when a tunnel first connects, not before
+        return TunnelManager(lambda host: self.sessions.connect(host), self.registry)
 
     @cached_property
     def launcher(self) -> Launcher:

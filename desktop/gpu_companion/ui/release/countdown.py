@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, QTimer
 
-from gpu_companion.core.autorelease.ladder import Stage
 from gpu_companion.core.common.notifier import Level, Message
 from gpu_companion.ui.common.widgets import Banner, BannerArea
 from gpu_companion.ui.common.worker import Worker, run_in_thread
@@ -69,7 +68,7 @@ class CountdownBanners(QObject):
         if banner is None:
             return
         case = self.service.case(alias)
-        open_case = case is not None and case.stage in (Stage.NOTIFIED, Stage.BLOCKED)
+        open_case = case is not None and case.stage.value in ("notified", "blocked")
         if open_case and alias not in self.workers:
             banner.set_actions([
                 (KEEP, lambda: self.answer(alias, KEEP)),
@@ -90,7 +89,7 @@ class CountdownBanners(QObject):
             text += "\nWorking on your answer …"
         elif left is not None:
             text += f"\n{clock_text(left)} left, then the backup checklist runs unattended."
-        elif case is not None and case.stage is Stage.BLOCKED:
+        elif case is not None and case.stage.value == "blocked":
             wait = case.deadline - self.service.wall()
             text += f"\nNext check in {clock_text(wait)}."
         banner.label.setText(text)
