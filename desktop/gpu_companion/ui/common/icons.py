@@ -5,14 +5,52 @@ from __future__ import annotations
 from functools import cache
 from importlib import resources
 
-from PySide6.QtCore import QByteArray, QRectF, QSize, Qt
-from PySide6.QtGui import QColor, QGuiApplication, QIcon, QPainter, QPixmap
+from PySide6.QtCore import QByteArray, QRect, QRectF, QSize, Qt
+from PySide6.QtGui import QColor, QGuiApplication, QIcon, QIconEngine, QPainter, QPixmap
 from PySide6.QtSvg import QSvgRenderer
 
 
 @cache
 def svg_text(name: str) -> str:
     return (resources.files("gpu_companion.resources") / "icons" / f"{name}.svg").read_text()
+
+
+class _SvgIconEngine(QIconEngine):
+    """Renders the tinted SVG at the size and pixel ratio asked for, when first asked: the
+    first window paints without rendering six sizes of every sidebar and toolbar icon."""
+
+    def __init__(self, data: QByteArray) -> None:
+        super().__init__()
+        self._data = data
+        self._renderer: QSvgRenderer | None = None
+        self._cache: dict[tuple[int, int, float, bool], QPixmap] = {}
+
+    def paint(self, painter: QPainter, rect: QRect, mode: QIcon.Mode, state: QIcon.State) -> None:
+        if self._renderer is None:
+            self._renderer = QSvgRenderer(self._data)
+        if mode == QIcon.Mode.Disabled:
+            painter.setOpacity(0.4)
+        self._renderer.render(painter, QRectF(rect))
+
+    def scaledPixmap(  # noqa: N802 (Qt's name)
+        self, size: QSize, mode: QIcon.Mode, state: QIcon.State, scale: float
+    ) -> QPixmap:
+        key = (size.width(), size.height(), scale, mode == QIcon.Mode.Disabled)
+        if key not in self._cache:
+            px = QPixmap(size * scale)
+            px.setDevicePixelRatio(scale)
+            px.fill(Qt.GlobalColor.transparent)
+            painter = QPainter(px)
+            self.paint(painter, QRect(0, 0, size.width(), size.height()), mode, state)
+            painter.end()
+            self._cache[key] = px
+        return self._cache[key]
+
+    def pixmap(self, size: QSize, mode: QIcon.Mode, state: QIcon.State) -> QPixmap:
+        return self.scaledPixmap(size, mode, state, 1.0)
+
+    def clone(self) -> QIconEngine:
+        return _SvgIconEngine(self._data)
 
 
 def icon(name: str, color: QColor | None = None) -> QIcon:
@@ -25,18 +63,4 @@ def icon(name: str, color: QColor | None = None) -> QIcon:
             else QColor("black")
         )
     data = QByteArray(svg_text(name).replace("currentColor", color.name()).encode())
-    renderer = QSvgRenderer(data)
-    result = QIcon()
-    ratio = 1.0
-    app = QGuiApplication.instance()
-    if isinstance(app, QGuiApplication) and app.primaryScreen():
-        ratio = app.primaryScreen().devicePixelRatio()
-    for size in (16, 24, 32, 48, 64, 128):
-        px = QPixmap(QSize(size, size) * ratio)
-        px.setDevicePixelRatio(ratio)
-        px.fill(Qt.GlobalColor.transparent)
-        painter = QPainter(px)
-        renderer.render(painter, QRectF(0, 0, size, size))
-        painter.end()
-        result.addPixmap(px)
-    return result
+    return QIcon(_SvgIconEngine(data))
