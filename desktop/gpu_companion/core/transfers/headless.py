@@ -82,6 +82,7 @@ def run_batch(
         stop.set()
         queue.shutdown()  # the running job pauses and keeps its partial data; no new job starts
         worker.join(30)
+        queue.mark_interrupted(sorted(mine))  # a lane still stopping when we exit is paused too
     final = [queue.get(i) for i in ids if i is not None]
     return BatchResult([j for j in final if j is not None], interrupted)
 

@@ -253,6 +253,18 @@ class TransferQueue:
                 [INTERRUPTED],
             )
 
+    def mark_interrupted(self, job_ids: list[int]) -> None:
+        """This process is ending (Ctrl-C on the command line): whatever of `job_ids` is still
+        queued or running is saved paused now, as the next start would find it, partial data
+        kept."""
+        with self.store.transaction() as db:
+            for job_id in job_ids:
+                db.execute(
+                    "UPDATE transfer_jobs SET state = 'paused', message = ? "
+                    "WHERE id = ? AND state IN ('queued', 'running')",
+                    [INTERRUPTED, job_id],
+                )
+
     def _discard_partial(self, job: TransferJob) -> None:
         host = self.hosts(job.host_alias)
         if host is None:
