@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from gpu_companion.core.hosts.registry import Host
+from tests.conftest import missing_component
 
 
 @pytest.fixture
@@ -18,7 +19,7 @@ def slow_ssh(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """The real ssh behind a wrapper that takes a second per call and logs its arguments."""
     real = shutil.which("ssh")
     if real is None:
-        pytest.skip("ssh not installed (Debian: openssh-client)")
+        missing_component("ssh not installed (Debian: openssh-client)")
     bin_dir = tmp_path / "slow-bin"
     bin_dir.mkdir()
     log = tmp_path / "ssh-calls.log"

@@ -16,11 +16,12 @@ from pathlib import Path
 import pytest
 
 from gpu_companion.core.storage.store import Store, StoreError
+from tests.conftest import missing_component
 
 
 def _mount_tmpfs(path: Path, size: str = "1m") -> None:
     if os.geteuid() != 0:
-        pytest.skip("mounting a small tmpfs needs root")
+        missing_component("mounting a small tmpfs needs root")
     path.mkdir(parents=True, exist_ok=True)
     done = subprocess.run(
         ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)],
@@ -29,7 +30,7 @@ def _mount_tmpfs(path: Path, size: str = "1m") -> None:
         check=False,
     )
     if done.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
+        missing_component(f"cannot mount a tmpfs here: {done.stderr.strip()}")
 
 
 @pytest.fixture
