@@ -10,23 +10,25 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gpu_companion.core.common.clock import Clock, SystemClock
+from gpu_companion.core.common.listeners import Listeners
 from gpu_companion.core.common.money import format_money, to_minor
 from gpu_companion.core.common.notifier import Notifier
 from gpu_companion.core.common.paths import AppPaths
 from gpu_companion.core.hosts.registry import HostRegistry
-from gpu_companion.core.spend.alerts import SpendAlerts, idle_minutes
-from gpu_companion.core.spend.budgets import Budgets
-from gpu_companion.core.spend.ledger import SpendLedger
 from gpu_companion.core.storage.store import Store
 
 if TYPE_CHECKING:  # imported where first used: the first window paints without them
     from gpu_companion.core.access.launch import Launcher
     from gpu_companion.core.access.manager import TunnelManager
+    from gpu_companion.core.access.tunnel import TunnelStatus
     from gpu_companion.core.autorelease.service import AutoReleaseLoop, AutoReleaseService
     from gpu_companion.core.fleet.runs import Runs
     from gpu_companion.core.monitor.live import Monitor
     from gpu_companion.core.monitor.watcher import HostWatcher
     from gpu_companion.core.release.wiring import ReleaseWiring
+    from gpu_companion.core.spend.alerts import SpendAlerts
+    from gpu_companion.core.spend.budgets import Budgets
+    from gpu_companion.core.spend.ledger import SpendLedger
     from gpu_companion.core.ssh.agent import AppAgent, RuntimePaths
     from gpu_companion.core.ssh.background_sync import BackgroundSync
     from gpu_companion.core.ssh.config_writer import SshConfigWriter
@@ -138,14 +140,20 @@ class Services:
 
     @cached_property
     def ledger(self) -> SpendLedger:
+        from gpu_companion.core.spend.ledger import SpendLedger
+
         return SpendLedger(self.store, self.clock)
 
     @cached_property
     def budgets(self) -> Budgets:
+        from gpu_companion.core.spend.budgets import Budgets
+
         return Budgets(self.ledger)
 
     @cached_property
     def alerts(self) -> SpendAlerts:
+        from gpu_companion.core.spend.alerts import SpendAlerts
+
         alerts = SpendAlerts(self.ledger, self.notifier, self.budgets)
         alerts.last_sync = self._last_checkpoint_sync  # spot rentals: last verified backup
         return alerts
@@ -156,7 +164,14 @@ class Services:
         from gpu_companion.core.access.manager import TunnelManager
 
         # the verified sessions (paramiko) are made when a tunnel first connects, not before
-        return TunnelManager(lambda host: self.sessions.connect(host), self.registry)
+        return TunnelManager(
+            lambda host: self.sessions.connect(host), self.registry, self.tunnel_changes
+        )
+
+    @cached_property
+    def tunnel_changes(self) -> Listeners[TunnelStatus]:
+        """Every tunnel state change, to subscribe to before any tunnel code is loaded."""
+        return Listeners("tunnels")
 
     @cached_property
     def launcher(self) -> Launcher:
@@ -259,6 +274,8 @@ class Services:
 
     def _idle_minutes(self, alias: str) -> float | None:
         """The host's own idle-alert minutes (chosen in the wizard), None for the default."""
+        from gpu_companion.core.spend.alerts import idle_minutes
+
         host = self.registry.host(alias)
         return idle_minutes(self.store, host.id) if host is not None and host.id else None
 

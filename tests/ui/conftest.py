@@ -21,6 +21,8 @@ def window(ctx, qtbot):
 
     win = build_window(ctx)
     win.show()
+    # as the app is once shown: painted, the other pages built, the tray reading the ledger
+    qtbot.waitUntil(lambda: win.first_paint_done, timeout=10000)
     yield win
     worker.wait_all()
     win.save_state()

@@ -17,7 +17,8 @@ from gpu_companion.core.hosts.registry import Host, Platform
 from gpu_companion.core.ssh.connection import ConnectionProblem
 from gpu_companion.core.ssh.managed import entries_from_registry
 from gpu_companion.ui.shell.build import _fill_host_menu
-from gpu_companion.ui.shell.tray import Tray, TrayModel
+from gpu_companion.ui.shell.tray import Tray
+from gpu_companion.ui.shell.tray_model import TrayModel
 from tests.harness.launchers import RecordingLaunchers
 from tests.harness.util import free_port, port_open, wait_for
 

@@ -7,7 +7,8 @@ from PySide6.QtWidgets import QSystemTrayIcon
 
 from gpu_companion.core.common.notifier import Level, Message
 from gpu_companion.core.hosts.registry import Host, Platform
-from gpu_companion.ui.shell.tray import Tray, TrayModel, notification_for
+from gpu_companion.ui.shell.tray import Tray, notification_for
+from gpu_companion.ui.shell.tray_model import TrayModel
 
 
 def _setup(ctx, manual_clock):

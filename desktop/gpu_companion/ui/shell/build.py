@@ -8,7 +8,7 @@ from PySide6.QtWidgets import QMenu
 
 from gpu_companion.ui.release.countdown import CountdownBanners
 from gpu_companion.ui.shell.main_window import LazyPage, MainWindow
-from gpu_companion.ui.shell.tray import Tray, TrayModel
+from gpu_companion.ui.shell.tray import Tray
 
 if TYPE_CHECKING:
     from gpu_companion.core.hosts.registry import Host
@@ -37,12 +37,11 @@ def build_window(services: Services) -> MainWindow:
         window.request_quit,
         window.banners.show_message,
         parent=window,
-        model=TrayModel(services.ledger, services.budgets),
         navigate=window.navigate,
-        alerts=services.alerts,
         open_release=window.open_release,
         fill_host_menu=lambda menu, alias: _fill_host_menu(window, menu, alias),
     )
+    window.after_first_paint_calls.append(lambda: _attach_ledger(window.tray, services))
     window.tray.keep_window_in_tray(window, lambda: services.has_running_rentals())
     tray = window.tray
     window.countdowns = CountdownBanners(  # type: ignore[attr-defined]
@@ -52,6 +51,14 @@ def build_window(services: Services) -> MainWindow:
     if tray.icon is not None:  # a countdown balloon brings the window with its buttons
         tray.icon.messageClicked.connect(window.bring_forward)
     return window
+
+
+def _attach_ledger(tray: Tray | None, services: Services) -> None:
+    """The tray's rentals, budget state and alert rules (the spend modules load now)."""
+    from gpu_companion.ui.shell.tray_model import TrayModel
+
+    if tray is not None:
+        tray.attach(TrayModel(services.ledger, services.budgets), services.alerts)
 
 
 def _fill_host_menu(window: MainWindow, menu: QMenu, alias: str) -> None:

@@ -4,77 +4,21 @@ QSystemTrayIcon shows them where a tray exists, and alerts fall back to in-app b
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from datetime import timedelta
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QEvent, QObject, QTimer
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMenu, QSystemTrayIcon, QWidget
 
-from gpu_companion.core.common.money import format_money, format_totals
 from gpu_companion.core.common.notifier import Level, Message
-from gpu_companion.core.spend.alerts import RENTAL_ALERTS, SpendAlerts, format_duration, rental_name
-from gpu_companion.core.spend.budgets import Budgets
-from gpu_companion.core.spend.ledger import SpendLedger
-from gpu_companion.core.spend.reports import burn_text, today
 from gpu_companion.ui.common.icons import icon
 
-STATES = ("idle", "ok", "warning", "over")  # nothing running / within budget / warning / over
-STATE_WORDS = {
-    "idle": "nothing running",
-    "ok": "running within budget",
-    "warning": "budget warning",
-    "over": "over budget",
-}
+if TYPE_CHECKING:
+    from gpu_companion.core.spend.alerts import SpendAlerts
+    from gpu_companion.ui.shell.tray_model import TrayEntry, TrayModel
+
 REFRESH_MS = 30_000
-
-
-@dataclass(frozen=True)
-class TrayEntry:
-    rental_id: int
-    text: str
-    host_alias: str = ""
-
-
-@dataclass(frozen=True)
-class TraySnapshot:
-    state: str
-    tooltip: str
-    entries: list[TrayEntry] = field(default_factory=list)
-
-
-class TrayModel:
-    """What the tray shows, computed from the ledger and the budgets (no Qt)."""
-
-    def __init__(self, ledger: SpendLedger, budgets: Budgets) -> None:
-        self.ledger = ledger
-        self.budgets = budgets
-
-    def snapshot(self) -> TraySnapshot:
-        now = self.ledger.now()
-        running = self.ledger.running()
-        budget = self.budgets.overall_state(now)
-        if budget in ("warning", "over"):
-            state = budget
-        else:
-            state = "ok" if running else "idle"
-        burn = burn_text(self.ledger)
-        head = f"{len(running)} running, {burn}" if running and burn else STATE_WORDS["idle"]
-        if running and not burn:
-            head = f"{len(running)} running, not billed"
-        tooltip = f"GPU Companion — {head}\nToday: {format_totals(today(self.ledger))}"
-        if state in ("warning", "over"):
-            tooltip += f"\n{STATE_WORDS[state].capitalize()}"
-        entries = [
-            TrayEntry(
-                r.id or 0,
-                f"{rental_name(r)} · {format_duration(r.elapsed(now))} · "
-                f"{format_money(r.cost_at(now), r.currency)}",
-                r.host_alias,
-            )
-            for r in running
-        ]
-        return TraySnapshot(state, tooltip, entries)
 
 
 def notification_for(message: Message) -> tuple[str, str, QSystemTrayIcon.MessageIcon]:
@@ -123,14 +67,21 @@ class Tray(QObject):
             self.icon = QSystemTrayIcon(icon("tray-idle"), self)
             self.icon.setContextMenu(self.menu)
             self.icon.activated.connect(lambda _reason: show_window())
-        self.refresh()
-        if self.icon is not None:
-            self.icon.show()
         self.timer = QTimer(self)
         self.timer.setInterval(REFRESH_MS)
         self.timer.timeout.connect(self.tick)
+        self.refresh()
+        if self.icon is not None:
+            self.icon.show()
         if model is not None:
             self.timer.start()
+
+    def attach(self, model: TrayModel, alerts: SpendAlerts | None = None) -> None:
+        """Start showing the ledger and running the alert rules (the app does it right after the
+        first paint: until then the tray says "nothing running")."""
+        self.model, self.alerts = model, alerts
+        self.refresh()
+        self.timer.start()
 
     # --- state ----------------------------------------------------------------------------
     def tick(self) -> None:
@@ -140,24 +91,23 @@ class Tray(QObject):
         self.refresh()
 
     def refresh(self) -> None:
-        snap = (
-            self.model.snapshot() if self.model is not None else TraySnapshot("idle", self.tooltip)
-        )
-        self.state, self.tooltip = snap.state, snap.tooltip
-        self._build_menu(snap)
+        snap = self.model.snapshot() if self.model is not None else None
+        if snap is not None:
+            self.state, self.tooltip = snap.state, snap.tooltip
+        self._build_menu(snap.entries if snap is not None else [])
         if self.icon is not None:
-            self.icon.setIcon(icon(f"tray-{snap.state}"))
-            self.icon.setToolTip(snap.tooltip)
+            self.icon.setIcon(icon(f"tray-{self.state}"))
+            self.icon.setToolTip(self.tooltip)
 
-    def _build_menu(self, snap: TraySnapshot) -> None:
+    def _build_menu(self, entries: list[TrayEntry]) -> None:
         self.menu.clear()
         for sub in self._submenus:
             sub.deleteLater()
         self._submenus = []
         self.menu.addAction("Open GPU Companion", self._show_window)
-        if snap.entries:
+        if entries:
             self.menu.addSeparator()
-        for entry in snap.entries:
+        for entry in entries:
             sub = self.menu.addMenu(entry.text)
             self._submenus.append(sub)
             sub.addAction("Open the monitor", lambda: self._open("monitor"))
@@ -192,6 +142,8 @@ class Tray(QObject):
 
     def _snoozer(self, rental_id: int) -> Callable[[], None]:
         def snooze() -> None:
+            from gpu_companion.core.spend.alerts import RENTAL_ALERTS
+
             assert self.alerts is not None
             for kind in RENTAL_ALERTS:
                 self.alerts.snooze(rental_id, kind, timedelta(hours=1))
@@ -200,6 +152,8 @@ class Tray(QObject):
 
     def _muter(self, rental_id: int) -> Callable[[], None]:
         def mute() -> None:
+            from gpu_companion.core.spend.alerts import RENTAL_ALERTS
+
             assert self.alerts is not None
             for kind in RENTAL_ALERTS:
                 self.alerts.mute(rental_id, kind)
