@@ -18,11 +18,16 @@ class TunnelManager:
     changed host key, a taken port asked for exactly); `on_change` fires on every state change,
     on the thread that saw it."""
 
-    def __init__(self, connect: Connect, registry: HostRegistry) -> None:
+    def __init__(
+        self,
+        connect: Connect,
+        registry: HostRegistry,
+        on_change: Listeners[TunnelStatus] | None = None,
+    ) -> None:
         self._connect = connect
         self.registry = registry
         self.book = TunnelBook(registry.store)
-        self.on_change: Listeners[TunnelStatus] = Listeners("tunnels")
+        self.on_change: Listeners[TunnelStatus] = on_change or Listeners("tunnels")
         self._links: dict[int, HostLink] = {}
         self._tunnels: dict[tuple[int, str], Tunnel] = {}
         self._lock = threading.RLock()

@@ -10,7 +10,6 @@ ones (`KeyVault.move_legacy_secrets`).
 
 from __future__ import annotations
 
-import uuid
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING
 
@@ -28,6 +27,8 @@ def data_dir_id(db: sqlite_utils.Database) -> str:
 
 
 def migrate_to_ids(db: sqlite_utils.Database) -> None:
+    import uuid  # once per data dir: not on every start-up
+
     db.execute(
         "INSERT OR IGNORE INTO settings (key, value) VALUES (?, ?)", [DATA_DIR_ID, uuid.uuid4().hex]
     )

@@ -10,13 +10,13 @@ from PySide6.QtCore import QObject, Qt, QUrl, Signal
 from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import QInputDialog, QMenu, QWidget
 
-from gpu_companion.core.access.specs import TunnelSpec
-from gpu_companion.core.access.tunnel import TunnelStatus
 from gpu_companion.core.common.errors import UserError
 from gpu_companion.core.hosts.registry import Host
 from gpu_companion.ui.common.worker import run_in_thread
 
 if TYPE_CHECKING:
+    from gpu_companion.core.access.specs import TunnelSpec
+    from gpu_companion.core.access.tunnel import TunnelStatus
     from gpu_companion.services import Services
 
 
@@ -37,7 +37,7 @@ class AccessActions(QObject):
         self.parent_widget = parent
         self.last_message = ""
         self.starting: set[tuple[int, str]] = set()
-        self._unsubscribe = ctx.tunnels.on_change.subscribe(self.status_changed.emit)
+        self._unsubscribe = ctx.tunnel_changes.subscribe(self.status_changed.emit)
         parent.destroyed.connect(lambda *_: self._unsubscribe())
         self.open_url: Callable[[str], object] = lambda url: QDesktopServices.openUrl(QUrl(url))
         self.ask_path: Callable[[Host, str], str | None] = self._ask_path

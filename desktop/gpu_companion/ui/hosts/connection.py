@@ -3,7 +3,6 @@ decisions (first contact, changed key) and the per-host ssh options."""
 
 from __future__ import annotations
 
-from html import escape
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Qt
@@ -159,6 +158,8 @@ class HostConnection(QObject):
                 platform = self.ctx.vault.platform_of(host)
                 self.ctx.key_passphrases.pop(platform or "", None)
             # the message can quote the host ('echo ok' printed ...): escaped, never markup
+            from html import escape  # not before the first paint
+
             shown = escape(result.message).replace("\n", "<br>")
             QMessageBox.warning(self.page, f"Connection to {host.alias}", f"<p>{shown}</p>")
 

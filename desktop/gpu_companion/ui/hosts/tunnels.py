@@ -22,15 +22,15 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gpu_companion.core.access.specs import PRESETS, TunnelSpec
-from gpu_companion.core.access.tunnel import TunnelStatus
 from gpu_companion.core.common.errors import ValidationError
 from gpu_companion.core.hosts.registry import Host
 from gpu_companion.ui.common.access import AccessActions
 from gpu_companion.ui.common.models import RowTableModel
 from gpu_companion.ui.common.widgets import form_error_label
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the tunnel code (socket, json) loads with the first tunnel shown
+    from gpu_companion.core.access.specs import TunnelSpec
+    from gpu_companion.core.access.tunnel import TunnelStatus
     from gpu_companion.services import Services
 
 
@@ -55,6 +55,13 @@ class TunnelRow:
         if self.status is None or self.status.state == "stopped":
             return str(self.spec.wanted_local)
         return f"127.0.0.1:{self.status.local_port}"
+
+    @property
+    def removable(self) -> bool:
+        """One the user added: the presets always stay."""
+        from gpu_companion.core.access.specs import PRESETS
+
+        return self.spec not in PRESETS
 
 
 class TunnelDialog(QDialog):
@@ -96,6 +103,8 @@ class TunnelDialog(QDialog):
             if not remote.isdigit() or (local and not local.isdigit()):
                 raise ValidationError("port", "Ports are numbers from 1 to 65535.")
             assert self.host.id is not None
+            from gpu_companion.core.access.specs import TunnelSpec
+
             spec = TunnelSpec(self.name.text(), int(remote), int(local or 0))
             self.saved = self.ctx.tunnels.book.save(self.host.id, spec)
         except ValidationError as exc:
@@ -218,9 +227,7 @@ class TunnelsPanel(QWidget):
             running and row is not None and row.status is not None and row.status.answers is True
         )
         self.buttons["add"].setEnabled(self.host is not None)
-        self.buttons["removeTunnel"].setEnabled(
-            row is not None and row.spec not in PRESETS and not running
-        )
+        self.buttons["removeTunnel"].setEnabled(row is not None and row.removable and not running)
 
     def start_or_open(self) -> None:
         row = self.selected()
