@@ -17,7 +17,7 @@ from gpu_companion import __version__
 from gpu_companion.core.common.errors import UserError
 from gpu_companion.core.common.notifier import Level, Message
 from gpu_companion.core.common.paths import AppPaths
-from gpu_companion.logsetup import setup_logging
+from gpu_companion.logsetup import rotate_logs, setup_logging
 from gpu_companion.services import Services, build_services
 from gpu_companion.ui.shell.build import build_window
 from gpu_companion.ui.shell.main_window import MainWindow
@@ -74,13 +74,20 @@ def run_gui(argv: list[str], smoke_test: bool = False, background: bool = False)
     _follow_color_scheme(app)
 
     paths = AppPaths.default().ensure()
-    setup_logging(paths.log_file)
+    log_handler = setup_logging(paths.log_file, rotating=False)  # rotate_logs after the paint
     instance = None
     if not smoke_test:
-        instance = SingleInstance(server_name(str(paths.data_dir)))
+        instance = SingleInstance(server_name(str(paths.data_dir)), paths.data_dir / "app.lock")
         if not instance.claim():
-            print("GPU Companion is already running: its window was brought forward.")
-            return 0
+            if instance.answered:
+                print("GPU Companion is already running: its window was brought forward.")
+                return 0
+            print(
+                f"GPU Companion is already running on {paths.data_dir} but does not answer; "
+                "end that process (or wait for it) and start again.",
+                file=sys.stderr,
+            )
+            return 1
     try:
         services = build_services(paths)
     except Exception as exc:
@@ -94,6 +101,7 @@ def run_gui(argv: list[str], smoke_test: bool = False, background: bool = False)
     errors = _install_excepthook(paths, window, interactive=not smoke_test)
     if instance is not None:
         instance.raise_requested.connect(window.bring_forward)
+        window.after_first_paint_calls.append(instance.listen)
     if smoke_test:
         return smoke(services, window, errors)
     if os.environ.get("GPU_COMPANION_EXIT_AFTER_FIRST_PAINT"):  # benchmarks/startup.py
@@ -114,6 +122,7 @@ def run_gui(argv: list[str], smoke_test: bool = False, background: bool = False)
         """Watching the rented hosts, the app's ssh-agent (ssh modules load now), its keys and
         the managed ssh config off the GUI thread, then auto-release: right after the first
         paint, or 1 s after launch in the tray; a page can reach a host only after it."""
+        rotate_logs(log_handler, paths.log_file)
         services.start_watching()  # rented hosts stream from launch, page or tray alike
         try:
             services.start()

@@ -1,8 +1,7 @@
-"""The shell: pages, empty states, remembered geometry and page, banners, single instance."""
+"""The shell: pages, empty states, remembered geometry and page, banners."""
 
 from __future__ import annotations
 
-import subprocess
 import sys
 
 from PySide6.QtCore import QRect
@@ -107,28 +106,6 @@ def test_closing_without_a_tray_quits(window, ctx):
 
 def test_pages_list_matches_the_design():
     assert [p.key for p in PAGES] == EXPECTED
-
-
-def test_a_second_instance_brings_the_first_forward(qapp, qtbot, tmp_path):
-    from gpu_companion.ui.shell.single_instance import SingleInstance, server_name
-
-    name = server_name(str(tmp_path))
-    first = SingleInstance(name)
-    assert first.claim()
-    with qtbot.waitSignal(first.raise_requested, timeout=5000):
-        code = (
-            "from PySide6.QtCore import QCoreApplication\n"
-            "from gpu_companion.ui.shell.single_instance import SingleInstance\n"
-            "app = QCoreApplication([])\n"
-            f"print(SingleInstance({name!r}).claim())\n"
-        )
-        proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
-        qtbot.waitUntil(lambda: proc.poll() is not None, timeout=10000)
-    assert proc.stdout.read().strip() == "False"
-    first.release()
-    again = SingleInstance(name)
-    assert again.claim()  # after the first one leaves, a new one can claim
-    again.release()
 
 
 def test_an_unexpected_exception_shows_the_log_path(window, ctx, monkeypatch):
