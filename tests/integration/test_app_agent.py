@@ -18,7 +18,6 @@ from gpu_companion.core.ssh.agent import (
     RuntimePaths,
     agent_key_count,
     close_control_masters,
-    control_options,
 )
 from gpu_companion.core.ssh.vault import KeyVault
 from gpu_companion.core.system.envcheck import check_agent
@@ -128,26 +127,20 @@ def test_a_crash_leftover_socket_is_replaced(agent):
     assert not (agent.paths.identity_dir / "old.pub").exists()
 
 
-def test_shared_connection_one_handshake_then_closed(agent, sshd, client_identity, tmp_path):
-    """The app's ssh invocations reuse one authenticated connection; stop() closes it."""
-    key = tmp_path / "id"
-    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True)
-    sshd.authorize(Path(f"{key}.pub").read_text())
-    (tmp_path / "kh").write_text(sshd.known_hosts_line())
-    agent.start()
-    argv = [
-        "ssh", "-F", "/dev/null", "-o", "BatchMode=yes",
-        "-o", f"UserKnownHostsFile={tmp_path / 'kh'}", "-i", str(key), "-p", str(sshd.port),
-        *control_options(agent.paths.control_dir),
-        f"{sshd.user}@127.0.0.1",
-    ]  # fmt: skip
+def test_shared_connection_one_handshake_then_closed(fleet):
+    """The app's own ssh (its managed config, its agent, as the app builds them) reuses one
+    authenticated connection per host; stopping the agent closes it."""
+    services, sshd, alias = fleet.services, fleet.servers[0], fleet.aliases[0]
+    argv = [*services.managed_ssh.ssh_argv, alias, "true"]
+    before = sshd.log_path.read_text().count("Accepted publickey")
     for _ in range(3):
-        done = subprocess.run([*argv, "true"], capture_output=True, timeout=30, check=False)
+        done = subprocess.run(argv, capture_output=True, timeout=30, check=False)
         assert done.returncode == 0, done.stderr
-    accepted = sshd.log_path.read_text().count("Accepted publickey")
-    assert accepted == 1
-    assert len(list(agent.paths.control_dir.iterdir())) == 1
-    assert close_control_masters(agent.paths.control_dir) == 1
+    assert sshd.log_path.read_text().count("Accepted publickey") - before == 1
+    control_dir = services.runtime_paths.control_dir
+    assert len(list(control_dir.iterdir())) == 1
+    assert close_control_masters(control_dir) == 1
+    assert list(control_dir.iterdir()) == []
 
 
 def test_check_agent_reports_what_runs(agent, monkeypatch):

@@ -1,88 +1,14 @@
+# ruff: noqa: F811  (the fixtures come from tests/harness/autorelease.py)
 """Auto-release against the harness: real sshd hosts, the nvidia-smi stand-in's scenarios, the
 app's services as shipped (injected clock only), a provider CLI stand-in that records its argv,
 and the real release gate. No path releases with a failing or stale checklist."""
 
 from __future__ import annotations
 
-import json
-import os
 import time
-from pathlib import Path
 
-import pytest
-
+from tests.harness.autorelease import calls, provider_cli, rented, wait_for_readings  # noqa: F401
 from tests.harness.util import wait_for
-
-
-class Clock:
-    """Real time plus an offset the test moves (readings keep their real timestamps)."""
-
-    def __init__(self) -> None:
-        self.offset = 0.0
-
-    def __call__(self) -> float:
-        return time.time() + self.offset
-
-    def advance(self, minutes: float) -> None:
-        self.offset += minutes * 60
-
-
-@pytest.fixture
-def provider_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """`vastai` on PATH: records its argv, answers like the real CLI would."""
-    bin_dir = tmp_path / "provider-bin"
-    bin_dir.mkdir()
-    log = tmp_path / "vastai-calls.jsonl"
-    script = bin_dir / "vastai"
-    script.write_text(
-        "#!/usr/bin/env python3\nimport json, sys\n"
-        f"open({str(log)!r}, 'a').write(json.dumps(sys.argv[1:]) + '\\n')\n"
-        "print('destroying instance ' + sys.argv[-1])\n"
-    )
-    script.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
-    return log
-
-
-def calls(log: Path) -> list[list[str]]:
-    return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
-
-
-@pytest.fixture
-def rented(fleet, standin, tmp_path: Path):  # type: ignore[no-untyped-def]
-    """box-a rented on vast.ai (instance 4242), a checklist whose one item is a job marker,
-    an idle-after-1-minute policy with a 1-minute notice, and the service on a moved clock."""
-    from dataclasses import replace
-
-    from gpu_companion.core.autorelease.policy import Policy
-    from gpu_companion.core.autorelease.service import AutoReleaseService, save_policy
-    from gpu_companion.core.release.config import ChecklistConfig, CustomCommand
-
-    s = fleet.services
-    host = replace(s.registry.host("box-a"), instance_id="4242")
-    host = s.registry.save_host(host)
-    s.release.settings.save_release_command(
-        host.platform_id, "vastai destroy instance {instance_id}"
-    )
-    marker = tmp_path / "job-saved"
-    s.release.settings.save_config(host.alias, ChecklistConfig(
-        manual=(), disabled=("checkpoints", "archive", "leftovers", "processes"),
-        custom=(CustomCommand("results saved", f"test -e {marker}"),)))  # fmt: skip
-    save_policy(s.store, host.id, Policy(idle_minutes=1, stall_minutes=1, notice_minutes=1))
-    rental = s.ledger.start_rental(host.platform_id, "2.40", host_id=host.id)
-    clock = Clock()
-    service = AutoReleaseService(s.store, s.registry, s.ledger, s.release, s.notifier, wall=clock,
-                                 last_sync=s.transfers.last_verified_download)  # fmt: skip
-    s.monitor().subscribe(service.on_event)
-    messages: list[str] = []
-    s.notifier.subscribe(lambda m: messages.append(m.text))
-    s.monitor().watch(host)
-    return s, host, rental, service, clock, marker, messages
-
-
-def _readings(service, alias: str = "box-a") -> None:  # type: ignore[no-untyped-def]
-    wait_for(lambda: service.detectors.get(alias) is not None
-             and service.detectors[alias].last_seen is not None, 30, "readings")  # fmt: skip
 
 
 def test_idle_is_notified_then_released_through_the_provider_cli_once_the_checklist_passes(
@@ -90,7 +16,7 @@ def test_idle_is_notified_then_released_through_the_provider_cli_once_the_checkl
 ):
     s, host, rental, service, clock, marker, messages = rented
     standin.configure(util="idle")  # 0 %, 70 W of 700 W
-    _readings(service)
+    wait_for_readings(service)
     marker.write_text("saved\n")
     wait_for(lambda: service.detectors["box-a"].idle_since is not None, 30, "idle")
     clock.advance(1.1)
@@ -112,7 +38,7 @@ def test_idle_is_notified_then_released_through_the_provider_cli_once_the_checkl
 def test_a_failing_item_means_no_provider_call_and_a_repeated_alert(rented, standin, provider_cli):
     s, host, rental, service, clock, marker, messages = rented
     standin.configure(util="idle")
-    _readings(service)
+    wait_for_readings(service)
     wait_for(lambda: service.detectors["box-a"].idle_since is not None, 30, "idle")
     clock.advance(1.1)
     service.tick()
@@ -132,7 +58,7 @@ def test_a_failing_item_means_no_provider_call_and_a_repeated_alert(rented, stan
 def test_a_stalled_job_is_detected_and_a_busy_one_is_not(rented, standin, provider_cli):
     s, host, rental, service, clock, marker, messages = rented
     standin.configure(util=100)  # busy: power follows utilisation
-    _readings(service)
+    wait_for_readings(service)
     time.sleep(1)
     clock.advance(2)
     service.tick()
@@ -146,7 +72,7 @@ def test_a_stalled_job_is_detected_and_a_busy_one_is_not(rented, standin, provid
 
 def test_a_cut_connection_while_billed_raises_the_unreachable_alert(rented, standin, fleet):
     s, host, rental, service, clock, marker, messages = rented
-    _readings(service)
+    wait_for_readings(service)
     fleet.servers[0].kill_sessions()  # the instance vanished: live connections cut, no listener
     fleet.servers[0].stop()
     wait_for(lambda: "box-a" in service.reach.down_since, 30, "down")
@@ -163,7 +89,7 @@ def test_a_cut_connection_while_billed_raises_the_unreachable_alert(rented, stan
 def test_a_sleep_jump_reports_what_the_idle_stretch_cost(rented, standin):
     s, host, rental, service, clock, marker, messages = rented
     standin.configure(util="idle")
-    _readings(service)
+    wait_for_readings(service)
     wait_for(lambda: service.detectors["box-a"].idle_since is not None, 30, "idle")
     mono = [100.0]
     service.sleep.mono = lambda: mono[0]
@@ -185,7 +111,7 @@ def test_a_budget_reached_triggers_the_ladder(rented, standin, provider_cli):
     save_policy(s.store, host.id, Policy(idle_minutes=0, stall_minutes=0, notice_minutes=1))
     service.budgets = s.budgets
     standin.configure(util=90)
-    _readings(service)
+    wait_for_readings(service)
     service.tick()
     assert not any("box-a:" in m for m in messages)
     s.budgets.set_budget("month", Decimal("0.01"), "USD")  # already spent more than that

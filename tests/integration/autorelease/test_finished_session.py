@@ -1,4 +1,4 @@
-# ruff: noqa: F811  (the fixtures come from the auto-release integration tests)
+# ruff: noqa: F811  (the fixtures come from tests/harness/autorelease.py)
 """The finished rule against the harness host: the policy's tmux session, seen running and then
 ended, triggers the countdown; a session that never existed (a typo) does not."""
 
@@ -12,7 +12,7 @@ from dataclasses import replace
 import pytest
 
 from tests.conftest import missing_component
-from tests.integration.autorelease.test_autorelease import rented  # noqa: F401
+from tests.harness.autorelease import rented  # noqa: F401
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-# ruff: noqa: F811  (the fixtures come from the auto-release integration tests)
+# ruff: noqa: F811  (the fixtures come from tests/harness/autorelease.py)
 """The auto-release countdown as the user meets it: the ladder's notice becomes a banner with the
 time left and Keep running / Release now / Snooze 30 min, answered through the real
 AutoReleaseService over the harness hosts (idle stand-in, real checklist over ssh, a `vastai`
@@ -9,13 +9,13 @@ from __future__ import annotations
 from gpu_companion.core.autorelease.ladder import Stage
 from gpu_companion.ui.common import worker
 from gpu_companion.ui.release.countdown import KEEP, RELEASE, SNOOZE, clock_text
-from tests.harness.util import wait_for
-from tests.integration.autorelease.test_autorelease import (  # noqa: F401
-    _readings,
+from tests.harness.autorelease import (  # noqa: F401
     calls,
     provider_cli,
     rented,
+    wait_for_readings,
 )
+from tests.harness.util import wait_for
 
 WAIT = 60_000
 
@@ -31,7 +31,7 @@ def _counting_down(rented, standin, qtbot):  # type: ignore[no-untyped-def]
     win.quitting = True  # qtbot's close at teardown quits without asking about the rental
     win.show()
     standin.configure(util="idle")  # 0 %, 70 W of 700 W
-    _readings(service)
+    wait_for_readings(service)
     wait_for(lambda: service.detectors["box-a"].idle_since is not None, 30, "idle")
     clock.advance(1.1)
     service.tick()
