@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 from functools import cache
-from importlib import resources
 
 from PySide6.QtCore import QByteArray, QRect, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QGuiApplication, QIcon, QIconEngine, QPainter, QPixmap
 from PySide6.QtSvg import QSvgRenderer
 
+from gpu_companion import resources
+
 
 @cache
 def svg_text(name: str) -> str:
-    return (resources.files("gpu_companion.resources") / "icons" / f"{name}.svg").read_text()
+    return (resources.DIR / "icons" / f"{name}.svg").read_text()
 
 
 class _SvgIconEngine(QIconEngine):
