@@ -104,18 +104,6 @@ def run_gui(argv: list[str], smoke_test: bool = False, background: bool = False)
         window.after_first_paint_calls.append(instance.listen)
     if smoke_test:
         return smoke(services, window, errors)
-    if os.environ.get("GPU_COMPANION_EXIT_AFTER_FIRST_PAINT"):  # benchmarks/startup.py
-        from gpu_companion.ui.shell.first_paint import exit_after_first_paint
-
-        exit_after_first_paint(window)
-    elif not (background and window.tray is not None and window.tray.available):
-        from PySide6.QtCore import QTimer
-
-        from gpu_companion.ui.shell.welcome import show_welcome_once
-
-        QTimer.singleShot(0, lambda: show_welcome_once(services, window))
-    if not (background and window.tray is not None and window.tray.available):
-        window.show()
     from gpu_companion.ui.common.worker import run_in_thread
 
     def start_after_first_paint() -> None:
@@ -133,8 +121,17 @@ def run_gui(argv: list[str], smoke_test: bool = False, background: bool = False)
         if not services.start_autorelease():
             log.info("auto-release runs in another process on this data dir")
 
-    if not os.environ.get("GPU_COMPANION_EXIT_AFTER_FIRST_PAINT"):  # it quits at that paint
+    in_tray = background and window.tray is not None and window.tray.available
+    if os.environ.get("GPU_COMPANION_EXIT_AFTER_FIRST_PAINT"):  # benchmarks/startup.py
+        from gpu_companion.ui.shell.first_paint import exit_after_first_paint
+
+        exit_after_first_paint(window)  # it quits at that paint
+    else:
         window.after_first_paint_calls.append(start_after_first_paint)
+        if not in_tray:  # the first start's welcome: its check sees the agent just started
+            window.after_first_paint_calls.append(lambda: _welcome(services, window))
+    if not in_tray:
+        window.show()
     log.info("GPU Companion %s started", __version__)
     code = app.exec()
     window.save_state()
@@ -143,6 +140,12 @@ def run_gui(argv: list[str], smoke_test: bool = False, background: bool = False)
         instance.release()
     services.close()
     return code
+
+
+def _welcome(services: Services, window: MainWindow) -> None:
+    from gpu_companion.ui.shell.welcome import show_welcome_once
+
+    show_welcome_once(services, window)
 
 
 def _start_background(services: Services) -> None:

@@ -142,3 +142,20 @@ def test_agent_row_says_what_really_runs(window, ctx, qtbot, monkeypatch):
     qtbot.waitUntil(lambda: not dialog.checking, timeout=15000)
     assert not dialog.results["ssh-agent"].ok
     assert dialog.rows["ssh-agent"][0].text() == "✘"
+
+
+def test_every_check_text_is_shown_whole(window, ctx, qtbot, monkeypatch):
+    """Long wrapped details (a missing keyring's fix, the two agents) are not cut off."""
+    monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)  # the longest ssh-agent text
+    # opened as the app opens it, over the window; no keyring: its long fix is shown too
+    dialog = WelcomeDialog(ctx, window, window, check_kwargs={"backend": fail.Keyring()})
+    dialog.open()
+    qtbot.waitUntil(lambda: not dialog.checking, timeout=15000)
+    qtbot.wait(50)  # the resize after the last row
+    for name, (_mark, _label, text) in dialog.rows.items():
+        needed = text.heightForWidth(text.width())
+        assert text.height() >= needed, f"{name}: {text.height()} px of {needed}"
+        bottom = text.mapTo(dialog, text.rect().bottomLeft()).y()
+        assert bottom <= dialog.height(), f"{name}: ends at {bottom} of {dialog.height()} px"
+        assert text.visibleRegion().boundingRect().height() >= needed, name
+    dialog.reject()
