@@ -250,6 +250,7 @@ def capture(key, geometry):
 
 def shoot_welcome():
     from gpu_companion.ui.shell.welcome import WelcomeDialog
+    ctx.start()  # as at launch: the welcome opens once the app's ssh-agent runs
     dialog = WelcomeDialog(ctx, win, win)
     dialog.show()
     def wait():
