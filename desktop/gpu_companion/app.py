@@ -7,6 +7,7 @@ import logging
 import os
 import sys
 import traceback
+from collections.abc import Callable
 from types import TracebackType
 
 from PySide6.QtCore import Qt
@@ -133,13 +134,49 @@ def run_gui(argv: list[str], smoke_test: bool = False, background: bool = False)
     if not in_tray:
         window.show()
     log.info("GPU Companion %s started", __version__)
+    restore_signals = _end_on_signals(app, window)
     code = app.exec()
+    restore_signals()
     window.save_state()
     window.tray and window.tray.hide()
     if instance is not None:
         instance.release()
     services.close()
     return code
+
+
+def _end_on_signals(app: QApplication, window: MainWindow) -> Callable[[], None]:
+    """SIGTERM (a logout, `kill`) and SIGINT (Ctrl-C in a terminal) end the app as its Quit does
+    but without asking: the services close, so the app's ssh-agent and shared connections end
+    with it instead of outliving it. Python runs a signal handler only when it gets control, so
+    the signal's wake-up byte goes through a pipe the Qt loop watches. Returns the undo."""
+    if sys.platform == "win32":  # no wake-up pipe for a Qt loop there; the console ends it
+        return lambda: None
+    import signal
+
+    from PySide6.QtCore import QSocketNotifier
+
+    def end(signum: int, _frame: object) -> None:
+        log.info("ending on signal %d", signum)
+        window.quitting = True  # closes are accepted; nothing asks
+        app.quit()
+
+    read_fd, write_fd = os.pipe()
+    os.set_blocking(write_fd, False)
+    previous = {sig: signal.signal(sig, end) for sig in (signal.SIGTERM, signal.SIGINT)}
+    previous_fd = signal.set_wakeup_fd(write_fd)
+    notifier = QSocketNotifier(read_fd, QSocketNotifier.Type.Read)
+    notifier.activated.connect(lambda *_: os.read(read_fd, 64))  # Python runs `end` after it
+
+    def restore() -> None:
+        notifier.setEnabled(False)
+        signal.set_wakeup_fd(previous_fd)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        os.close(read_fd)
+        os.close(write_fd)
+
+    return restore
 
 
 def _welcome(services: Services, window: MainWindow) -> None:
