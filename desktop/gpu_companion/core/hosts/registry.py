@@ -17,6 +17,7 @@ from gpu_companion.core.common.validation import (
     validate_port,
     validate_user,
 )
+from gpu_companion.core.storage.schema import ALIAS_COLUMNS
 from gpu_companion.core.storage.store import Store
 
 if TYPE_CHECKING:
@@ -96,6 +97,16 @@ class Host:
 
 
 LOCAL_HOST = Host(alias=LOCAL_ALIAS, hostname="localhost", port=0, user="", is_local=True)
+
+
+def _rename_alias_rows(db: Any, old: str, new: str) -> None:
+    """A renamed host keeps the rows that name it by alias (transfers, graph minutes)."""
+    for table, column in ALIAS_COLUMNS:
+        if db.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", [table]
+        ).fetchone():
+            # OR REPLACE: minutes a deleted host of the new name left behind give way
+            db.execute(f"UPDATE OR REPLACE {table} SET {column} = ? WHERE {column} = ?", [new, old])  # noqa: S608
 
 
 def _insert(db: sqlite_utils.Database, table: str, row: dict[str, Any]) -> int:
@@ -217,7 +228,10 @@ class HostRegistry:
                     row["created_at"] = _now()
                     h = replace(h, id=_insert(db, "hosts", row))
                 else:
+                    was = db.execute("SELECT alias FROM hosts WHERE id = ?", [h.id]).fetchone()
                     db.table("hosts").update(h.id, row)
+                    if was is not None and was[0] != h.alias:
+                        _rename_alias_rows(db, was[0], h.alias)
         except sqlite3.IntegrityError as exc:  # a race with another writer
             raise ValidationError("alias", f"Could not save {h.alias!r}: {exc}.") from exc
         self._hosts_changed()

@@ -75,7 +75,7 @@ class QueuedCheckpointSync:
                 continue
             if (resolve(job.remote_path).rstrip("/") or "/") != want:
                 continue
-            if Path(job.local_path) != self.local_dir(host, job.remote_path):
+            if not self._in_backups(host, job):
                 continue  # a copy elsewhere is the user's, not the host's backup
             if best is None or (job.finished_at or 0) > (best.finished_at or 0):
                 best = job
@@ -86,6 +86,19 @@ class QueuedCheckpointSync:
         return VerifiedSync(
             best.id, best.remote_path, Path(best.local_path), since, best.finished_at
         )
+
+    def _in_backups(self, host: Host, job: TransferJob) -> bool:
+        """The job's copy is the backup folder of its remote folder: under the host's alias, or
+        under the alias it had when the copy was made (a renamed host keeps its backups)."""
+        local = Path(job.local_path)
+        own = self.local_dir(host, job.remote_path)
+        if local == own:
+            return True
+        try:
+            under = local.relative_to(self.backup_root).parts
+        except ValueError:
+            return False
+        return len(under) > 1 and Path(*under[1:]) == own.relative_to(self.backup_root / host.alias)
 
     def sync(self, host: Host, remote_dirs: Sequence[str]) -> Iterator[str]:
         jobs = [

@@ -254,6 +254,13 @@ def _v7_host_instance_id(db: sqlite_utils.Database) -> None:
     db.table("hosts").add_column("instance_id", str, not_null_default="")
 
 
+# Tables that name a host by its alias (lanes and graphs are per alias): a rename rewrites them in
+# the same transaction, so the host keeps its transfer history, checkpoint evidence and graphs.
+ALIAS_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("transfer_jobs", "host_alias"),
+    ("gpu_minutes", "alias"),
+)
+
 MIGRATIONS: list[Migration] = [
     _v1_platforms_hosts,
     _v2_spend_ledger,

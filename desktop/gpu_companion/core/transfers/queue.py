@@ -242,8 +242,10 @@ class TransferQueue:
 
     def _save(self, job: TransferJob) -> None:
         assert job.id is not None
+        row = _row(job)
+        del row["host_alias"]  # a rename of the host while this job ran has rewritten it
         with self.store.transaction() as db:
-            db.table("transfer_jobs").update(job.id, _row(job))
+            db.table("transfer_jobs").update(job.id, row)
 
     def _recover(self) -> None:
         with self.store.transaction() as db:
