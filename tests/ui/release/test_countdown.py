@@ -117,3 +117,38 @@ def test_release_now_with_a_passing_checklist_releases_through_the_provider_cli(
     assert "Released, checklist passed" in release
     assert "ran: vastai destroy instance 4242" in release
     worker.wait_all()
+
+
+def _tray_submenu(win):  # type: ignore[no-untyped-def]
+    """The tray's menu entry of the box-a rental, as a user opening the tray sees it."""
+    [entry] = [a for a in win.tray.menu.actions() if a.menu() is not None]
+    return entry.text(), [a.text() for a in entry.menu().actions() if a.text()], entry.menu()
+
+
+def test_the_tray_offers_the_countdown_answers_with_the_banner_closed(
+    rented,
+    standin,
+    provider_cli,
+    qtbot,
+):
+    """The user who lives in the tray answers from its menu; the answer closes it everywhere."""
+    from PySide6.QtWidgets import QToolButton
+
+    s, host, rental, service, clock, marker, messages = rented
+    marker.write_text("saved\n")  # the checklist would pass: only the user's answer stops it
+    win, banner = _counting_down(rented, standin, qtbot)
+    qtbot.waitUntil(lambda: win.first_paint_done, timeout=WAIT)  # the tray reads the ledger
+    title, texts, menu = _tray_submenu(win)
+    assert "auto-release pending" in title
+    assert texts[:3] == [KEEP, RELEASE, SNOOZE]
+    banner.findChild(QToolButton).click()  # ✕: the banner is dismissed
+    qtbot.waitUntil(lambda: win.countdowns.banner("box-a") is None, timeout=WAIT)
+    next(a for a in menu.actions() if a.text() == KEEP).trigger()
+    qtbot.waitUntil(lambda: service.case("box-a").stage is Stage.KEPT, timeout=WAIT)
+    qtbot.waitUntil(lambda: KEEP not in _tray_submenu(win)[1], timeout=WAIT)
+    title, texts, _menu = _tray_submenu(win)
+    assert "auto-release pending" not in title and RELEASE not in texts
+    clock.advance(2)  # the countdown would have ended twice over
+    service.tick()
+    assert calls(provider_cli) == [] and s.ledger.running()
+    worker.wait_all()

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject, QTimer
+from PySide6.QtCore import QObject, QTimer, Signal
 
 from gpu_companion.core.common.notifier import Level, Message
 from gpu_companion.ui.common.widgets import Banner, BannerArea
@@ -28,7 +28,10 @@ def clock_text(seconds: float) -> str:
 
 
 class CountdownBanners(QObject):
-    """`handle(message)` takes the auto-release messages (True) and leaves the others."""
+    """`handle(message)` takes the auto-release messages (True) and leaves the others; the same
+    answers are offered wherever the rental is shown (`answers(alias)`: the tray's menu)."""
+
+    changed = Signal()  # a countdown opened, was answered or closed: menus offering it refresh
 
     def __init__(
         self,
@@ -67,19 +70,28 @@ class CountdownBanners(QObject):
         banner = banner or self.banner(alias)
         if banner is None:
             return
-        case = self.service.case(alias)
-        open_case = case is not None and case.stage.value in ("notified", "blocked")
+        open_case = self._open(alias)
         if open_case and alias not in self.workers:
-            banner.set_actions([
-                (KEEP, lambda: self.answer(alias, KEEP)),
-                (RELEASE, lambda: self.answer(alias, RELEASE)),
-                (SNOOZE, lambda: self.answer(alias, SNOOZE)),
-            ])  # fmt: skip
+            banner.set_actions(self.answers(alias))
         elif not open_case:
             banner.set_actions([])
         self.show_time(alias, banner)
         if open_case and not self.timer.isActive():
             self.timer.start()
+        self.changed.emit()
+
+    def _open(self, alias: str) -> bool:
+        case = self.service.case(alias) if alias in self.texts else None
+        return case is not None and case.stage.value in ("notified", "blocked")
+
+    def answers(self, alias: str) -> list[tuple[str, Callable[[], None]]]:
+        """Keep running / Release now / Snooze 30 min while the countdown waits for an answer."""
+        if not self._open(alias) or alias in self.workers:
+            return []
+        return [(what, self._answer_with(alias, what)) for what in (KEEP, RELEASE, SNOOZE)]
+
+    def _answer_with(self, alias: str, what: str) -> Callable[[], None]:
+        return lambda: self.answer(alias, what)  # no arguments: Qt passes none to it
 
     def show_time(self, alias: str, banner: Banner) -> None:
         text = self.texts.get(alias, banner.message.text)
@@ -107,10 +119,11 @@ class CountdownBanners(QObject):
             self.timer.stop()
 
     def answer(self, alias: str, what: str) -> None:
-        banner = self.banner(alias)
-        if banner is None or alias in self.workers:
+        """From the banner or the tray (whose answer works with the banner closed too)."""
+        if alias in self.workers:
             return
-        for b in banner.buttons:
+        banner = self.banner(alias)
+        for b in banner.buttons if banner is not None else []:
             b.setEnabled(False)
         fn = {
             KEEP: self.service.keep_running,
@@ -123,12 +136,15 @@ class CountdownBanners(QObject):
             on_error=lambda exc: self.ctx.notifier.error(str(exc), source="autorelease"),
             on_finished=lambda: self._answered(alias, what),
         )
-        self.show_time(alias, banner)
+        if banner is not None:
+            self.show_time(alias, banner)
+        self.changed.emit()  # answered from one place: the others stop offering it
 
     def _answered(self, alias: str, what: str) -> None:
         self.workers.pop(alias, None)
         banner = self.banner(alias)
         if banner is None:
+            self.changed.emit()
             return
         if what == KEEP:
             self.texts[alias] = (

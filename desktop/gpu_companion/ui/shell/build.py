@@ -40,6 +40,7 @@ def build_window(services: Services) -> MainWindow:
         navigate=window.navigate,
         open_release=window.open_release,
         fill_host_menu=lambda menu, alias: _fill_host_menu(window, menu, alias),
+        answers=lambda alias: window.countdowns.answers(alias),  # type: ignore[attr-defined]
     )
     window.after_first_paint_calls.append(lambda: _attach_ledger(window.tray, services))
     window.tray.keep_window_in_tray(window, lambda: services.has_running_rentals())
@@ -48,6 +49,7 @@ def build_window(services: Services) -> MainWindow:
         services, window.banners, tray.deliver if tray.icon is not None else None, window
     )
     window.message_handlers.append(window.countdowns.handle)  # type: ignore[attr-defined]
+    window.countdowns.changed.connect(tray.refresh)  # type: ignore[attr-defined]
     if tray.icon is not None:  # a countdown balloon brings the window with its buttons
         tray.icon.messageClicked.connect(window.bring_forward)
     return window

@@ -47,6 +47,7 @@ class Tray(QObject):
         alerts: SpendAlerts | None = None,
         open_release: Callable[[str], None] | None = None,
         fill_host_menu: Callable[[QMenu, str], None] | None = None,
+        answers: Callable[[str], list[tuple[str, Callable[[], None]]]] | None = None,
     ) -> None:
         super().__init__(parent)
         self.fallback = fallback
@@ -57,6 +58,7 @@ class Tray(QObject):
         self._navigate = navigate or (lambda _key: None)
         self._open_release = open_release
         self._fill_host_menu = fill_host_menu  # terminal, VS Code, tunnels of the rental's host
+        self._answers = answers  # an auto-release countdown's answers, while one waits
         self.available = QSystemTrayIcon.isSystemTrayAvailable() if available is None else available
         self.state = "idle"
         self.tooltip = "GPU Companion — nothing running"
@@ -108,8 +110,13 @@ class Tray(QObject):
         if entries:
             self.menu.addSeparator()
         for entry in entries:
-            sub = self.menu.addMenu(entry.text)
+            answers = self._answers(entry.host_alias) if self._answers and entry.host_alias else []
+            sub = self.menu.addMenu(entry.text + (" · auto-release pending" if answers else ""))
             self._submenus.append(sub)
+            for text, act in answers:
+                sub.addAction(text, act)
+            if answers:
+                sub.addSeparator()
             sub.addAction("Open the monitor", lambda: self._open("monitor"))
             sub.addAction("Release checklist", self._releaser(entry.host_alias))
             if self._fill_host_menu is not None and entry.host_alias:
