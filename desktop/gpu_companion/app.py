@@ -102,7 +102,7 @@ def run_gui(argv: list[str], smoke_test: bool = False, background: bool = False)
     errors = _install_excepthook(paths, window, interactive=not smoke_test)
     if instance is not None:
         instance.raise_requested.connect(window.bring_forward)
-        window.after_first_paint_calls.append(instance.listen)
+        window.after_first_paint_calls.insert(0, instance.listen)  # first: a later launch waits
     if smoke_test:
         return smoke(services, window, errors)
     from gpu_companion.ui.common.worker import run_in_thread
@@ -136,20 +136,21 @@ def run_gui(argv: list[str], smoke_test: bool = False, background: bool = False)
     log.info("GPU Companion %s started", __version__)
     restore_signals = _end_on_signals(app, window)
     code = app.exec()
-    restore_signals()
     window.save_state()
     window.tray and window.tray.hide()
+    services.close()  # the agent's runtime dir goes: a new launch may make its own from now
     if instance is not None:
         instance.release()
-    services.close()
+    restore_signals()  # a second signal while closing changes nothing
     return code
 
 
 def _end_on_signals(app: QApplication, window: MainWindow) -> Callable[[], None]:
-    """SIGTERM (a logout, `kill`) and SIGINT (Ctrl-C in a terminal) end the app as its Quit does
-    but without asking: the services close, so the app's ssh-agent and shared connections end
-    with it instead of outliving it. Python runs a signal handler only when it gets control, so
-    the signal's wake-up byte goes through a pipe the Qt loop watches. Returns the undo."""
+    """SIGTERM (a logout, `kill`), SIGHUP (its terminal closed) and SIGINT (Ctrl-C there) end
+    the app as its Quit does but without asking: the services close, so the app's ssh-agent and
+    shared connections end with it instead of outliving it. Python runs a signal handler only
+    when it gets control, so the signal's wake-up byte goes through a pipe the Qt loop watches.
+    Returns the undo."""
     if sys.platform == "win32":  # no wake-up pipe for a Qt loop there; the console ends it
         return lambda: None
     import signal
@@ -163,7 +164,8 @@ def _end_on_signals(app: QApplication, window: MainWindow) -> Callable[[], None]
 
     read_fd, write_fd = os.pipe()
     os.set_blocking(write_fd, False)
-    previous = {sig: signal.signal(sig, end) for sig in (signal.SIGTERM, signal.SIGINT)}
+    signals = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
+    previous = {sig: signal.signal(sig, end) for sig in signals}
     previous_fd = signal.set_wakeup_fd(write_fd)
     notifier = QSocketNotifier(read_fd, QSocketNotifier.Type.Read)
     notifier.activated.connect(lambda *_: os.read(read_fd, 64))  # Python runs `end` after it

@@ -149,6 +149,28 @@ def test_only_the_start_page_is_built_before_the_first_paint(app_paths, qapp, qt
         ctx.close()
 
 
+def test_one_failing_start_up_step_does_not_hold_back_the_others(app_paths, qapp, qtbot):
+    """E.g. the ledger cannot be read: the single-instance socket, the agent and auto-release
+    still start, and the failure is reported as any unexpected error is."""
+    ctx = build_services(app_paths)
+    win = build_window(ctx)
+    qtbot.addWidget(win)
+    ran: list[str] = []
+
+    def broken() -> None:
+        raise RuntimeError("the ledger is unreadable")
+
+    win.after_first_paint_calls[:0] = [broken]
+    win.after_first_paint_calls.append(lambda: ran.append("later step"))
+    try:
+        with qtbot.capture_exceptions() as raised:
+            win.after_first_paint()
+        assert [str(e[1]) for e in raised] == ["the ledger is unreadable"]
+        assert ran == ["later step"] and all(win.pages.built(k) for k in win.pages)
+    finally:
+        ctx.close()
+
+
 def test_a_window_started_in_the_tray_builds_its_pages_without_a_paint(app_paths, qapp, qtbot):
     ctx = build_services(app_paths)
     win = build_window(ctx)

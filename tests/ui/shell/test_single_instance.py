@@ -10,6 +10,7 @@ import sys
 import time
 from pathlib import Path
 
+from gpu_companion.core.ssh.agent import RuntimePaths
 from gpu_companion.ui.shell import single_instance
 from gpu_companion.ui.shell.single_instance import SingleInstance, server_name
 
@@ -60,6 +61,27 @@ def test_a_launch_while_the_first_is_still_starting_waits_for_it(qapp, qtbot, tm
         qtbot.waitUntil(lambda: proc.poll() is not None, timeout=10000)
     assert proc.stdout is not None and proc.stdout.read().strip() == "False"
     first.release()
+
+
+def test_a_launch_runs_when_the_first_ends_before_it_listened(qapp, qtbot, tmp_path):
+    """The first window was closed while it started: the waiting launch takes the lock."""
+    name, lock = server_name(str(tmp_path)), tmp_path / "app.lock"
+    first = SingleInstance(name, lock)
+    assert first.claim()
+    proc = _claim_in_a_process(name, lock)
+    qtbot.wait(1000)
+    assert proc.poll() is None  # still asking
+    started = time.monotonic()
+    first.release()
+    qtbot.waitUntil(lambda: proc.poll() is not None, timeout=10000)
+    assert time.monotonic() - started < 3.0  # not the whole wait for an answer
+    assert proc.stdout is not None and proc.stdout.read().strip() == "True"
+
+
+def test_no_lock_file_possible_means_running_unprotected(qapp, tmp_path):
+    mine = SingleInstance(server_name(str(tmp_path)), tmp_path / "no-such-dir" / "app.lock")
+    started = time.monotonic()
+    assert mine.claim() and time.monotonic() - started < 1.0
 
 
 def test_the_lock_of_a_crashed_instance_is_taken_over(qapp, tmp_path):
@@ -129,7 +151,7 @@ def test_gpu_companion_launched_twice_brings_the_first_forward(tmp_path):
         assert "already running" in second.stdout
         assert first.poll() is None  # the first one runs on
     finally:
-        first.kill()  # a crash: its lock stays behind
+        first.kill()  # a crash: its lock stays behind (and its agent, ended below)
         first.wait()
     third = subprocess.run(
         launch,
@@ -140,3 +162,5 @@ def test_gpu_companion_launched_twice_brings_the_first_forward(tmp_path):
     )
     assert third.returncode == 0, third.stderr
     assert "first-paint" in third.stdout  # the crashed one's lock did not stop it
+    agent = RuntimePaths.for_data_dir(tmp_path / "data").socket
+    subprocess.run(["pkill", "-f", f"ssh-agent -D -a {agent}"], check=False)  # the crash's

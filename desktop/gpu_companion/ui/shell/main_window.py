@@ -6,6 +6,7 @@ right after it (so every page exists, and listens, a moment after launch)."""
 from __future__ import annotations
 
 import importlib
+import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -166,10 +167,12 @@ class MainWindow(QMainWindow):
             return
         self.first_paint_done = True
         self._paint_fallback.stop()
-        self.build_all_pages()
         calls, self.after_first_paint_calls = self.after_first_paint_calls, []
-        for call in calls:
-            call()
+        for call in [self.build_all_pages, *calls]:
+            try:  # one failing step (a page, the ledger) does not hold back the others
+                call()
+            except Exception:  # noqa: BLE001 - reported as any unexpected error is
+                sys.excepthook(*sys.exc_info())  # type: ignore[arg-type]
 
     def _place(self, row: int, page: Page) -> None:
         """Put a newly built page where its placeholder stood."""

@@ -51,9 +51,14 @@ class SingleInstance(QObject):
         was asked to come forward (False: it holds the lock but never listened)."""
         if self.lock.tryLock(0):
             return True
+        if self.lock.error() != QLockFile.LockError.LockFailedError:  # no lock file possible
+            log.warning("single instance: cannot create %s", self.lock.fileName())
+            return True  # still run, just without the protection
         self.answered = self._ask_first_forward()
         if self.answered:
             return False
+        if self.lock.isLocked():  # the first one ended before it listened: this one runs
+            return True
         # a lock file whose pid now names another process of the same program: nobody holds
         # its lock, so it is removed; one that is really held stays (its owner keeps running)
         if self.lock.removeStaleLockFile() and self.lock.tryLock(0):
@@ -74,6 +79,8 @@ class SingleInstance(QObject):
                 sock.waitForBytesWritten(500)
                 sock.disconnectFromServer()
                 return True
+            if self.lock.tryLock(0):  # it ended before it listened (its lock is ours now)
+                return False
             QThread.msleep(100)  # the first one is still starting: it listens after its paint
         return False
 
