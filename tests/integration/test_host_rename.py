@@ -63,3 +63,33 @@ def test_a_job_finishing_after_a_rename_keeps_the_new_name(fleet, tmp_path: Path
     saved = s.transfers.get(job.id)
     assert (saved.host_alias, saved.state, saved.message) == ("box-b-renamed", JobState.DONE,
                                                              "finished")  # fmt: skip
+
+
+def test_a_host_is_not_renamed_while_a_transfer_to_it_runs(fleet, tmp_path: Path):
+    """Its lane is keyed by the alias: renaming under it would start a second lane."""
+    import pytest
+
+    from gpu_companion.core.common.errors import ValidationError
+
+    s = fleet.services
+    host = s.registry.host("box-b")
+    job = s.transfers.add(TransferJob("box-b", "download", str(tmp_path / "x"), str(tmp_path)))
+    s.transfers._save(replace(job, state=JobState.RUNNING))  # what its lane writes when it starts
+    with pytest.raises(ValidationError, match="A transfer to box-b is running"):
+        s.registry.save_host(replace(host, alias="box-b-renamed"))
+    assert s.registry.host("box-b") is not None
+    s.transfers._save(replace(job, state=JobState.PAUSED))
+    s.registry.save_host(replace(host, alias="box-b-renamed"))  # paused: it moves with the host
+    assert s.transfers.get(job.id).host_alias == "box-b-renamed"
+
+
+def test_the_tray_and_the_alerts_name_a_renamed_host_by_its_new_name(fleet):
+    from gpu_companion.ui.shell.tray_model import TrayModel
+
+    s = fleet.services
+    host = s.registry.host("box-a")
+    s.ledger.start_rental(host.platform_id, "2.40", host_id=host.id)
+    s.registry.save_host(replace(host, alias="box-a-renamed"))
+    [entry] = TrayModel(s.ledger, s.budgets).snapshot().entries
+    assert entry.host_alias == "box-a-renamed" and entry.text.startswith("box-a-renamed · ")
+    assert s.ledger.running()[0].host_alias == "box-a-renamed"

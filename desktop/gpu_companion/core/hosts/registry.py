@@ -99,12 +99,25 @@ class Host:
 LOCAL_HOST = Host(alias=LOCAL_ALIAS, hostname="localhost", port=0, user="", is_local=True)
 
 
+def _table_exists(db: Any, table: str) -> bool:
+    sql = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?"
+    return db.execute(sql, [table]).fetchone() is not None
+
+
+def _transfer_running(db: Any, alias: str) -> bool:
+    """A transfer lane holds the host's alias while it runs a job (it is keyed by it)."""
+    return _table_exists(db, "transfer_jobs") and (
+        db.execute(
+            "SELECT 1 FROM transfer_jobs WHERE host_alias = ? AND state = 'running'", [alias]
+        ).fetchone()
+        is not None
+    )
+
+
 def _rename_alias_rows(db: Any, old: str, new: str) -> None:
     """A renamed host keeps the rows that name it by alias (transfers, graph minutes)."""
     for table, column in ALIAS_COLUMNS:
-        if db.execute(
-            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", [table]
-        ).fetchone():
+        if _table_exists(db, table):
             # OR REPLACE: minutes a deleted host of the new name left behind give way
             db.execute(f"UPDATE OR REPLACE {table} SET {column} = ? WHERE {column} = ?", [new, old])  # noqa: S608
 
@@ -229,8 +242,15 @@ class HostRegistry:
                     h = replace(h, id=_insert(db, "hosts", row))
                 else:
                     was = db.execute("SELECT alias FROM hosts WHERE id = ?", [h.id]).fetchone()
+                    renamed = was is not None and was[0] != h.alias
+                    if renamed and _transfer_running(db, was[0]):
+                        raise ValidationError(
+                            "alias",
+                            f"A transfer to {was[0]} is running: pause it or let it finish, "
+                            "then rename the host.",
+                        )
                     db.table("hosts").update(h.id, row)
-                    if was is not None and was[0] != h.alias:
+                    if renamed:
                         _rename_alias_rows(db, was[0], h.alias)
         except sqlite3.IntegrityError as exc:  # a race with another writer
             raise ValidationError("alias", f"Could not save {h.alias!r}: {exc}.") from exc

@@ -88,8 +88,9 @@ class QueuedCheckpointSync:
         )
 
     def _in_backups(self, host: Host, job: TransferJob) -> bool:
-        """The job's copy is the backup folder of its remote folder: under the host's alias, or
-        under the alias it had when the copy was made (a renamed host keeps its backups)."""
+        """The job's copy is the backup folder of its remote folder, under the host's alias or
+        under another alias folder of the backups: the job is this host's (its rows follow a
+        rename), so that folder is the one the host's alias named when the copy was made."""
         local = Path(job.local_path)
         own = self.local_dir(host, job.remote_path)
         if local == own:

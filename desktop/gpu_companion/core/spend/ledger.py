@@ -31,12 +31,17 @@ from gpu_companion.core.storage.store import Store
 if TYPE_CHECKING:
     import sqlite_utils
 
+# A rental shows its host's alias of now (the one stored at its start once the host is deleted):
+# the tray, alerts and reports name a renamed host by its new name.
 RENTAL_COLUMNS = (
-    "r.id, r.platform_id, r.host_id, r.host_alias, r.gpu_model, r.gpu_count, r.billing_mode, "
+    "r.id, r.platform_id, r.host_id, COALESCE(h.alias, r.host_alias), r.gpu_model, r.gpu_count, "
+    "r.billing_mode, "
     "r.rate, r.currency, r.granularity, r.started_at, r.planned_end, r.ended_at, r.cost_minor, "
     "r.tag, r.outcome, r.notes, r.end_reason, r.evidence, r.ref, p.name"
 )
-RENTAL_FROM = "rentals r JOIN platforms p ON p.id = r.platform_id"
+RENTAL_FROM = (
+    "rentals r JOIN platforms p ON p.id = r.platform_id LEFT JOIN hosts h ON h.id = r.host_id"
+)
 
 
 def rental_from_row(r: Sequence[Any]) -> Rental:
