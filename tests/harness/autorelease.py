@@ -28,7 +28,8 @@ class Clock:
 
 @pytest.fixture
 def provider_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """`vastai` on PATH: records its argv, answers like the real CLI would."""
+    """`vastai` on PATH: records its argv, answers like the real CLI would (`show instance ID`
+    with its table, `destroy`/`stop` with a line)."""
     bin_dir = tmp_path / "provider-bin"
     bin_dir.mkdir()
     log = tmp_path / "vastai-calls.jsonl"
@@ -36,7 +37,11 @@ def provider_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     script.write_text(
         "#!/usr/bin/env python3\nimport json, sys\n"
         f"open({str(log)!r}, 'a').write(json.dumps(sys.argv[1:]) + '\\n')\n"
-        "print('destroying instance ' + sys.argv[-1])\n"
+        "if sys.argv[1:3] == ['show', 'instance']:\n"
+        "    print('ID       Machine  Status   Num  Model     $/hr')\n"
+        "    print(sys.argv[3] + '     7781     running  1x   RTX_4090  0.3900')\n"
+        "else:\n"
+        "    print('destroying instance ' + sys.argv[-1])\n"
     )
     script.chmod(0o755)
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")

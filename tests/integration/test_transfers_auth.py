@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from gpu_companion.core.ssh.managed import app_ssh_argv
 from gpu_companion.core.transfers.engine import RetryPolicy, TransferEngine
 from gpu_companion.core.transfers.job import Retrying, TransferControl, TransferJob
 from tests.integration.transfer_helpers import make_tree
@@ -26,7 +27,7 @@ def drive(engine: TransferEngine, job: TransferJob, host):  # type: ignore[no-un
 def refused_engine(ssh_target, hook_calls: list[str]) -> TransferEngine:  # type: ignore[no-untyped-def]
     ssh_target.server.authorized_keys.write_text("")  # the host no longer holds the key
     return TransferEngine(
-        [*ssh_target.ssh_argv, "-o", "BatchMode=yes"],
+        app_ssh_argv(ssh_target.config_path),  # the app's ssh: -F CONFIG -o BatchMode=yes
         ssh_target.client_factory,
         retry=RetryPolicy(attempts=6, base_delay_s=5),  # a retry would show in the time taken
         before_connect=lambda h: hook_calls.append(h.alias),

@@ -1,3 +1,4 @@
+# ruff: noqa: F811  (provider_cli comes from tests/harness/autorelease.py)
 """One rental, start to bill, as shipped: Services built as `run_gui` builds them, the first-rental
 wizard against the harness host (key from the keyring, host key trusted in the wizard, the real
 self-check with the nvidia-smi stand-in and CPU torch), the window closed to the tray while the
@@ -29,6 +30,7 @@ from gpu_companion.ui.shell.build import build_window
 from gpu_companion.ui.shell.main_window import MainWindow
 from gpu_companion.ui.transfers.dialogs import SyncCheckpointsDialog
 from gpu_companion.ui.wizard import FirstRentalWizard
+from tests.harness.autorelease import provider_cli  # noqa: F401  (a fixture)
 from tests.journey.test_connections_as_shipped import host_fingerprint
 from tests.ui.wizard.test_wizard import SMALL_CHECK, _next
 
@@ -82,22 +84,6 @@ def app(app_paths, keyring_backend, qapp, qtbot, monkeypatch) -> Iterator[App]: 
         services.close()
         if services.vault.key(platform) is not None:
             services.vault.delete(platform)
-
-
-@pytest.fixture
-def provider_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A `vastai` on PATH that records its argv (the provider's CLI is the one stand-in here)."""
-    bin_dir, log = tmp_path / "provider-bin", tmp_path / "vastai.log"
-    bin_dir.mkdir()
-    script = bin_dir / "vastai"
-    script.write_text(
-        "#!/usr/bin/env python3\nimport json, sys\n"
-        f"open({str(log)!r}, 'a').write(json.dumps(sys.argv[1:]) + '\\n')\n"
-        "print('destroying instance ' + sys.argv[-1])\n"
-    )
-    script.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
-    return log
 
 
 # --- the steps ---------------------------------------------------------------------------

@@ -1,12 +1,9 @@
+# ruff: noqa: F811  (the fixtures come from tests/harness/autorelease.py)
 """What a user sets for auto-release on the Release page and the Hosts page: the policy the page
 saves is the one the AutoReleaseService loads; the provider preset's dry run shows the argv and
 the real output of a `vastai` stand-in on PATH, and makes only the read-only call."""
 
 from __future__ import annotations
-
-import json
-import os
-from pathlib import Path
 
 import pytest
 from PySide6.QtWidgets import QDialog
@@ -17,6 +14,7 @@ from gpu_companion.core.hosts.registry import Host, Platform
 from gpu_companion.ui.common import worker
 from gpu_companion.ui.release.dialogs import ChecklistSettingsDialog
 from gpu_companion.ui.release.policy_dialog import PolicyDialog
+from tests.harness.autorelease import calls, provider_cli  # noqa: F401  (a fixture)
 
 
 @pytest.fixture
@@ -34,31 +32,6 @@ def rented_host(ctx):  # type: ignore[no-untyped-def]
             instance_id="4242",
         )  # fmt: skip
     )
-
-
-@pytest.fixture
-def vastai(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """`vastai` on PATH: records its argv; `show instance ID` answers like the real CLI."""
-    bin_dir = tmp_path / "provider-bin"
-    bin_dir.mkdir()
-    log = tmp_path / "vastai-calls.jsonl"
-    script = bin_dir / "vastai"
-    script.write_text(
-        "#!/usr/bin/env python3\nimport json, sys\n"
-        f"open({str(log)!r}, 'a').write(json.dumps(sys.argv[1:]) + '\\n')\n"
-        "if sys.argv[1:3] == ['show', 'instance']:\n"
-        "    print('ID       Machine  Status   Num  Model     $/hr')\n"
-        "    print(sys.argv[3] + '     7781     running  1x   RTX_4090  0.3900')\n"
-        "else:\n"
-        "    print('destroying instance ' + sys.argv[-1])\n"
-    )
-    script.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
-    return log
-
-
-def calls(log: Path) -> list[list[str]]:
-    return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
 
 
 def answer_policy(monkeypatch, **fields):  # type: ignore[no-untyped-def]
@@ -135,7 +108,7 @@ def _choose(box, key: str) -> None:  # type: ignore[no-untyped-def]
 
 
 def test_the_dry_run_shows_the_argv_and_the_cli_s_read_only_answer(
-    window, ctx, rented_host, vastai, qtbot
+    window, ctx, rented_host, provider_cli, qtbot
 ):
     page = window.navigate("release")
     page.open_host("vast-4090")
@@ -153,7 +126,7 @@ def test_the_dry_run_shows_the_argv_and_the_cli_s_read_only_answer(
     assert "Stop would run: vastai stop instance 4242" in text
     assert "Read-only check: vastai show instance 4242 (exit 0)" in text
     assert "4242     7781     running" in text  # the stand-in's own output
-    assert calls(vastai) == [["show", "instance", "4242"]]  # nothing destroyed or stopped
+    assert calls(provider_cli) == [["show", "instance", "4242"]]  # nothing destroyed or stopped
     dialog.save()
     assert ctx.release.settings.release_command(rented_host.platform_id) == (
         "vastai destroy instance {instance_id}"

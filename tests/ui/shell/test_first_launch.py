@@ -4,7 +4,6 @@ that runs (not "it starts with the app"). And the end of a launch: SIGTERM close
 
 from __future__ import annotations
 
-import logging
 import os
 import signal
 import subprocess
@@ -17,54 +16,32 @@ import pytest
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 
-from gpu_companion.services import build_services
 from gpu_companion.ui.shell.welcome import WelcomeDialog
+from tests.harness.launch import Launch
 
 
 @pytest.mark.qt_log_ignore("setHighDpiScaleFactorRoundingPolicy must be called before")
 def test_first_launch_welcomes_after_the_agent_started(
     app_paths, keyring_backend, qapp, monkeypatch
 ):
-    import gpu_companion.app as app_module
-
     monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
-    made: dict[str, Any] = {}
-
-    def build_window_spy(services):  # type: ignore[no-untyped-def]
-        from gpu_companion.ui.shell.build import build_window
-
-        made["window"] = build_window(services)
-        return made["window"]
-
-    monkeypatch.setattr(app_module, "build_services", build_services)
-    monkeypatch.setattr(app_module, "build_window", build_window_spy)
-    monkeypatch.setattr(sys, "excepthook", sys.excepthook)
-    handlers = list(logging.getLogger().handlers)
+    launch = Launch(monkeypatch)
     seen: dict[str, Any] = {}
 
     def check() -> None:
-        window = made.get("window")
+        window = launch.made.get("window")
         dialog = window.findChild(WelcomeDialog) if window is not None else None
         if dialog is None or dialog.checking:
             QTimer.singleShot(50, check)
             return
         seen["painted"] = window.first_paint_done
         seen["agent"] = dialog.rows["ssh-agent"][2].text()
-        seen["log"] = [type(h) for h in logging.getLogger().handlers if h not in handlers]
+        seen["log"] = [type(h) for h in launch.added_handlers()]
         dialog.reject()
         window.quitting = True
         QApplication.quit()
 
-    QTimer.singleShot(0, check)
-    QTimer.singleShot(30000, QApplication.quit)  # a bound on a failure, not a sleep
-    try:
-        code = app_module.run_gui(["gpu-companion"])
-    finally:
-        qapp.setQuitOnLastWindowClosed(True)
-        for h in logging.getLogger().handlers:
-            if h not in handlers:
-                logging.getLogger().removeHandler(h)
-                h.close()
+    code = launch.run(check)
     assert code == 0
     assert seen.get("painted") is True, "no welcome within 30 s"
     assert "GPU Companion's agent runs with" in seen["agent"], seen["agent"]

@@ -4,9 +4,7 @@ is never built into a monitor."""
 
 from __future__ import annotations
 
-import logging
 import os
-import sys
 from typing import Any
 
 import pytest
@@ -16,6 +14,7 @@ from PySide6.QtWidgets import QApplication
 from gpu_companion.core.hosts.registry import Host, Platform
 from gpu_companion.services import build_services
 from gpu_companion.ui.shell.welcome import WELCOME_SETTING
+from tests.harness.launch import Launch
 
 
 def _earlier_session(app_paths, sshd, standin, tmp_path) -> None:  # type: ignore[no-untyped-def]
@@ -38,25 +37,9 @@ def _earlier_session(app_paths, sshd, standin, tmp_path) -> None:  # type: ignor
 def test_run_gui_watches_rented_hosts_from_launch_without_the_monitor_page(
     app_paths, sshd, standin, keyring_backend, qapp, monkeypatch, tmp_path
 ):
-    import gpu_companion.app as app_module
-
     _earlier_session(app_paths, sshd, standin, tmp_path)
-    made: dict[str, Any] = {}
-
-    def build_services_spy(paths):  # type: ignore[no-untyped-def]
-        made["services"] = build_services(paths)
-        return made["services"]
-
-    def build_window_spy(services):  # type: ignore[no-untyped-def]
-        from gpu_companion.ui.shell.build import build_window
-
-        made["window"] = build_window(services)
-        return made["window"]
-
-    monkeypatch.setattr(app_module, "build_services", build_services_spy)
-    monkeypatch.setattr(app_module, "build_window", build_window_spy)
-    monkeypatch.setattr(sys, "excepthook", sys.excepthook)
-    handlers = list(logging.getLogger().handlers)
+    launch = Launch(monkeypatch)
+    made = launch.made
     seen: dict[str, Any] = {}
 
     def check() -> None:
@@ -77,16 +60,7 @@ def test_run_gui_watches_rented_hosts_from_launch_without_the_monitor_page(
         else:
             QTimer.singleShot(100, check)
 
-    QTimer.singleShot(0, check)
-    QTimer.singleShot(30000, QApplication.quit)  # a bound on a failure, not a sleep
-    try:
-        code = app_module.run_gui(["gpu-companion"], background=True)
-    finally:
-        qapp.setQuitOnLastWindowClosed(True)
-        for h in logging.getLogger().handlers:
-            if h not in handlers:
-                logging.getLogger().removeHandler(h)
-                h.close()
+    code = launch.run(check, background=True)
     assert code == 0
     assert seen.get("aliases") == ["gpu1"], "no samples from the rented host within 30 s"
     assert seen["page_monitor"] is None  # the page never started anything

@@ -29,54 +29,61 @@ if TYPE_CHECKING:  # the ssh modules load on the first connection, not with the 
     from gpu_companion.services import Services
 
 
+def _decision_box(
+    parent: QWidget,
+    icon: QMessageBox.Icon,
+    title: str,
+    text: str,
+    name: str,
+    answer: tuple[str, QMessageBox.ButtonRole, str],
+) -> QMessageBox:
+    """A plain-text question (it quotes the host) with one answer and Cancel, Cancel the default;
+    `HostConnection.ask` returns the answer's object name."""
+    box = QMessageBox(icon, title, text, parent=parent)
+    box.setObjectName(name)
+    box.setTextFormat(Qt.TextFormat.PlainText)
+    label, role, answer_name = answer
+    box.addButton(label, role).setObjectName(answer_name)
+    box.setDefaultButton(box.addButton(QMessageBox.StandardButton.Cancel))
+    return box
+
+
 def unknown_key_box(parent: QWidget, host: Host, problem: ConnectionProblem) -> QMessageBox:
-    box = QMessageBox(
+    return _decision_box(
+        parent,
         QMessageBox.Icon.Question,
         "New host key",
         f"First connection to {host.alias} ({host.hostname}:{host.port}).\n\n"
         f"Its host key fingerprint is:\n{problem.fingerprint}\n\n"
         "Compare it with the one your provider shows for this instance (console or "
         "boot log). Trust it only if they match.",
-        parent=parent,
+        "hostKeyUnknown",
+        ("Trust and connect", QMessageBox.ButtonRole.AcceptRole, "trust"),
     )
-    box.setObjectName("hostKeyUnknown")
-    box.setTextFormat(Qt.TextFormat.PlainText)
-    trust = box.addButton("Trust and connect", QMessageBox.ButtonRole.AcceptRole)
-    trust.setObjectName("trust")
-    box.setDefaultButton(box.addButton(QMessageBox.StandardButton.Cancel))
-    return box
 
 
 def changed_key_box(parent: QWidget, host: Host, problem: ConnectionProblem) -> QMessageBox:
-    box = QMessageBox(
+    return _decision_box(
+        parent,
         QMessageBox.Icon.Warning,
         "Host key changed",
         f"{problem.message}\n\nTrusted before: {problem.known_fingerprint}\n"
         f"Offered now: {problem.fingerprint}\n\n{problem.hint}",
-        parent=parent,
+        "hostKeyChanged",
+        ("This is a new instance…", QMessageBox.ButtonRole.DestructiveRole, "newInstance"),
     )
-    box.setObjectName("hostKeyChanged")
-    box.setTextFormat(Qt.TextFormat.PlainText)
-    new = box.addButton("This is a new instance…", QMessageBox.ButtonRole.DestructiveRole)
-    new.setObjectName("newInstance")
-    box.setDefaultButton(box.addButton(QMessageBox.StandardButton.Cancel))
-    return box
 
 
 def confirm_replace_box(parent: QWidget, host: Host, problem: ConnectionProblem) -> QMessageBox:
-    box = QMessageBox(
+    return _decision_box(
+        parent,
         QMessageBox.Icon.Warning,
         "Replace the trusted host key?",
         f"Forget the old key of {host.alias} and trust {problem.fingerprint}?\n\n"
         "Only do this if you created, restarted or re-rented this instance just now.",
-        parent=parent,
+        "confirmReplace",
+        ("Replace the key", QMessageBox.ButtonRole.AcceptRole, "replace"),
     )
-    box.setObjectName("confirmReplace")
-    box.setTextFormat(Qt.TextFormat.PlainText)
-    yes = box.addButton("Replace the key", QMessageBox.ButtonRole.AcceptRole)
-    yes.setObjectName("replace")
-    box.setDefaultButton(box.addButton(QMessageBox.StandardButton.Cancel))
-    return box
 
 
 class HostConnection(QObject):
