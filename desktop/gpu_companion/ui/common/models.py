@@ -6,6 +6,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Generic, TypeVar
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView
 
 T = TypeVar("T")
 Index = QModelIndex | QPersistentModelIndex
@@ -53,3 +54,19 @@ class RowTableModel(QAbstractTableModel, Generic[T]):
             if 0 <= section < len(self._columns):
                 return self._columns[section][0]
         return None
+
+
+def row_table(model: RowTableModel[Any], name: str = "") -> QTableView:
+    """The app's table over a `RowTableModel`: whole rows, one at a time, no row numbers,
+    columns sized to their contents with the last one stretched."""
+    view = QTableView()
+    if name:
+        view.setObjectName(name)
+    view.setModel(model)
+    view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+    view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+    view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+    view.verticalHeader().hide()
+    view.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+    view.horizontalHeader().setStretchLastSection(True)
+    return view

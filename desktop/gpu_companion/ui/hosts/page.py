@@ -8,13 +8,11 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QComboBox,
     QDialog,
     QDialogButtonBox,
     QFormLayout,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QLineEdit,
     QListWidget,
@@ -34,7 +32,7 @@ from gpu_companion.core.common.errors import UserError, ValidationError
 from gpu_companion.core.hosts.registry import CURRENCIES, GRANULARITIES, LOCAL_HOST, Host, Platform
 from gpu_companion.core.hosts.ssh_import import ImportCandidate, scan_ssh_config
 from gpu_companion.ui.common.access import AccessActions, context_menu_on, fill_open_menu
-from gpu_companion.ui.common.models import RowTableModel
+from gpu_companion.ui.common.models import RowTableModel, row_table
 from gpu_companion.ui.common.page import EmptyStatePage, Navigator
 from gpu_companion.ui.common.widgets import EmptyState, form_error_label
 from gpu_companion.ui.hosts.connection import (
@@ -338,14 +336,7 @@ class HostsPage(EmptyStatePage):
         self.refresh()
 
     def _table(self, model: RowTableModel, name: str) -> QTableView:  # type: ignore[type-arg]
-        view = QTableView()
-        view.setObjectName(name)
-        view.setModel(model)
-        view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        view.verticalHeader().hide()
-        view.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        view.horizontalHeader().setStretchLastSection(True)
+        view = row_table(model, name)
         view.setAlternatingRowColors(True)
         return view
 

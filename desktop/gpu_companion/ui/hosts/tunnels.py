@@ -8,16 +8,13 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QDialog,
     QDialogButtonBox,
     QFormLayout,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QLineEdit,
     QPushButton,
-    QTableView,
     QVBoxLayout,
     QWidget,
 )
@@ -25,7 +22,7 @@ from PySide6.QtWidgets import (
 from gpu_companion.core.common.errors import ValidationError
 from gpu_companion.core.hosts.registry import Host
 from gpu_companion.ui.common.access import AccessActions
-from gpu_companion.ui.common.models import RowTableModel
+from gpu_companion.ui.common.models import RowTableModel, row_table
 from gpu_companion.ui.common.widgets import form_error_label
 
 if TYPE_CHECKING:  # the tunnel code (socket, json) loads with the first tunnel shown
@@ -134,15 +131,7 @@ class TunnelsPanel(QWidget):
             ],
             self,
         )
-        self.view = QTableView()
-        self.view.setObjectName("tunnels")
-        self.view.setModel(self.model)
-        self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.view.verticalHeader().hide()
-        header = self.view.horizontalHeader()
-        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        header.setStretchLastSection(True)
+        self.view = row_table(self.model, "tunnels")
         self.view.doubleClicked.connect(lambda _i: self.start_or_open())
         self.buttons: dict[str, QPushButton] = {}
         bar = QHBoxLayout()

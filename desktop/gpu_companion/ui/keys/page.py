@@ -10,15 +10,12 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QHBoxLayout,
-    QHeaderView,
     QInputDialog,
     QLabel,
     QLineEdit,
     QMessageBox,
     QPushButton,
-    QTableView,
     QVBoxLayout,
     QWidget,
 )
@@ -26,7 +23,7 @@ from PySide6.QtWidgets import (
 from gpu_companion.core.common.errors import UserError
 from gpu_companion.core.ssh.keyring_errors import KeyringUnavailable
 from gpu_companion.core.ssh.vault import RotateResult, StoredKey
-from gpu_companion.ui.common.models import RowTableModel
+from gpu_companion.ui.common.models import RowTableModel, row_table
 from gpu_companion.ui.common.page import EmptyStatePage, Navigator
 from gpu_companion.ui.common.widgets import EmptyState
 from gpu_companion.ui.common.worker import run_in_thread
@@ -124,14 +121,7 @@ class KeysPage(EmptyStatePage):
                 ("Notes", _notes),
             ]
         )
-        self.view = QTableView()
-        self.view.setObjectName("keys")
-        self.view.setModel(self.model)
-        self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.view.verticalHeader().hide()
-        self.view.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        self.view.horizontalHeader().setStretchLastSection(True)
+        self.view = row_table(self.model, "keys")
         self.view.selectionModel().selectionChanged.connect(lambda *_: self._update_buttons())
         lay.addWidget(self.view)
         self.status = QLabel()

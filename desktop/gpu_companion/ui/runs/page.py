@@ -10,17 +10,14 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QFileDialog,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QMenu,
     QMessageBox,
     QPlainTextEdit,
     QPushButton,
     QSplitter,
-    QTableView,
     QToolButton,
     QVBoxLayout,
     QWidget,
@@ -29,7 +26,7 @@ from PySide6.QtWidgets import (
 from gpu_companion.core.common.errors import UserError
 from gpu_companion.core.fleet.runs import RunStatus, Shard, run_cost
 from gpu_companion.core.spend.alerts import format_duration
-from gpu_companion.ui.common.models import RowTableModel
+from gpu_companion.ui.common.models import RowTableModel, row_table
 from gpu_companion.ui.common.page import EmptyStatePage, Navigator
 from gpu_companion.ui.common.widgets import EmptyState
 from gpu_companion.ui.common.worker import run_in_thread
@@ -126,8 +123,8 @@ class RunsPage(EmptyStatePage):
             ],
             self,
         )
-        self.runs_table = self._table(self.runs_model, "runsTable")
-        self.shards_table = self._table(self.shards_model, "shardsTable")
+        self.runs_table = row_table(self.runs_model, "runsTable")
+        self.shards_table = row_table(self.shards_model, "shardsTable")
         self.runs_table.selectionModel().selectionChanged.connect(lambda *_: self._show_run())
         self.shards_table.selectionModel().selectionChanged.connect(lambda *_: self._show_out())
         self.output = QPlainTextEdit()
@@ -143,17 +140,6 @@ class RunsPage(EmptyStatePage):
         split.setSizes([330, 670])
         lay.addWidget(split, 1)
         return content
-
-    def _table(self, model: RowTableModel, name: str) -> QTableView:  # type: ignore[type-arg]
-        table = QTableView()
-        table.setObjectName(name)
-        table.setModel(model)
-        table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        table.verticalHeader().hide()
-        table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        table.horizontalHeader().setStretchLastSection(True)
-        return table
 
     # --- data ------------------------------------------------------------------------------
 

@@ -35,7 +35,7 @@ from gpu_companion.core.spend.reports import (
     period_report,
     today,
 )
-from gpu_companion.ui.common.models import RowTableModel
+from gpu_companion.ui.common.models import RowTableModel, row_table
 from gpu_companion.ui.common.page import EmptyStatePage, Navigator
 from gpu_companion.ui.common.widgets import EmptyState
 from gpu_companion.ui.common.worker import run_in_thread
@@ -46,7 +46,7 @@ from gpu_companion.ui.spend.dialogs import (
     OutcomeDialog,
     StartRentalDialog,
 )
-from gpu_companion.ui.spend.tabs import ChartTab, ExperimentsTab, make_table
+from gpu_companion.ui.spend.tabs import ChartTab, ExperimentsTab
 
 if TYPE_CHECKING:
     from gpu_companion.services import Services
@@ -119,7 +119,7 @@ class SpendPage(EmptyStatePage):
                 ("Planned end", lambda r: self._local(r.planned_end) if r.planned_end else ""),
             ]
         )
-        self.running_view = make_table(self.running_model)  # type: ignore[arg-type]
+        self.running_view = row_table(self.running_model)  # type: ignore[arg-type]
         self.running_view.setMaximumHeight(120)
         lay.addWidget(self.running_view)
 
@@ -176,7 +176,7 @@ class SpendPage(EmptyStatePage):
                 ("Ended by", lambda r: _end_note(r)),
             ]
         )
-        self.history_view = make_table(self.history_model)  # type: ignore[arg-type]
+        self.history_view = row_table(self.history_model)  # type: ignore[arg-type]
         lay.addWidget(self.history_view, 1)
         self.history_total = QLabel()
         lay.addWidget(self.history_total)

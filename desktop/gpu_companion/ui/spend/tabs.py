@@ -3,15 +3,11 @@
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any
 
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QComboBox,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
-    QTableView,
     QVBoxLayout,
     QWidget,
 )
@@ -20,23 +16,11 @@ from gpu_companion.core.common.money import format_money
 from gpu_companion.core.spend.ledger import SpendLedger
 from gpu_companion.core.spend.metering import period_of
 from gpu_companion.core.spend.reports import ExperimentCost, chart_data
-from gpu_companion.ui.common.models import RowTableModel
+from gpu_companion.ui.common.models import RowTableModel, row_table
 from gpu_companion.ui.common.worker import Worker, run_in_thread
 from gpu_companion.ui.spend.chart import SpendChart
 
 CHART_RANGES = {"day": 30, "week": 12, "month": 12}  # buckets shown
-
-
-def make_table(model: RowTableModel[Any]) -> QTableView:
-    view = QTableView()
-    view.setModel(model)
-    view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-    view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-    view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-    view.verticalHeader().hide()
-    view.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-    view.horizontalHeader().setStretchLastSection(True)
-    return view
 
 
 class ChartTab(QWidget):
@@ -109,4 +93,4 @@ class ExperimentsTab(QWidget):
                 ("Cost per success", _per_success),
             ]
         )
-        lay.addWidget(make_table(self.model), 1)
+        lay.addWidget(row_table(self.model), 1)

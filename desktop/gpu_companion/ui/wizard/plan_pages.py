@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QCheckBox,
     QComboBox,
     QFormLayout,
@@ -57,7 +56,7 @@ from gpu_companion.core.planning.estimate import (
     vendor_note,
 )
 from gpu_companion.core.planning.model_shapes import MODEL_PRESETS, ModelArch, model_from_config
-from gpu_companion.ui.common.models import RowTableModel
+from gpu_companion.ui.common.models import RowTableModel, row_table
 from gpu_companion.ui.common.money_input import parse_user_amount
 
 if TYPE_CHECKING:
@@ -319,14 +318,7 @@ class GpuPage(WizardPage):
                 ("Job cost", lambda j: f"{j.currency} {j.low:,}–{j.high:,}"),
             ]
         )
-        self.table = QTableView()
-        self.table.setObjectName("gpuRanking")
-        self.table.setModel(self.model)
-        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.table.verticalHeader().hide()
-        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        self.table.horizontalHeader().setStretchLastSection(True)
+        self.table = row_table(self.model, "gpuRanking")
         self.table.selectionModel().selectionChanged.connect(self._selected)
         self.verdict = self.note(name="fitVerdict")
         self.int8 = self.note(name="int8Explanation")
