@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from gpu_companion.core.transfers.job import JobState, TransferJob
+from gpu_companion.core.transfers.job import JobState, TransferJob, human_bytes
 from gpu_companion.core.transfers.queue import TransferQueue
 
 DONE, FAILED, USAGE, PARTIAL, INTERRUPTED = 0, 1, 2, 3, 130
@@ -85,16 +85,6 @@ def run_batch(
         queue.mark_interrupted(sorted(mine))  # a lane still stopping when we exit is paused too
     final = [queue.get(i) for i in ids if i is not None]
     return BatchResult([j for j in final if j is not None], interrupted)
-
-
-def human_bytes(n: float | None) -> str:
-    if n is None:
-        return "?"
-    for unit in ("B", "KB", "MB", "GB", "TB"):
-        if abs(n) < 1000 or unit == "TB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1000
-    return f"{n:.1f} TB"
 
 
 def progress_line(job: TransferJob) -> str:

@@ -252,3 +252,14 @@ class TransferControl:
     def wait(self, seconds: float) -> bool:
         """Sleep up to `seconds`; True when a pause or cancel arrived meanwhile."""
         return self._event.wait(seconds)
+
+
+def human_bytes(n: float | None) -> str:
+    """Sizes and rates as the Transfers page and `gpu-companion transfer` show them (SI units)."""
+    if n is None:
+        return "?"
+    for unit in ("B", "KB", "MB", "GB"):
+        if abs(n) < 1000:
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1000
+    return f"{n:.1f} TB"

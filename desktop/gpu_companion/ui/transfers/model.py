@@ -13,7 +13,7 @@ from PySide6.QtWidgets import (
     QStyleOptionViewItem,
 )
 
-from gpu_companion.core.transfers.job import JobState, TransferJob
+from gpu_companion.core.transfers.job import JobState, TransferJob, human_bytes
 
 Index = QModelIndex | QPersistentModelIndex
 PERCENT_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -37,16 +37,6 @@ _STATE_TEXT = {
     JobState.FAILED: "Failed",
     JobState.CANCELLED: "Cancelled",
 }
-
-
-def human_bytes(n: float | None) -> str:
-    if n is None:
-        return "?"
-    for unit in ("B", "KB", "MB", "GB", "TB"):
-        if abs(n) < 1000 or unit == "TB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1000
-    return ""
 
 
 def human_duration(seconds: float | None) -> str:
