@@ -189,3 +189,29 @@ def test_refused_dns_timeout_and_no_key(setup, store, vault):
     with pytest.raises(ConnectionProblem) as info:
         factory.connect(orphan)
     assert info.value.kind == "no_key" and "Keys page" in str(info.value)
+
+
+def test_a_host_that_hangs_up_in_the_handshake_is_explained(setup):
+    """An SSH banner, then the connection closes (a restarting instance, MaxStartups, fail2ban):
+    the message says so instead of an empty 'failed: .'."""
+    import threading
+
+    _reg, host, factory, _writer = setup
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen()
+
+        def hang_up() -> None:
+            conn, _ = server.accept()
+            with conn:
+                conn.sendall(b"SSH-2.0-OpenSSH_9.2p1\r\n")
+                conn.recv(4096)  # the client's banner / first packet, then hang up
+
+        answering = threading.Thread(target=hang_up, daemon=True)
+        answering.start()
+        h = Host("e", "127.0.0.1", server.getsockname()[1], "root", platform_id=host.platform_id)
+        with pytest.raises(ConnectionProblem) as info:
+            factory.connect(h, timeout=5)
+        answering.join(5)
+    assert "closed the connection during the SSH handshake" in str(info.value), info.value
+    assert "try again in a minute" in info.value.hint

@@ -9,7 +9,12 @@ from pathlib import Path
 import pytest
 
 from gpu_companion.core.hosts.registry import Host
-from gpu_companion.core.selfcheck.check import SelfCheckOptions, format_steps, run_selfcheck
+from gpu_companion.core.selfcheck.check import (
+    SelfCheckOptions,
+    _exec,
+    format_steps,
+    run_selfcheck,
+)
 from gpu_companion.core.selfcheck.rules import Status
 
 pytestmark = pytest.mark.sshd
@@ -176,6 +181,18 @@ def test_host_without_python3(sshd, standin, ssh_client_factory, tmp_path):
     # nvidia-smi is still asked directly, the Python-based steps are skipped with the reason
     assert by_key["gpus"].status is Status.PASS
     assert by_key["torch"].status is Status.SKIP and "python3" in by_key["torch"].evidence
+
+
+def test_a_command_that_ends_before_reading_the_probe_is_not_an_error(sshd, ssh_client_factory):
+    """No python3 on the host: the shell answers 127 before the probe is written. Writing into the
+    closed channel is not what the user needs to hear; the exit status is."""
+    client = ssh_client_factory(sshd)(_host(sshd))
+    try:
+        _in, out, err = _exec(client, "echo gone >&2; exit 127", "x" * 8_000_000, 10)
+        assert out.channel.recv_exit_status() == 127
+        assert err.read().decode().strip() == "gone"
+    finally:
+        client.close()
 
 
 def test_connection_failure_is_one_step_not_a_traceback(sshd, ssh_client_factory, tmp_path):

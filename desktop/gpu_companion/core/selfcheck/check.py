@@ -76,7 +76,7 @@ def _connect_step(host: Host, exc: Exception) -> CheckStep:
         "connect",
         STEP_TITLES["connect"],
         Status.FAIL,
-        f"{host.user}@{host.hostname}:{host.port}: {exc}",
+        f"{host.user}@{host.hostname}:{host.port}: {exc or type(exc).__name__}",
         hint
         or "Check the host, port and user in the provider's console, and that the instance "
         "is running.",
@@ -85,10 +85,13 @@ def _connect_step(host: Host, exc: Exception) -> CheckStep:
 
 def _exec(client: Any, command: str, stdin_text: str, timeout: float) -> tuple[Any, Any, Any]:
     stdin, stdout, stderr = client.exec_command(command, timeout=timeout)
-    if stdin_text:
-        stdin.write(stdin_text)
-        stdin.flush()
-    stdin.channel.shutdown_write()
+    try:
+        if stdin_text:
+            stdin.write(stdin_text)
+            stdin.flush()
+        stdin.channel.shutdown_write()
+    except OSError:  # the command ended before reading it (no python3): its output and exit
+        pass  # status, read next, say what happened
     return stdin, stdout, stderr
 
 

@@ -310,9 +310,18 @@ class SessionFactory:
                 "The instance may be down, still booting or behind a firewall, or the port may "
                 "belong to another service: check it in the platform's console.",
             )
+        if isinstance(exc, EOFError) or isinstance(exc, ConnectionResetError):
+            return ConnectionProblem(
+                "ssh",
+                f"{where} closed the connection during the SSH handshake.",
+                "The instance may be restarting, or its SSH server is refusing new connections "
+                "(too many at once, or a fail2ban-style block): try again in a minute.",
+            )
         if isinstance(exc, OSError):
             return ConnectionProblem("refused", f"Could not reach {where}: {exc.strerror or exc}.")
-        return ConnectionProblem("ssh", f"The SSH connection to {where} failed: {exc}.")
+        return ConnectionProblem(
+            "ssh", f"The SSH connection to {where} failed: {exc or type(exc).__name__}."
+        )
 
     def test_connection(self, host: Host, timeout: float = 10) -> ConnectionTest:
         """Connect, run `echo ok`, and time the command's round trip."""
