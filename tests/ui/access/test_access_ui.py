@@ -239,8 +239,12 @@ def test_tunnels_panel_adds_starts_opens_and_stops(window, ctx, rented, web, qtb
     assert opened == [row.status.url]
     page.open_menu.aboutToShow.emit()
     assert f"browse-{web}" in menu_actions(page.open_menu)  # the menu now opens it
-    panel.buttons["stop"].click()
-    assert panel.selected().state == "off" and not port_open(row.status.local_port)
+    panel.buttons["stop"].click()  # closes off the GUI thread
+    assert panel.selected().state == "closing…" and not panel.buttons["start"].isEnabled()
+    qtbot.waitUntil(lambda: panel.selected().state == "off", timeout=10000)
+    assert not port_open(row.status.local_port) and "Tunnel Web on gpu1 closed." in (
+        page.access.last_message
+    )
     panel.buttons["removeTunnel"].click()
     assert "Web" not in [r.spec.name for r in panel.model.rows()]
 

@@ -37,6 +37,7 @@ class AccessActions(QObject):
         self.parent_widget = parent
         self.last_message = ""
         self.starting: set[tuple[int, str]] = set()
+        self.stopping: set[tuple[int, str]] = set()
         self._unsubscribe = ctx.tunnel_changes.subscribe(self.status_changed.emit)
         parent.destroyed.connect(lambda *_: self._unsubscribe())
         self.open_url: Callable[[str], object] = lambda url: QDesktopServices.openUrl(QUrl(url))
@@ -109,10 +110,24 @@ class AccessActions(QObject):
         run_in_thread(self.ctx.tunnels.start, host, spec, on_result=done, on_error=failed)
 
     def stop_tunnel(self, host: Host, name: str) -> None:
+        """Close off the GUI thread: the tunnel's threads and its SSH link may take seconds."""
         assert host.id is not None
-        self.ctx.tunnels.stop(host.id, name)
-        self._say(f"Tunnel {name} on {host.alias} closed.")
-        self.status_changed.emit(None)
+        key = (host.id, name.lower())
+        if key in self.stopping:
+            return
+        self.stopping.add(key)
+
+        def done(_result: object = None) -> None:
+            self.stopping.discard(key)
+            self._say(f"Tunnel {name} on {host.alias} closed.")
+            self.status_changed.emit(None)
+
+        def failed(exc: Exception) -> None:
+            self.stopping.discard(key)
+            self._say(f"The {name} tunnel to {host.alias} did not close cleanly: {exc}", True)
+            self.status_changed.emit(None)
+
+        run_in_thread(self.ctx.tunnels.stop, host.id, name, on_result=done, on_error=failed)
 
     def open_in_browser(self, status: TunnelStatus) -> None:
         """The tunnel's page; for Jupyter the URL with its token, read from the host."""

@@ -36,11 +36,14 @@ class TunnelRow:
     spec: TunnelSpec
     status: TunnelStatus | None
     starting: bool = False
+    stopping: bool = False
 
     @property
     def state(self) -> str:
         if self.starting:
             return "connecting…"
+        if self.stopping:
+            return "closing…"
         if self.status is None or self.status.state == "stopped":
             return "off"
         if self.status.state == "up" and self.status.answers is False:
@@ -179,8 +182,10 @@ class TunnelsPanel(QWidget):
             statuses = {s.spec.name.lower(): s for s in self.ctx.tunnels.statuses(self.host.id)}
             for spec in self.ctx.tunnels.book.specs(self.host.id):
                 key = spec.name.lower()
-                starting = (self.host.id, key) in self.actions.starting
-                rows.append(TunnelRow(spec, statuses.pop(key, None), starting))
+                busy = [
+                    (self.host.id, key) in b for b in (self.actions.starting, self.actions.stopping)
+                ]
+                rows.append(TunnelRow(spec, statuses.pop(key, None), *busy))
             rows += [TunnelRow(s.spec, s) for s in statuses.values()]  # started from the CLI
         self.model.set_rows(rows)
         if selected is not None:
@@ -199,24 +204,17 @@ class TunnelsPanel(QWidget):
 
     def _enable(self) -> None:
         row = self.selected()
-        running = row is not None and row.status is not None and row.status.state != "stopped"
-        again = (
-            running
-            and row is not None
-            and row.status is not None
-            and (
-                row.status.state == "blocked"  # after the new host key is accepted
-            )
-        )
-        self.buttons["start"].setEnabled(
-            row is not None and (not running or again) and not row.starting
-        )
-        self.buttons["stop"].setEnabled(running)
-        self.buttons["browse"].setEnabled(
-            running and row is not None and row.status is not None and row.status.answers is True
-        )
+        status = row.status if row is not None else None
+        running = status is not None and status.state != "stopped"
+        again = running and status is not None and status.state == "blocked"  # key accepted
+        idle = row is not None and not row.starting and not row.stopping
+        self.buttons["start"].setEnabled(idle and (not running or again))
+        self.buttons["stop"].setEnabled(running and idle)
+        self.buttons["browse"].setEnabled(running and status is not None and status.answers is True)
         self.buttons["add"].setEnabled(self.host is not None)
-        self.buttons["removeTunnel"].setEnabled(row is not None and row.removable and not running)
+        self.buttons["removeTunnel"].setEnabled(
+            idle and row is not None and row.removable and not running
+        )
 
     def start_or_open(self) -> None:
         row = self.selected()
