@@ -54,15 +54,41 @@ def test_a_run_from_the_dialog_shows_done_and_failed_shards_then_reruns_the_fail
     assert states["0:3"].state == "done" and states["3:6"].state == "failed"
     assert states["3:6"].exit_code == 4 and states["3:6"].host in fleet.aliases
     assert "1 done, 1 failed" in page.status.text()
-    page.shards_table.selectRow(0)
-    assert page.output.toPlainText().strip() == "ids 0..3"
+    page.shards_table.selectRow(0)  # the output is read off the GUI thread
+    qtbot.waitUntil(lambda: page.output.toPlainText().strip() == "ids 0..3", timeout=5_000)
     assert page.buttons["resume"].isEnabled() and not page.buttons["cancel"].isEnabled()
+    _output_follows_a_growing_shard(fleet, page, qtbot)
 
     fixed.touch()
     page.buttons["resume"].click()
     qtbot.waitUntil(lambda: page.runs_model.rowCount() == 1
                     and page.runs_model.row(0).count("done") == 2, timeout=60_000)  # fmt: skip
     assert not page.buttons["resume"].isEnabled()
+
+
+def _output_follows_a_growing_shard(fleet, page, qtbot) -> None:  # type: ignore[no-untyped-def]
+    """A shard still writing: the reload adds its new lines where the reader is; one that
+    logged more than the page holds shows its end and says how much came before."""
+    from gpu_companion.core.fleet.runs import SHARD_TAIL_BYTES
+
+    run_id, seq = page.runs_model.row(0).run_id, page.shards_model.row(0).seq
+    stdout = fleet.services.runs.root / run_id / "out" / str(seq) / "stdout"
+    stdout.write_text("ids 0..3\n" + "".join(f"line {i}\n" for i in range(300)))
+    page.reload()
+    qtbot.waitUntil(lambda: "line 299" in page.output.toPlainText(), timeout=5_000)
+    bar = page.output.verticalScrollBar()
+    bar.setValue(bar.maximum() // 2)
+    reading = bar.value()
+    with stdout.open("a") as f:
+        f.write("line 300\n")
+    page.reload()
+    qtbot.waitUntil(lambda: "line 300" in page.output.toPlainText(), timeout=5_000)
+    assert bar.value() == reading and page.output.toPlainText().startswith("ids 0..3")
+    stdout.write_bytes(b"x" * (SHARD_TAIL_BYTES + 10) + b"\nlast line\n")
+    page.reload()
+    qtbot.waitUntil(lambda: page.output.toPlainText().rstrip().endswith("last line"), timeout=5_000)
+    shown = f"[… the first {SHARD_TAIL_BYTES + 11:,} bytes are not shown]\nlast line"
+    assert page.output.toPlainText().rstrip() == shown  # from the first whole line on
 
 
 def test_a_run_without_a_command_is_refused_in_the_dialog(fleet, runs_window, qtbot):

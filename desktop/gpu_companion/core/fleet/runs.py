@@ -28,6 +28,7 @@ from gpu_companion.core.common.money import format_money, to_minor
 from gpu_companion.core.spend.ledger import SpendLedger
 
 INSTALL_HINT = "Install GNU parallel (Debian/Ubuntu: sudo apt-get install parallel)."
+SHARD_TAIL_BYTES = 256 * 1024  # of each stream, for the Runs page (a shard may log gigabytes)
 
 
 @dataclass(frozen=True)
@@ -292,11 +293,31 @@ class Runs:
                 shards.append(Shard(seq, arg, "pending"))
         return RunStatus(run_id, shards, alive)
 
-    def output(self, run_id: str, seq: int, stream: str = "stdout") -> str:
+    def output(self, run_id: str, seq: int, stream: str = "stdout", tail: int | None = None) -> str:
+        """A shard's stdout or stderr; with `tail`, its last `tail` bytes only (a note says how
+        much came before)."""
         if stream not in ("stdout", "stderr"):
             raise ValueError(stream)
         path = self._dir(run_id) / "out" / str(int(seq)) / stream
-        return path.read_text(errors="replace") if path.is_file() else ""
+        try:
+            with path.open("rb") as f:
+                size = f.seek(0, os.SEEK_END)
+                skipped = max(0, size - tail) if tail is not None else 0
+                f.seek(skipped)
+                data = f.read()
+        except (FileNotFoundError, IsADirectoryError):
+            return ""
+        cut = data.find(b"\n") + 1 if skipped else 0  # start at a whole line when there is one
+        skipped, data = skipped + cut, data[cut:]
+        text = data.decode("utf-8", "replace")
+        return f"[… the first {skipped:,} bytes are not shown]\n{text}" if skipped else text
+
+    def shard_text(self, run_id: str, seq: int, tail: int = SHARD_TAIL_BYTES) -> str:
+        """What the Runs page shows for a shard: the end of its stdout, then of its stderr."""
+        out = self.output(run_id, seq, tail=tail)
+        err = self.output(run_id, seq, "stderr", tail=tail)
+        sep = "\n" if out and not out.endswith("\n") else ""
+        return out + (f"{sep}--- stderr ---\n{err}" if err else "")
 
     def wait(self, run_id: str, timeout: float | None = None) -> RunStatus:
         deadline = None if timeout is None else time.monotonic() + timeout

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QTextCursor
 from PySide6.QtWidgets import (
     QFileDialog,
     QHBoxLayout,
@@ -54,6 +55,8 @@ class RunsPage(EmptyStatePage):
     def __init__(self, ctx: Services, nav: Navigator, parent: QWidget | None = None) -> None:
         super().__init__(ctx, nav, parent)
         self.costs: dict[str, str] = {}
+        self._shown: tuple[tuple[str, int], str] | None = None  # the shard output on screen
+        self._reselecting = False  # a reload's model reset drops the selection: not a change
         self.empty = EmptyState(
             self.icon_name,
             "No host to run on",
@@ -125,8 +128,12 @@ class RunsPage(EmptyStatePage):
         )
         self.runs_table = row_table(self.runs_model, "runsTable")
         self.shards_table = row_table(self.shards_model, "shardsTable")
-        self.runs_table.selectionModel().selectionChanged.connect(lambda *_: self._show_run())
-        self.shards_table.selectionModel().selectionChanged.connect(lambda *_: self._show_out())
+        self.runs_table.selectionModel().selectionChanged.connect(
+            lambda *_: None if self._reselecting else self._show_run()
+        )
+        self.shards_table.selectionModel().selectionChanged.connect(
+            lambda *_: None if self._reselecting else self._show_out()
+        )
         self.output = QPlainTextEdit()
         self.output.setObjectName("shardOutput")
         self.output.setReadOnly(True)
@@ -168,11 +175,15 @@ class RunsPage(EmptyStatePage):
         self._loading = False
         selected = self.selected_run()
         self.costs = {s.run_id: cost for s, cost in rows}
-        self.runs_model.set_rows([s for s, _ in rows])
-        ids = [s.run_id for s, _ in rows]
-        if ids:
-            row = ids.index(selected.run_id) if selected and selected.run_id in ids else 0
-            self.runs_table.selectRow(row)
+        self._reselecting = True
+        try:
+            self.runs_model.set_rows([s for s, _ in rows])
+            ids = [s.run_id for s, _ in rows]
+            if ids:
+                row = ids.index(selected.run_id) if selected and selected.run_id in ids else 0
+                self.runs_table.selectRow(row)
+        finally:
+            self._reselecting = False
         self._show_run()
         running = [s for s, _ in rows if s.running]
         if running and not self.timer.isActive():
@@ -191,9 +202,14 @@ class RunsPage(EmptyStatePage):
     def _show_run(self) -> None:
         run = self.selected_run()
         seq = self._selected_seq()
-        self.shards_model.set_rows(run.shards if run else [])
-        if seq is not None and run and 0 < seq <= len(run.shards):
-            self.shards_table.selectRow(seq - 1)
+        self._reselecting = True
+        try:
+            self.shards_model.set_rows(run.shards if run else [])
+            if seq is not None and run and 0 < seq <= len(run.shards):
+                self.shards_table.selectRow(seq - 1)
+        finally:
+            self._reselecting = False
+        self._show_out()
         self.buttons["resume"].setEnabled(bool(run and not run.running and run.count("failed")))
         self.buttons["cancel"].setEnabled(bool(run and run.running))
         if run:
@@ -207,14 +223,38 @@ class RunsPage(EmptyStatePage):
         return self.shards_model.row(rows[0].row()).seq if rows else None
 
     def _show_out(self) -> None:
+        """Read the selected shard's output off the GUI thread; the text is replaced only when
+        it changed, so a reader's scroll position survives the once-a-second reload."""
         run, seq = self.selected_run(), self._selected_seq()
         if run is None or seq is None:
+            self._shown = None
             self.output.clear()
             return
-        out = self.ctx.runs.output(run.run_id, seq)
-        err = self.ctx.runs.output(run.run_id, seq, "stderr")
-        sep = "\n" if out and not out.endswith("\n") else ""
-        self.output.setPlainText(out + (f"{sep}--- stderr ---\n{err}" if err else ""))
+        shard = (run.run_id, seq)
+
+        def show(text: str) -> None:
+            now = self.selected_run()
+            if now is None or (now.run_id, self._selected_seq()) != shard:
+                return  # another shard was selected meanwhile
+            before = self._shown[1] if self._shown and self._shown[0] == shard else None
+            self._shown = (shard, text)
+            if before is not None and text.startswith(before):  # a running shard's new lines
+                if len(text) > len(before):
+                    bar = self.output.verticalScrollBar()
+                    following = bar.value() == bar.maximum()
+                    cursor = QTextCursor(self.output.document())
+                    cursor.movePosition(QTextCursor.MoveOperation.End)
+                    cursor.insertText(text[len(before) :])
+                    if following:
+                        bar.setValue(bar.maximum())
+            else:
+                self.output.setPlainText(text)
+
+        def failed(exc: BaseException) -> None:
+            self._shown = None
+            self.output.setPlainText(f"The shard's output could not be read: {exc}")
+
+        run_in_thread(self.ctx.runs.shard_text, run.run_id, seq, on_result=show, on_error=failed)
 
     # --- actions ---------------------------------------------------------------------------
 
