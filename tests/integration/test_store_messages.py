@@ -111,7 +111,21 @@ def _window_message(db: Path) -> str:
 
 
 @pytest.mark.parametrize("damage", ["newer", "corrupt"])
-@pytest.mark.parametrize("command", [("ledger", "report"), ("inspect", "local")])
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("ledger", "report"),
+        ("inspect", "local"),
+        ("hosts", "list"),
+        ("fleet", "export", "--format", "ansible"),
+        ("run", "--list"),
+        ("ssh-config", "--print"),
+        ("transfer", "upload", "box", "/etc/hostname", "/workspace"),
+        ("tunnel", "box", "8888"),
+        ("open", "--terminal", "box"),
+        ("watch",),
+    ],
+)
 def test_commands_print_the_windows_message(tmp_path, damage, command):
     home = tmp_path / "home"
     db = home / "data" / "companion.sqlite3"

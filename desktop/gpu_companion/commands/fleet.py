@@ -26,11 +26,13 @@ def register(sub: Any) -> None:
 
 
 def run_export(args: argparse.Namespace) -> int:
+    from gpu_companion.commands.opening import open_services
     from gpu_companion.core.common.errors import UserError
     from gpu_companion.core.fleet.export import fleet_hosts, render
-    from gpu_companion.services import build_services
 
-    services = build_services()
+    services = open_services()
+    if services is None:
+        return 2
     try:
         aliases = [a.strip() for a in args.hosts.split(",") if a.strip()]
         hosts = fleet_hosts(services.registry, aliases)

@@ -78,10 +78,12 @@ def _err(text: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from gpu_companion.commands.opening import open_services
     from gpu_companion.core.common.errors import UserError, ValidationError
-    from gpu_companion.services import build_services
 
-    services = build_services()
+    services = open_services()
+    if services is None:
+        return 2
     try:
         action = {"list": _list, "add": _add, "edit": _edit, "remove": _remove, "trust": _trust}
         return action[args.hosts_action](services, args)

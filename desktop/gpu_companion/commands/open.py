@@ -29,10 +29,12 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from gpu_companion.commands.opening import open_services
     from gpu_companion.core.common.errors import UserError
-    from gpu_companion.services import build_services
 
-    services = build_services()
+    services = open_services()
+    if services is None:
+        return 2
     try:
         host = services.registry.host(args.alias)
         if host is None or host.is_local:

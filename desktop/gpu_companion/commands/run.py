@@ -51,10 +51,12 @@ def _usage(text: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    from gpu_companion.commands.opening import open_services
     from gpu_companion.core.common.errors import UserError
-    from gpu_companion.services import build_services
 
-    services = build_services()
+    services = open_services()
+    if services is None:
+        return 2
     try:
         return _dispatch(args, services)
     except UserError as exc:

@@ -44,9 +44,11 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from gpu_companion.services import build_services
+    from gpu_companion.commands.opening import open_services
 
-    services = build_services()
+    services = open_services()
+    if services is None:
+        return 2
     writer = services.ssh_config
     try:
         if args.action == "remove":

@@ -123,14 +123,16 @@ def _as_dict(job: TransferJob) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from gpu_companion.commands.opening import open_services
     from gpu_companion.core.common.errors import UserError
     from gpu_companion.core.transfers.headless import run_batch
-    from gpu_companion.services import build_services
 
     jobs = _jobs(args)
     if not jobs:
         return USAGE
-    services = build_services()
+    services = open_services()
+    if services is None:
+        return 2
     try:
         host = services.registry.host(args.alias)
         if host is None or host.is_local or host.state != "active":

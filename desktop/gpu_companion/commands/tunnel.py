@@ -27,13 +27,15 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace, stop: threading.Event | None = None) -> int:
+    from gpu_companion.commands.opening import open_services
     from gpu_companion.core.access.specs import TunnelSpec
     from gpu_companion.core.common.errors import UserError
-    from gpu_companion.services import build_services
 
     # paramiko logs each refused channel; the state lines below say it in words instead
     logging.getLogger("paramiko").addHandler(logging.NullHandler())
-    services = build_services()
+    services = open_services()
+    if services is None:
+        return 2
     stop = stop or threading.Event()
     try:
         host = services.registry.host(args.alias)

@@ -24,10 +24,12 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from gpu_companion.commands.opening import open_services
     from gpu_companion.logsetup import setup_logging
-    from gpu_companion.services import build_services
 
-    services = build_services()
+    services = open_services()
+    if services is None:
+        return 2
     setup_logging(services.paths.log_file)
     services.notifier.subscribe(lambda m: print(f"{m.level.name.lower()}: {m.text}", flush=True))
     if not services.start_autorelease(args.every):
