@@ -71,7 +71,16 @@ class Services:
     def ssh_sync(self) -> BackgroundSync:
         from gpu_companion.core.ssh.background_sync import BackgroundSync
 
-        return BackgroundSync(self.managed_ssh.sync_quietly)
+        def sync() -> None:
+            problem = self.managed_ssh.sync_quietly()
+            if problem:
+                self.notifier.warning(
+                    f"The generated ssh config was not updated: {problem}",
+                    source="hosts",
+                    key="sshconfig",
+                )
+
+        return BackgroundSync(sync)
 
     @cached_property
     def vault(self) -> KeyVault:

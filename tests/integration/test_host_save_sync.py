@@ -65,3 +65,25 @@ def test_saving_hosts_does_not_wait_for_ssh_and_the_config_follows(
     assert "Host gpu-1\n" not in services.ssh_config.config_path.read_text()
     assert not any(t.name == "ssh-config-sync" for t in threading.enumerate())
     assert slow_ssh.read_text().count("-G") == 5
+
+
+def test_a_sync_that_fails_is_said_and_the_host_is_kept(app_paths) -> None:
+    """The managed folder cannot be written (here a file stands where it should be): the host is
+    saved all the same, and the user hears why `ssh ALIAS` did not follow."""
+    from gpu_companion.services import build_services
+
+    services = build_services(app_paths)
+    heard: list[str] = []
+    services.notifier.subscribe(lambda m: heard.append(m.text))
+    folder = services.ssh_config.config_path.parent
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    folder.write_text("not a folder\n")
+    try:
+        services.registry.save_host(Host("gpu-x", "10.0.0.9", 22, "root"))
+        assert services.ssh_sync.flush(30)
+        assert services.registry.host("gpu-x") is not None
+        assert any(t.startswith("The generated ssh config was not updated: ") for t in heard), heard
+    finally:
+        services.close()
+    assert folder.read_text() == "not a folder\n"

@@ -24,3 +24,28 @@ def test_the_host_dialog_does_not_wait_for_ssh(window, ctx, qtbot, slow_ssh) -> 
     assert ctx.ssh_sync.flush(30)
     assert "Host gpu1\n" in ctx.ssh_config.config_path.read_text()
     assert "-G" in slow_ssh.read_text()
+
+
+def test_adding_a_host_on_the_page_renders_the_config_once(window, ctx, qtbot, slow_ssh) -> None:  # noqa: F811
+    """The registry asks for the sync when a host is saved; the page does not add a second pass
+    (each pass runs `ssh -G` once per host)."""
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication
+
+    from gpu_companion.ui.common import worker
+
+    page = window.navigate("hosts")
+    assert ctx.ssh_sync.flush(30)
+    before = slow_ssh.read_text().count("-G") if slow_ssh.exists() else 0
+
+    def fill_and_save() -> None:
+        dialog = QApplication.activeModalWidget()
+        fill(dialog, alias="gpu1", hostname="10.0.0.5", port="2222", user="root")
+        press_save(qtbot, dialog)
+
+    QTimer.singleShot(0, fill_and_save)
+    page.add_host()
+    assert ctx.ssh_sync.flush(30)
+    worker.wait_all()
+    assert "Host gpu1\n" in ctx.ssh_config.config_path.read_text()
+    assert slow_ssh.read_text().count("-G") - before == 1

@@ -125,14 +125,17 @@ class ManagedConfig:
             return self.writer.write(entries)
         return self.writer.write_managed(entries)
 
-    def sync_quietly(self) -> None:
-        """sync() for change hooks: a host that cannot be rendered is logged, never fatal."""
+    def sync_quietly(self) -> str | None:
+        """sync() for change hooks: a failure is logged and returned as text, never raised."""
         try:
             self.sync()
         except UserError as exc:  # e.g. a read-only ~/.ssh/config: said, not a bug
             log.warning("could not refresh the ssh config: %s", exc)
-        except Exception:
+            return str(exc)
+        except Exception as exc:
             log.warning("could not refresh %s", self.writer.config_path, exc_info=True)
+            return f"{type(exc).__name__}: {exc}"
+        return None
 
     def remove_host(self, alias: str) -> None:
         """A released host's block goes (it is no longer active, so sync leaves it out)."""

@@ -282,14 +282,6 @@ class TrustedKeyRow(QWidget):
 
 
 def sync_ssh_config(ctx: Services) -> None:
-    """Re-render the managed file after a change (~/.ssh/config only where the user set it up)."""
-
-    def work() -> None:
-        ctx.managed_ssh.sync()
-
-    run_in_thread(
-        work,
-        on_error=lambda exc: ctx.notifier.warning(
-            f"The generated ssh config was not updated: {exc}", source="hosts", key="sshconfig"
-        ),
-    )
+    """Re-render the managed file after a change the host registry does not announce (keys, ssh
+    options): one coalesced pass on the sync thread, a failure said through the notifier."""
+    ctx.ssh_sync.request()

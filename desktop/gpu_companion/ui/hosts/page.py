@@ -391,8 +391,7 @@ class HostsPage(EmptyStatePage):
 
     def add_host(self) -> None:
         if HostDialog(self.ctx, None, self).exec():
-            self.refresh()
-            sync_ssh_config(self.ctx)
+            self.refresh()  # the registry asks for the ssh config sync itself
             self.ctx.notifier.info("Host added.", source="hosts")
 
     def edit_selected(self) -> None:
@@ -400,7 +399,6 @@ class HostsPage(EmptyStatePage):
         if isinstance(item, Host) and not item.is_local:
             if HostDialog(self.ctx, item, self).exec():
                 self.refresh()
-                sync_ssh_config(self.ctx)
         elif isinstance(item, Platform):
             if PlatformDialog(self.ctx, item, self).exec():
                 self.refresh()
@@ -423,7 +421,6 @@ class HostsPage(EmptyStatePage):
         except UserError as exc:
             QMessageBox.warning(self, "Cannot remove", str(exc))
         self.refresh()
-        sync_ssh_config(self.ctx)
 
     def self_check_selected(self) -> None:
         item = self._selected()
@@ -441,7 +438,6 @@ class HostsPage(EmptyStatePage):
             return
         if dialog.exec():
             self.refresh()
-            sync_ssh_config(self.ctx)
             self.ctx.notifier.info(
                 f"Imported {len(dialog.imported)} host(s) from {path}.", source="hosts"
             )
