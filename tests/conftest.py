@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import os
+import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -118,11 +119,21 @@ def connect_verified(client, known_hosts: Path, port: int, user: str, pkey, host
 
     client.load_host_keys(str(known_hosts))
     client.set_missing_host_key_policy(paramiko.RejectPolicy())
-    client.connect(
-        host, port=port, username=user, pkey=pkey, allow_agent=False, look_for_keys=False,
-        timeout=10,
-    )  # fmt: skip
-    return client
+    for attempt in (1, 2):
+        try:
+            client.connect(
+                host, port=port, username=user, pkey=pkey, allow_agent=False,
+                look_for_keys=False, timeout=10,
+            )  # fmt: skip
+            return client
+        except paramiko.ssh_exception.NoValidConnectionsError:
+            # Right after a harness sshd restarts on its port, about one loopback connect in a
+            # few hundred is reset at once while the server listens (seen under load; the
+            # next try 30 ms later connects): the test is about what follows, so once more.
+            if attempt == 2:
+                raise
+            time.sleep(0.1)
+    raise AssertionError("unreachable")
 
 
 @pytest.fixture
