@@ -84,11 +84,14 @@ def _output_follows_a_growing_shard(fleet, page, qtbot) -> None:  # type: ignore
     page.reload()
     qtbot.waitUntil(lambda: "line 300" in page.output.toPlainText(), timeout=5_000)
     assert bar.value() == reading and page.output.toPlainText().startswith("ids 0..3")
-    stdout.write_bytes(b"x" * (SHARD_TAIL_BYTES + 10) + b"\nlast line\n")
+    bar.setValue(bar.maximum())  # following the end: it stays followed past the tail size
+    last = "".join(f"end {i}\n" for i in range(900))
+    stdout.write_bytes(b"x" * (SHARD_TAIL_BYTES + 10) + b"\n" + last.encode())
     page.reload()
-    qtbot.waitUntil(lambda: page.output.toPlainText().rstrip().endswith("last line"), timeout=5_000)
-    shown = f"[… the first {SHARD_TAIL_BYTES + 11:,} bytes are not shown]\nlast line"
-    assert page.output.toPlainText().rstrip() == shown  # from the first whole line on
+    qtbot.waitUntil(lambda: page.output.toPlainText().rstrip().endswith("end 899"), timeout=5_000)
+    shown = f"[… the first {SHARD_TAIL_BYTES + 11:,} bytes are not shown]\n{last}"
+    assert page.output.toPlainText() == shown  # from the first whole line on
+    assert 0 < bar.maximum() == bar.value()
 
 
 def test_a_run_without_a_command_is_refused_in_the_dialog(fleet, runs_window, qtbot):

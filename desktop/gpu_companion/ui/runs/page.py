@@ -238,17 +238,21 @@ class RunsPage(EmptyStatePage):
                 return  # another shard was selected meanwhile
             before = self._shown[1] if self._shown and self._shown[0] == shard else None
             self._shown = (shard, text)
+            if before == text:
+                return
+            bar = self.output.verticalScrollBar()
+            following, reading = bar.value() == bar.maximum(), bar.value()
             if before is not None and text.startswith(before):  # a running shard's new lines
-                if len(text) > len(before):
-                    bar = self.output.verticalScrollBar()
-                    following = bar.value() == bar.maximum()
-                    cursor = QTextCursor(self.output.document())
-                    cursor.movePosition(QTextCursor.MoveOperation.End)
-                    cursor.insertText(text[len(before) :])
-                    if following:
-                        bar.setValue(bar.maximum())
+                cursor = QTextCursor(self.output.document())
+                cursor.movePosition(QTextCursor.MoveOperation.End)
+                cursor.insertText(text[len(before) :])
             else:
                 self.output.setPlainText(text)
+                if before is None:
+                    return  # another shard: from its top
+                bar.setValue(reading)  # the same shard past the tail size: about where it was
+            if following:
+                bar.setValue(bar.maximum())
 
         def failed(exc: BaseException) -> None:
             self._shown = None
