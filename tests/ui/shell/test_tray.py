@@ -3,6 +3,7 @@ no tray exists; the window stays in the tray while a rental runs."""
 
 from datetime import timedelta, timezone
 
+import pytest
 from PySide6.QtWidgets import QSystemTrayIcon
 
 from gpu_companion.core.common.notifier import Level, Message
@@ -88,6 +89,35 @@ def test_menu_lists_running_rentals_and_opens_the_pages(ctx, manual_clock, qtbot
         actions["Mute its alerts"].trigger()
         manual_clock.advance(days=3)
         assert ctx.alerts.suppressed(r.id, "idle")
+    finally:
+        tray.hide()
+        tray.deleteLater()
+
+
+@pytest.mark.qt_log_ignore("This plugin does not support")  # the popup, offscreen
+def test_an_open_menu_is_not_rebuilt_under_the_pointer(ctx, manual_clock, qtbot):
+    """The 30 s refresh leaves an open menu alone; the next opening shows what changed."""
+    p, h = _setup(ctx, manual_clock)
+    tray = Tray(lambda: None, lambda: None, lambda m: None, available=False,
+                model=TrayModel(ctx.ledger, ctx.budgets))  # fmt: skip
+    try:
+        ctx.ledger.start_rental(p.id, "1", host_id=h.id)
+        manual_clock.advance(minutes=10)
+        tray.refresh()
+        tray.menu.popup(tray.menu.pos())
+        qtbot.waitUntil(tray.menu.isVisible)
+
+        def named() -> list:  # type: ignore[type-arg]
+            return [a for a in tray.actions() if a.text()]
+
+        browsing = named()[2]  # "Open the monitor" in the rental's submenu
+        manual_clock.advance(minutes=30)
+        tray.tick()
+        assert named()[2] is browsing and browsing.text() == "Open the monitor"
+        assert named()[1].text() == "vast-4090 · 10 min · $0.17"
+        tray.menu.hide()
+        tray.menu.aboutToShow.emit()  # opened again: built from the latest refresh
+        assert named()[1].text() == "vast-4090 · 40 min · $0.67"
     finally:
         tray.hide()
         tray.deleteLater()

@@ -63,6 +63,8 @@ class Tray(QObject):
         self.state = "idle"
         self.tooltip = "GPU Companion — nothing running"
         self.menu = QMenu()
+        self.menu.aboutToShow.connect(lambda: self._build_menu(self._entries))
+        self._entries: list[TrayEntry] = []
         self._submenus: list[QMenu] = []
         self.icon: QSystemTrayIcon | None = None
         if self.available:
@@ -96,7 +98,9 @@ class Tray(QObject):
         snap = self.model.snapshot() if self.model is not None else None
         if snap is not None:
             self.state, self.tooltip = snap.state, snap.tooltip
-        self._build_menu(snap.entries if snap is not None else [])
+        self._entries = snap.entries if snap is not None else []
+        if not self.menu.isVisible():  # an open menu is not pulled from under the pointer; it
+            self._build_menu(self._entries)  # is built afresh each time it opens
         if self.icon is not None:
             self.icon.setIcon(icon(f"tray-{self.state}"))
             self.icon.setToolTip(self.tooltip)
