@@ -87,3 +87,40 @@ def test_a_sync_that_fails_is_said_and_the_host_is_kept(app_paths) -> None:
     finally:
         services.close()
     assert folder.read_text() == "not a folder\n"
+
+
+def test_a_host_key_trusted_while_the_config_syncs_is_kept(app_paths) -> None:
+    """The first contact's "Trust" and the sync after the host was saved run at the same time
+    (the user tests a host right after adding it): the trusted key is never replaced by the
+    empty known_hosts the sync creates when there is none. 100 races, none may lose the key
+    (the check-then-write this replaced lost about one in four)."""
+    from gpu_companion.services import build_services
+    from tests.conftest import make_ed25519
+
+    services = build_services(app_paths)
+    try:
+        host = services.registry.save_host(Host("gpu-t", "10.0.0.7", 22, "root"))
+        assert services.ssh_sync.flush(30)
+        key = make_ed25519()
+        lost = 0
+        for _ in range(100):
+            services.ssh_config.known_hosts.unlink()
+            start = threading.Barrier(2)
+
+            def sync(start: threading.Barrier = start) -> None:
+                start.wait()
+                services.managed_ssh.sync()
+
+            def trust(start: threading.Barrier = start) -> None:
+                start.wait()
+                services.sessions.trust_host_key(host, key)
+
+            both = [threading.Thread(target=sync), threading.Thread(target=trust)]
+            for t in both:
+                t.start()
+            for t in both:
+                t.join(30)
+            lost += not services.sessions.known_keys(host)
+        assert lost == 0
+    finally:
+        services.close()

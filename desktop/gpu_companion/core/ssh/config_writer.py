@@ -180,6 +180,17 @@ def _write_or_say(path: Path, data: bytes) -> None:
         ) from exc
 
 
+def _create_empty(path: Path) -> None:
+    """An empty file where there is none, in one step: a check-then-write could replace a file
+    written in between (a host key the user trusted that moment, on another thread)."""
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    except FileExistsError:
+        pass
+    except OSError as exc:
+        raise UserError(f"Could not create {path}: {exc.strerror or exc}.") from exc
+
+
 class SshConfigWriter:
     def __init__(self, home: Path, managed_dir: Path | None = None) -> None:
         self.home = home
@@ -337,8 +348,7 @@ class SshConfigWriter:
             result.checked_with_ssh = self.validate_with_ssh(data, kept)
             _write_or_say(self.config_path, data)
             result.changed.append(self.config_path)
-        if not self.known_hosts.exists():
-            _write_or_say(self.known_hosts, b"")
+        _create_empty(self.known_hosts)
         return result
 
     def write(self, entries: list[HostEntry]) -> WriteResult:
