@@ -76,7 +76,7 @@ def _connect_step(host: Host, exc: Exception) -> CheckStep:
         "connect",
         STEP_TITLES["connect"],
         Status.FAIL,
-        f"{host.user}@{host.hostname}:{host.port}: {exc or type(exc).__name__}",
+        f"{host.user}@{host.hostname}:{host.port}: {str(exc) or type(exc).__name__}",
         hint
         or "Check the host, port and user in the provider's console, and that the instance "
         "is running.",
@@ -90,8 +90,11 @@ def _exec(client: Any, command: str, stdin_text: str, timeout: float) -> tuple[A
             stdin.write(stdin_text)
             stdin.flush()
         stdin.channel.shutdown_write()
-    except OSError:  # the command ended before reading it (no python3): its output and exit
-        pass  # status, read next, say what happened
+    except OSError:
+        if not (stdin.channel.closed or stdin.channel.exit_status_ready()):
+            raise  # a timeout or a broken link: the caller says so
+        # the command ended before reading its input (no python3): its output and exit status,
+        # read next, say what happened
     return stdin, stdout, stderr
 
 

@@ -310,7 +310,7 @@ class SessionFactory:
                 "The instance may be down, still booting or behind a firewall, or the port may "
                 "belong to another service: check it in the platform's console.",
             )
-        if isinstance(exc, EOFError) or isinstance(exc, ConnectionResetError):
+        if isinstance(exc, (EOFError, ConnectionResetError)):
             return ConnectionProblem(
                 "ssh",
                 f"{where} closed the connection during the SSH handshake.",
@@ -320,7 +320,7 @@ class SessionFactory:
         if isinstance(exc, OSError):
             return ConnectionProblem("refused", f"Could not reach {where}: {exc.strerror or exc}.")
         return ConnectionProblem(
-            "ssh", f"The SSH connection to {where} failed: {exc or type(exc).__name__}."
+            "ssh", f"The SSH connection to {where} failed: {str(exc) or type(exc).__name__}."
         )
 
     def test_connection(self, host: Host, timeout: float = 10) -> ConnectionTest:
