@@ -241,6 +241,11 @@ def test_tunnels_panel_adds_starts_opens_and_stops(window, ctx, rented, web, qtb
     assert f"browse-{web}" in menu_actions(page.open_menu)  # the menu now opens it
     panel.buttons["stop"].click()  # closes off the GUI thread
     assert panel.selected().state == "closing…" and not panel.buttons["start"].isEnabled()
+    page.open_menu.aboutToShow.emit()
+    closing = [a for a in page.open_menu.actions() if a.text() == "Web: tunnel closing…"]
+    assert len(closing) == 1 and not closing[0].isEnabled()
+    page.access.start_tunnel(ctx.registry.host("gpu1"), row.spec)  # e.g. from the tray, meanwhile
+    assert "still closing" in page.access.last_message
     qtbot.waitUntil(lambda: panel.selected().state == "off", timeout=10000)
     assert not port_open(row.status.local_port) and "Tunnel Web on gpu1 closed." in (
         page.access.last_message

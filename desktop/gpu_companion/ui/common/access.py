@@ -93,6 +93,10 @@ class AccessActions(QObject):
         key = (host.id or 0, spec.name.lower())
         if key in self.starting:
             return
+        if key in self.stopping:  # its link may still be closing: start it once it is closed
+            self._say(f"The {spec.name} tunnel to {host.alias} is still closing; start it again "
+                      "in a moment.")  # fmt: skip
+            return
         self.starting.add(key)
 
         def done(status: TunnelStatus) -> None:
@@ -173,7 +177,9 @@ def fill_open_menu(
     running = {s.spec.name.lower(): s for s in ctx.tunnels.statuses(host.id)}
     for spec in ctx.tunnels.book.specs(host.id):
         status = running.get(spec.name.lower())
-        if status is not None and status.state == "up" and status.answers is not True:
+        if (host.id, spec.name.lower()) in actions.stopping:
+            menu.addAction(f"{spec.name}: tunnel closing…").setEnabled(False)
+        elif status is not None and status.state == "up" and status.answers is not True:
             menu.addAction(
                 f"{spec.name}: tunnel up on 127.0.0.1:{status.local_port}, nothing answers on "
                 f"{spec.remote_port} yet"

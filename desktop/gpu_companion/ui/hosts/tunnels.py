@@ -182,10 +182,10 @@ class TunnelsPanel(QWidget):
             statuses = {s.spec.name.lower(): s for s in self.ctx.tunnels.statuses(self.host.id)}
             for spec in self.ctx.tunnels.book.specs(self.host.id):
                 key = spec.name.lower()
-                busy = [
-                    (self.host.id, key) in b for b in (self.actions.starting, self.actions.stopping)
-                ]
-                rows.append(TunnelRow(spec, statuses.pop(key, None), *busy))
+                row_key = (self.host.id, key)
+                rows.append(TunnelRow(spec, statuses.pop(key, None),
+                                      starting=row_key in self.actions.starting,
+                                      stopping=row_key in self.actions.stopping))  # fmt: skip
             rows += [TunnelRow(s.spec, s) for s in statuses.values()]  # started from the CLI
         self.model.set_rows(rows)
         if selected is not None:
@@ -218,7 +218,9 @@ class TunnelsPanel(QWidget):
 
     def start_or_open(self) -> None:
         row = self.selected()
-        if row is not None and row.status is not None and row.status.state == "up":
+        if row is None or row.starting or row.stopping:
+            return
+        if row.status is not None and row.status.state == "up":
             self.browse_selected()
         else:
             self.start_selected()
