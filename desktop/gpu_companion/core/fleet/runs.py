@@ -303,12 +303,14 @@ class Runs:
             with path.open("rb") as f:
                 size = f.seek(0, os.SEEK_END)
                 skipped = max(0, size - tail) if tail is not None else 0
-                f.seek(skipped)
+                f.seek(max(0, skipped - 1))  # one byte more: is the cut at a line's start?
                 data = f.read()
         except (FileNotFoundError, IsADirectoryError):
             return ""
-        cut = data.find(b"\n") + 1 if skipped else 0  # start at a whole line when there is one
-        skipped, data = skipped + cut, data[cut:]
+        if skipped:  # from the first whole line on, when there is one
+            newline = data.find(b"\n")
+            cut = newline + 1 if newline >= 0 else 1
+            skipped, data = skipped - 1 + cut, data[cut:]
         text = data.decode("utf-8", "replace")
         return f"[… the first {skipped:,} bytes are not shown]\n{text}" if skipped else text
 

@@ -57,6 +57,7 @@ class RunsPage(EmptyStatePage):
         self.costs: dict[str, str] = {}
         self._shown: tuple[tuple[str, int], str] | None = None  # the shard output on screen
         self._reselecting = False  # a reload's model reset drops the selection: not a change
+        self._out_reads = 0  # reads of shard output asked for; only the newest is shown
         self.empty = EmptyState(
             self.icon_name,
             "No host to run on",
@@ -223,19 +224,26 @@ class RunsPage(EmptyStatePage):
         return self.shards_model.row(rows[0].row()).seq if rows else None
 
     def _show_out(self) -> None:
-        """Read the selected shard's output off the GUI thread; the text is replaced only when
-        it changed, so a reader's scroll position survives the once-a-second reload."""
+        """Read the selected shard's output off the GUI thread. An unchanged text is left
+        alone; one that only grew at its end gets the new part appended; otherwise it is
+        replaced, the scroll position kept. A reader following the end stays at the end."""
         run, seq = self.selected_run(), self._selected_seq()
+        self._out_reads += 1
+        asked = self._out_reads
         if run is None or seq is None:
             self._shown = None
             self.output.clear()
             return
         shard = (run.run_id, seq)
 
-        def show(text: str) -> None:
+        def current() -> bool:  # the newest read, for the shard still selected
             now = self.selected_run()
-            if now is None or (now.run_id, self._selected_seq()) != shard:
-                return  # another shard was selected meanwhile
+            return asked == self._out_reads and now is not None and (
+                now.run_id, self._selected_seq()) == shard  # fmt: skip
+
+        def show(text: str) -> None:
+            if not current():
+                return
             before = self._shown[1] if self._shown and self._shown[0] == shard else None
             self._shown = (shard, text)
             if before == text:
@@ -255,8 +263,9 @@ class RunsPage(EmptyStatePage):
                 bar.setValue(bar.maximum())
 
         def failed(exc: BaseException) -> None:
-            self._shown = None
-            self.output.setPlainText(f"The shard's output could not be read: {exc}")
+            if current():
+                self._shown = None
+                self.output.setPlainText(f"The shard's output could not be read: {exc}")
 
         run_in_thread(self.ctx.runs.shard_text, run.run_id, seq, on_result=show, on_error=failed)
 
