@@ -115,7 +115,7 @@ def test_an_open_menu_is_not_rebuilt_under_the_pointer(ctx, manual_clock, qtbot)
         tray.tick()
         assert named()[2] is browsing and browsing.text() == "Open the monitor"
         assert named()[1].text() == "vast-4090 · 10 min · $0.17"
-        tray.menu.hide()
+        tray.menu.hide()  # aboutToHide
         tray.menu.aboutToShow.emit()  # opened again: built from the latest refresh
         assert named()[1].text() == "vast-4090 · 40 min · $0.67"
     finally:

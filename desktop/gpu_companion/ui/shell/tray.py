@@ -63,7 +63,9 @@ class Tray(QObject):
         self.state = "idle"
         self.tooltip = "GPU Companion — nothing running"
         self.menu = QMenu()
-        self.menu.aboutToShow.connect(lambda: self._build_menu(self._entries))
+        self.menu.aboutToShow.connect(self._opening)
+        self.menu.aboutToHide.connect(self._closed)
+        self._menu_open = False  # signals, not isVisible(): a D-Bus tray's menu is not a Qt popup
         self._entries: list[TrayEntry] = []
         self._submenus: list[QMenu] = []
         self.icon: QSystemTrayIcon | None = None
@@ -99,11 +101,18 @@ class Tray(QObject):
         if snap is not None:
             self.state, self.tooltip = snap.state, snap.tooltip
         self._entries = snap.entries if snap is not None else []
-        if not self.menu.isVisible():  # an open menu is not pulled from under the pointer; it
-            self._build_menu(self._entries)  # is built afresh each time it opens
+        if not self._menu_open:  # an open menu is not pulled from under the pointer; it is built
+            self._build_menu(self._entries)  # afresh each time it opens
         if self.icon is not None:
             self.icon.setIcon(icon(f"tray-{self.state}"))
             self.icon.setToolTip(self.tooltip)
+
+    def _opening(self) -> None:
+        self._build_menu(self._entries)
+        self._menu_open = True
+
+    def _closed(self) -> None:
+        self._menu_open = False
 
     def _build_menu(self, entries: list[TrayEntry]) -> None:
         self.menu.clear()
