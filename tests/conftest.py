@@ -128,8 +128,8 @@ def connect_verified(client, known_hosts: Path, port: int, user: str, pkey, host
             return client
         except paramiko.ssh_exception.NoValidConnectionsError:
             # Right after a harness sshd restarts on its port, about one loopback connect in a
-            # few hundred is reset at once while the server listens (seen under load; the
-            # next try 30 ms later connects): the test is about what follows, so once more.
+            # few hundred is reset at once while the server listens (seen under load; plain
+            # connects 30-80 ms later succeeded): the test is about what follows, so once more.
             if attempt == 2:
                 raise
             time.sleep(0.1)

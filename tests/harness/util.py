@@ -10,6 +10,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+_PORTS = random.Random()  # its own generator: a test that seeds `random` does not pick ports
+
 
 def _ephemeral_low() -> int:
     try:
@@ -43,7 +45,7 @@ def free_port() -> int:
     Ports out of the ephemeral range and not in the kernel's tables keep those apart."""
     below = range(10000, max(_ephemeral_low(), 10000))
     used = _ports_in_use()
-    for port in random.sample(below, min(400, len(below))):
+    for port in _PORTS.sample(below, min(400, len(below))):
         if port in used:
             continue
         with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
