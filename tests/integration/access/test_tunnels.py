@@ -169,3 +169,34 @@ def test_two_starts_at_once_make_one_tunnel_over_one_link(rented, remote_web):
     assert len({r.local_port for r in results}) == 1 and len(results) == 3
     assert len(tunnels.statuses()) == 1 and len(tunnels._links) == 1
     assert PAGE in fetch(results[0].local_port)
+
+
+def test_a_tunnel_started_while_another_closes_keeps_its_link(rented, remote_web):
+    """Closing the last tunnel of a host closes its link; a tunnel started on that host at the
+    same moment (another page, the tray) must not be left on the closed link."""
+    import threading
+
+    tunnels = rented.services.tunnels
+    for i in range(15):
+        tunnels.start(rented.host, TunnelSpec(f"a{i}", remote_web.port, free_port()))
+        go = threading.Barrier(2)
+        started: list[object] = []
+
+        def close(go: threading.Barrier = go, i: int = i) -> None:
+            go.wait()
+            tunnels.stop(rented.host.id, f"a{i}")
+
+        def start(go: threading.Barrier = go, i: int = i, started: list = started) -> None:  # type: ignore[type-arg]
+            go.wait()
+            started.append(
+                tunnels.start(rented.host, TunnelSpec(f"b{i}", remote_web.port, free_port()))
+            )
+
+        both = [threading.Thread(target=close), threading.Thread(target=start)]
+        for t in both:
+            t.start()
+        for t in both:
+            t.join(30)
+        status = tunnels.tunnel(rented.host.id, f"b{i}").status()
+        assert status.state == "up" and PAGE in fetch(status.local_port), (i, status)
+        tunnels.stop(rented.host.id, f"b{i}")

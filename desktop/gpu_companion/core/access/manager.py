@@ -30,6 +30,7 @@ class TunnelManager:
         self.on_change: Listeners[TunnelStatus] = on_change or Listeners("tunnels")
         self._links: dict[int, HostLink] = {}
         self._tunnels: dict[tuple[int, str], Tunnel] = {}
+        self._starts: dict[int, int] = {}  # starts under way per host: its link stays open
         self._lock = threading.RLock()
         self._unsubscribe = registry.on_hosts_changed.subscribe(lambda _: self.close_released())
 
@@ -51,6 +52,19 @@ class TunnelManager:
         if blocked is not None:
             blocked.stop()
         with self._lock:
+            self._starts[host.id] = self._starts.get(host.id, 0) + 1
+        try:
+            return self._start_on_link(host, spec, key, exact_port)
+        finally:
+            with self._lock:
+                self._starts[host.id] -= 1
+            self._drop_link_if_unused(host.id)  # a start that failed leaves no idle link
+
+    def _start_on_link(
+        self, host: Host, spec: TunnelSpec, key: tuple[int, str], exact_port: bool
+    ) -> TunnelStatus:
+        assert host.id is not None
+        with self._lock:
             link = self._links.get(host.id)
             fresh = link is None or link.state in ("blocked", "closed")
             if fresh:
@@ -70,11 +84,7 @@ class TunnelManager:
             if spare is not None:
                 spare.close()
         tunnel = Tunnel(link, spec, lambda t: self.on_change.emit(t.status()), exact_port)
-        try:
-            tunnel.start()
-        except UserError:
-            self._drop_link_if_unused(host.id)
-            raise
+        tunnel.start()
         with self._lock:
             twin = self._tunnels.get(key)
             if twin is None or twin.stopped:
@@ -125,7 +135,7 @@ class TunnelManager:
 
     def _drop_link_if_unused(self, host_id: int) -> None:
         with self._lock:
-            if any(hid == host_id for hid, _n in self._tunnels):
+            if self._starts.get(host_id) or any(hid == host_id for hid, _n in self._tunnels):
                 return
             link = self._links.pop(host_id, None)
         if link is not None:
