@@ -3,10 +3,13 @@ must hold and where to paste it, and never retries (the issue saw six attempts o
 
 from __future__ import annotations
 
+import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from gpu_companion.core.ssh.agent import RuntimePaths, close_control_masters
 from gpu_companion.core.ssh.managed import app_ssh_argv
 from gpu_companion.core.transfers.engine import RetryPolicy, TransferEngine
 from gpu_companion.core.transfers.job import Retrying, TransferControl, TransferJob
@@ -24,10 +27,22 @@ def drive(engine: TransferEngine, job: TransferJob, host):  # type: ignore[no-un
         return events, stop.value
 
 
-def refused_engine(ssh_target, hook_calls: list[str]) -> TransferEngine:  # type: ignore[no-untyped-def]
+@pytest.fixture
+def runtime(tmp_path: Path) -> Iterator[RuntimePaths]:
+    """The runtime dir the app makes for its data dir (the shared connections' sockets)."""
+    paths = RuntimePaths.for_data_dir(tmp_path)
+    paths.make()
+    yield paths
+    close_control_masters(paths.control_dir)
+    shutil.rmtree(paths.root, ignore_errors=True)
+
+
+def refused_engine(ssh_target, hook_calls: list[str], runtime: RuntimePaths) -> TransferEngine:  # type: ignore[no-untyped-def]
     ssh_target.server.authorized_keys.write_text("")  # the host no longer holds the key
     return TransferEngine(
-        app_ssh_argv(ssh_target.config_path),  # the app's ssh: -F CONFIG -o BatchMode=yes
+        # the transfer engine's ssh as Services builds it (managed_ssh.ssh_argv): -F CONFIG
+        # -o BatchMode=yes and the shared connection in the app's runtime dir
+        app_ssh_argv(ssh_target.config_path, runtime),
         ssh_target.client_factory,
         retry=RetryPolicy(attempts=6, base_delay_s=5),  # a retry would show in the time taken
         before_connect=lambda h: hook_calls.append(h.alias),
@@ -37,9 +52,11 @@ def refused_engine(ssh_target, hook_calls: list[str]) -> TransferEngine:  # type
     )
 
 
-def test_refused_key_in_the_version_probe_is_not_retried(tmp_path: Path, ssh_target) -> None:
+def test_refused_key_in_the_version_probe_is_not_retried(
+    tmp_path: Path, ssh_target, runtime: RuntimePaths
+) -> None:
     calls: list[str] = []
-    engine = refused_engine(ssh_target, calls)
+    engine = refused_engine(ssh_target, calls, runtime)
     job = TransferJob("gpu-test", "upload", str(make_tree(tmp_path / "src")), str(tmp_path / "r"))
     events, outcome = drive(engine, job, ssh_target.host)
     assert outcome.outcome == "failed" and not outcome.retryable
@@ -48,9 +65,11 @@ def test_refused_key_in_the_version_probe_is_not_retried(tmp_path: Path, ssh_tar
     assert calls == ["gpu-test"]  # the agent was readied once, before the first connection
 
 
-def test_refused_key_during_rsync_is_not_retried(tmp_path: Path, ssh_target) -> None:
+def test_refused_key_during_rsync_is_not_retried(
+    tmp_path: Path, ssh_target, runtime: RuntimePaths
+) -> None:
     calls: list[str] = []
-    engine = refused_engine(ssh_target, calls)
+    engine = refused_engine(ssh_target, calls, runtime)
     engine._remote_rsync["gpu-test"] = (3, 2, 7)  # probed earlier, while the key still worked
     job = TransferJob("gpu-test", "upload", str(make_tree(tmp_path / "src")), str(tmp_path / "r"))
     events, outcome = drive(engine, job, ssh_target.host)
