@@ -56,15 +56,19 @@ class RowTableModel(QAbstractTableModel, Generic[T]):
         return None
 
 
-def row_table(model: RowTableModel[Any], name: str = "") -> QTableView:
-    """The app's table over a `RowTableModel`: whole rows, one at a time, no row numbers,
-    columns sized to their contents with the last one stretched."""
+def row_table(
+    model: QAbstractTableModel,
+    name: str = "",
+    selection: QAbstractItemView.SelectionMode = QAbstractItemView.SelectionMode.SingleSelection,
+) -> QTableView:
+    """The app's read-only table: whole rows (one at a time unless `selection` says otherwise),
+    no row numbers, columns sized to their contents with the last one stretched."""
     view = QTableView()
     if name:
         view.setObjectName(name)
     view.setModel(model)
     view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-    view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+    view.setSelectionMode(selection)
     view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
     view.verticalHeader().hide()
     view.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)

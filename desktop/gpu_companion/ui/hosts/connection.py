@@ -279,9 +279,3 @@ class TrustedKeyRow(QWidget):
         if answer == QMessageBox.StandardButton.Yes:
             self.ctx.sessions.forget_host_keys(self.host)
             self.refresh()
-
-
-def sync_ssh_config(ctx: Services) -> None:
-    """Re-render the managed file after a change the host registry does not announce (keys, ssh
-    options): one coalesced pass on the sync thread, a failure said through the notifier."""
-    ctx.ssh_sync.request()

@@ -39,7 +39,6 @@ from gpu_companion.ui.hosts.connection import (
     HostConnection,
     SshOptionsDialog,
     TrustedKeyRow,
-    sync_ssh_config,
 )
 from gpu_companion.ui.hosts.tunnels import TunnelsPanel
 
@@ -459,7 +458,7 @@ class HostsPage(EmptyStatePage):
             self.connection_status.setText("Select a rented host first.")
             return
         if SshOptionsDialog(self.ctx, host, self).exec():
-            sync_ssh_config(self.ctx)
+            self.ctx.ssh_sync.request()  # per-host options are not announced by the registry
 
     # --- everyday access: terminal, VS Code, tunnels ------------------------------------------
 

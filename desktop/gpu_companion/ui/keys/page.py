@@ -27,7 +27,6 @@ from gpu_companion.ui.common.models import RowTableModel, row_table
 from gpu_companion.ui.common.page import EmptyStatePage, Navigator
 from gpu_companion.ui.common.widgets import EmptyState
 from gpu_companion.ui.common.worker import run_in_thread
-from gpu_companion.ui.hosts.connection import sync_ssh_config
 from gpu_companion.ui.keys.dialogs import GenerateKeyDialog, ImportKeyDialog, confirm_export
 
 if TYPE_CHECKING:
@@ -193,7 +192,7 @@ class KeysPage(EmptyStatePage):
     def _finished(self) -> None:
         self.busy = False
         self.refresh()
-        sync_ssh_config(self.ctx)  # a new or deleted key changes IdentityFile lines
+        self.ctx.ssh_sync.request()  # a new or deleted key changes IdentityFile lines
 
     def _failed(self, exc: Exception) -> None:
         if isinstance(exc, KeyringUnavailable):

@@ -33,7 +33,7 @@ from gpu_companion.core.hosts.registry import LOCAL_ALIAS, LOCAL_HOST, Host
 from gpu_companion.core.monitor.collector import HostState, HostStatus, PollEvent, TimedSample
 from gpu_companion.core.monitor.hints import Hint
 from gpu_companion.ui.common.access import AccessActions, context_menu_on, fill_open_menu
-from gpu_companion.ui.common.models import RowTableModel
+from gpu_companion.ui.common.models import RowTableModel, row_table
 from gpu_companion.ui.common.page import Navigator, Page
 from gpu_companion.ui.monitor.models import (
     FleetModel,
@@ -57,14 +57,7 @@ REDRAW_MS = 500
 
 
 def _table(model: Any) -> QTableView:
-    view = QTableView()
-    view.setModel(model)
-    view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-    view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-    view.verticalHeader().hide()
-    view.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-    view.horizontalHeader().setStretchLastSection(True)
-    return view
+    return row_table(model, selection=QAbstractItemView.SelectionMode.ExtendedSelection)
 
 
 def _recent_mean_util(history: HostHistory, now: float) -> list[float]:
