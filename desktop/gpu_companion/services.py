@@ -25,6 +25,8 @@ if TYPE_CHECKING:  # imported where first used: the first window paints without 
     from gpu_companion.core.fleet.runs import Runs
     from gpu_companion.core.monitor.live import Monitor
     from gpu_companion.core.monitor.watcher import HostWatcher
+    from gpu_companion.core.providers.accounts import ProviderAccounts
+    from gpu_companion.core.providers.reconcile import ProviderSync
     from gpu_companion.core.release.wiring import ReleaseWiring
     from gpu_companion.core.spend.alerts import SpendAlerts
     from gpu_companion.core.spend.budgets import Budgets
@@ -205,7 +207,30 @@ class Services:
             connect=self.sessions.connect,
             queue=self.transfers,  # checkpoint sync and archive download are queue jobs
             ssh_config=self.managed_ssh,
+            accounts=self.providers,
         )
+
+    @cached_property
+    def providers(self) -> ProviderAccounts:
+        """vast.ai and RunPod accounts; their API keys live in the keyring beside the SSH keys."""
+        from gpu_companion.core.providers.accounts import ProviderAccounts
+
+        return ProviderAccounts(self.store, self.registry, self.vault)
+
+    @cached_property
+    def provider_sync(self) -> ProviderSync:
+        """The accounts' instances against the registry: imports, orphans, gone and stopped."""
+        from gpu_companion.core.providers.reconcile import ProviderSync
+
+        return ProviderSync(self.providers, self.registry, self.ledger, self.notifier)
+
+    def resolve_interrupted_releases(self) -> list[str]:
+        """Releases a dead process left half-done, read back and finished or alerted."""
+        from gpu_companion.core.release.recovery import resolve_interrupted
+
+        if not self.release.journal.orphaned():
+            return []
+        return resolve_interrupted(self.release, self.notifier)
 
     @cached_property
     def runs(self) -> Runs:
@@ -254,13 +279,18 @@ class Services:
             if not loop.claim():
                 return False
             self.start_watching()  # the billed hosts stream (a no-op when already watching)
-            loop.start(self.autorelease.tick)
+            # first a release a dead process left half-done, then the policies and the
+            # providers' instances (every few minutes) on the loop's own thread
+            loop.start(
+                self.resolve_interrupted_releases, self.autorelease.tick, self.provider_sync.tick,
+                first_only=(self.resolve_interrupted_releases,),
+            )
             self._autorelease_loop = loop
         return True
 
     def _billed(self, alias: str) -> bool:
         rental = self.ledger.running_for_alias(alias)
-        return rental is not None and rental.billed
+        return rental is not None and rental.computing
 
     def cost_per_hour(self, alias: str) -> str:
         """The running rental's hourly rate as text, "" when nothing is metered for `alias`."""

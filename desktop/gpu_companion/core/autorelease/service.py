@@ -10,11 +10,12 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import asdict, replace
 from datetime import datetime, timedelta, timezone
 from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 from gpu_companion.core.autorelease.away import Reachability, SleepDetector
 from gpu_companion.core.autorelease.ladder import AutoRelease, Case, ChecklistOutcome, Step
@@ -25,8 +26,6 @@ from gpu_companion.core.common.notifier import Level, Message, Notifier
 from gpu_companion.core.hosts.registry import Host, HostRegistry
 from gpu_companion.core.monitor.collector import HostState, PollEvent, SamplesEvent, StatusEvent
 from gpu_companion.core.release import ItemState, ReleaseChecklist, ReleaseRecord, release_host
-from gpu_companion.core.release.gate import CommandResult, release_argv, run_local
-from gpu_companion.core.release.providers import preset_for
 from gpu_companion.core.release.wiring import ReleaseWiring
 from gpu_companion.core.spend.alerts import format_duration
 from gpu_companion.core.spend.budgets import Budgets
@@ -66,13 +65,14 @@ class AutoReleaseService:
         *,
         wall: Callable[[], float] = time.time,
         mono: Callable[[], float] = time.monotonic,
-        run_command: Callable[[Sequence[str]], CommandResult] = run_local,
+        release_timing: dict[str, Any] | None = None,
         last_sync: Callable[[str], datetime | None] = lambda _alias: None,
         budgets: Budgets | None = None,
     ) -> None:
         self.store, self.registry, self.ledger = store, registry, ledger
         self.wiring, self.notifier = wiring, notifier
-        self.wall, self.run_command, self.last_sync = wall, run_command, last_sync
+        self.wall, self.last_sync = wall, last_sync
+        self.release_timing = release_timing or {}  # the read-back's deadline and pace
         self.budgets = budgets
         self.ladder = AutoRelease(self)
         self.detectors: dict[str, Detector] = {}
@@ -116,7 +116,7 @@ class AutoReleaseService:
     def tick(self) -> None:
         now = self.wall()
         slept = self.sleep.check()
-        running = {r.host_alias: r for r in self.ledger.running() if r.host_alias and r.billed}
+        running = {r.host_alias: r for r in self.ledger.running() if r.host_alias and r.computing}
         if slept is not None:
             self._catch_up(slept, running)
         for alias, since in self.reach.due(now, set(running)):
@@ -257,22 +257,19 @@ class AutoReleaseService:
         return ChecklistOutcome(checklist.ready(), stale, failing, evidence)
 
     def act(self, alias: str, action: str, outcome: ChecklistOutcome, trigger: Trigger) -> str:
+        """Through the release gate, whatever the action: the provider is asked, the instance
+        read back, and only a confirmed release or stop ends the meter."""
         host = self._host(alias)
         checklist = self._checklists.pop(alias)
-        template = self.wiring.settings.release_command(host.platform_id)
-        if action == "stop":
-            preset = preset_for(template)
-            if preset is None:
-                raise UserError(
-                    f"No stop command is known for {alias}'s platform.",
-                    hint="Use a vast.ai or RunPod preset, or let the policy release instead.",
-                )
-            result = self.run_command(release_argv(preset.stop, host))
-            if result.code != 0:
-                raise UserError(f"The stop command exited {result.code}.", hint=result.output)
-            return result.output
-        services = replace(self.wiring.services(), run_command=self.run_command)
-        record = release_host(checklist, services, command=release_argv(template, host))
+        act = self.wiring.instance_action(host, "stop" if action == "stop" else "destroy")
+        if act is None:
+            raise UserError(
+                f"{alias}'s platform has no provider account or release command, so nothing "
+                "can release it while you are away.",
+                hint="Add a provider account (gpu-companion providers add vast.ai|runpod).",
+            )
+        services = replace(self.wiring.services(), **self.release_timing)
+        record = release_host(checklist, services, act)
         return record.command_output
 
     def record(self, step: Step) -> None:
@@ -316,14 +313,20 @@ class AutoReleaseLoop:
         self._fd = fd
         return True
 
-    def start(self, *steps: Callable[[], None]) -> None:
+    def start(
+        self, *steps: Callable[[], object], first_only: tuple[Callable[[], object], ...] = ()
+    ) -> None:
+        """Run `steps` every `every_s`; those also in `first_only` run on the first round only."""
+
         def run() -> None:
+            todo = list(steps)
             while not self._stop.is_set():
-                for step in steps:
+                for step in todo:
                     try:
                         step()
                     except Exception:
                         log.exception("auto-release tick failed")
+                todo = [s for s in steps if s not in first_only]
                 self._stop.wait(self.every_s)
 
         self._thread = threading.Thread(target=run, name="autorelease", daemon=True)

@@ -24,7 +24,9 @@ if TYPE_CHECKING:
     import sqlite_utils
 
 GRANULARITIES = ("second", "minute", "hour")
-HOST_STATES = ("active", "released")
+# stopped: the provider keeps the instance (and bills its disk) but it does not run; gone: the
+# provider no longer has it, though the app never released it
+HOST_STATES = ("active", "released", "stopped", "gone")
 LOCAL_ALIAS = "local"
 
 

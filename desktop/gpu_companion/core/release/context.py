@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Protocol
 from gpu_companion.core.common.errors import UserError
 from gpu_companion.core.common.lazy import lazy_import
 from gpu_companion.core.hosts.registry import Host
+from gpu_companion.core.providers.model import Instance
 from gpu_companion.core.release.config import ChecklistConfig
 
 if TYPE_CHECKING:
@@ -79,6 +80,10 @@ class RentalLedger(Protocol):
         (release or override), the reason and the failing items to keep with the rental."""
         ...
 
+    def start_stopped(self, host: Host, at: datetime, instance: Instance | None) -> None:
+        """Meter a stopped instance's disk from `at` at the provider's storage rate."""
+        ...
+
     def record_release(self, record: ReleaseRecord) -> int: ...
 
     def history(self, host_alias: str) -> list[ReleaseRecord]: ...
@@ -95,7 +100,7 @@ class ReleaseRecord:
     """One release (or override) as the ledger keeps it."""
 
     host_alias: str
-    kind: str  # "release" | "override" | "failed"
+    kind: str  # "release" | "override" | "failed" | "unconfirmed" | "auto-…"
     at: datetime
     evidence: tuple[dict[str, object], ...] = ()
     failing_items: tuple[str, ...] = ()

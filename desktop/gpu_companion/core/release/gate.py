@@ -1,21 +1,25 @@
 """Release itself: only from a passed checklist, or an override typed out with a reason.
 
-Order: run the platform's release command (when one is set and confirmed), then end the meter,
-record the evidence, mark the host released and drop its ssh config block. The command goes
-first because if the provider refuses, the instance is still billing: the meter must keep going
-and the host stays active (the failure is recorded with its evidence).
+With a provider (an API account, or a custom platform's commands): the instance is read first
+(an id the provider does not have is refused), the intent is journaled, the destroy or stop is
+asked, and the instance is read back until the provider reports it gone (or stopped). Only then
+does the meter end, the host count as released and its ssh config block go. A refusal, an
+unconfirmed state or a timeout keeps the meter running and the host active, records what the
+provider said, and is raised in words. Without a provider the user released it by hand.
 """
 
 from __future__ import annotations
 
 import logging
-import subprocess
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime
 
 from gpu_companion.core.common.errors import UserError, ValidationError
 from gpu_companion.core.hosts.registry import Host, HostRegistry
+from gpu_companion.core.providers.confirm import confirmed, read_back
+from gpu_companion.core.providers.model import Action, Provider, ProviderError, Reading
 from gpu_companion.core.release.checklist import ReleaseChecklist
 from gpu_companion.core.release.context import (
     ReleaseRecord,
@@ -23,7 +27,7 @@ from gpu_companion.core.release.context import (
     SshConfigBlocks,
     utcnow,
 )
-from gpu_companion.core.release.providers import command_argv, target_of
+from gpu_companion.core.release.journal import ReleaseJournal
 
 log = logging.getLogger(__name__)
 
@@ -32,12 +36,6 @@ log = logging.getLogger(__name__)
 class Override:
     typed_alias: str
     reason: str
-
-
-@dataclass(frozen=True)
-class CommandResult:
-    code: int
-    output: str
 
 
 def validate_override(host: Host, override: Override) -> None:
@@ -49,26 +47,23 @@ def validate_override(host: Host, override: Override) -> None:
         raise ValidationError("reason", "Say why this host is released without a passed checklist.")
 
 
-def release_argv(template: str, host: Host) -> list[str]:
-    """The release command as argv: split like a shell would, then `{alias}`, `{hostname}`,
-    `{port}`, `{user}`, `{instance_id}` filled per word, so a value can never become an extra
-    argument."""
-    return command_argv(template, target_of(host))
+@dataclass(frozen=True)
+class InstanceAction:
+    """What to ask of which provider for the host's instance."""
 
+    provider: Provider
+    instance_id: str
+    action: Action = "destroy"
 
-def run_local(argv: Sequence[str], timeout: float = 300) -> CommandResult:
-    try:
-        done = subprocess.run(
-            list(argv), capture_output=True, text=True, timeout=timeout, check=False
+    def describe(self) -> str:
+        want = "gone" if self.action == "destroy" else "stopped"
+        return (
+            f"ask {self.provider.name} to {self.action} instance {self.instance_id}, then read "
+            f"it back until {self.provider.name} reports it {want}"
         )
-    except FileNotFoundError as exc:
-        raise UserError(
-            f"The release command {argv[0]!r} was not found on this computer.",
-            hint="Install the provider's CLI or fix the command in the settings.",
-        ) from exc
-    except subprocess.TimeoutExpired as exc:
-        return CommandResult(124, f"timed out after {timeout:.0f} s: {exc}")
-    return CommandResult(done.returncode, (done.stdout + done.stderr)[-4000:])
+
+    def with_action(self, action: Action) -> InstanceAction:
+        return replace(self, action=action)
 
 
 @dataclass
@@ -76,8 +71,12 @@ class ReleaseServices:
     ledger: RentalLedger
     registry: HostRegistry
     ssh_config: SshConfigBlocks
+    journal: ReleaseJournal | None = None
     clock: Callable[[], datetime] = utcnow
-    run_command: Callable[[Sequence[str]], CommandResult] = run_local
+    confirm_within_s: float = 180.0
+    confirm_every_s: float = 3.0
+    sleep: Callable[[float], None] = field(default=time.sleep, repr=False)
+    mono: Callable[[], float] = field(default=time.monotonic, repr=False)
 
 
 def failing_items(checklist: ReleaseChecklist) -> tuple[str, ...]:
@@ -91,9 +90,11 @@ def failing_items(checklist: ReleaseChecklist) -> tuple[str, ...]:
 def release_host(
     checklist: ReleaseChecklist,
     services: ReleaseServices,
-    command: Sequence[str] = (),
+    action: InstanceAction | None = None,
     override: Override | None = None,
+    kind: str = "",
 ) -> ReleaseRecord:
+    """Release `checklist.host` (or stop it, by `action`); `kind` names an unattended one."""
     host = checklist.host
     if override is None and not checklist.ready():
         names = ", ".join(it.title for it in checklist.blockers())
@@ -105,25 +106,168 @@ def release_host(
         validate_override(host, override)
     record = ReleaseRecord(
         host_alias=host.alias,
-        kind="release" if override is None else "override",
+        kind=kind or ("release" if override is None else "override"),
         at=services.clock().replace(microsecond=0),
         evidence=tuple(e.as_dict() for e in checklist.evidence()),
         failing_items=failing_items(checklist),
         reason=override.reason.strip() if override else "",
-        release_command=tuple(command),
+        release_command=(action.describe(),) if action else (),
     )
-    if command:
-        result = services.run_command(command)
-        record = replace(record, command_output=result.output)
-        if result.code != 0:
-            services.ledger.record_release(replace(record, kind="failed"))
+    if action is None:
+        return finish_release(services, host, record, "destroy", None)
+    return _through_provider(services, host, record, action)
+
+
+def _through_provider(
+    services: ReleaseServices, host: Host, record: ReleaseRecord, act: InstanceAction
+) -> ReleaseRecord:
+    provider, name = act.provider, act.provider.name
+    instance_id = provider.check_id(act.instance_id)
+    before = provider.read(instance_id)  # a ProviderError here: nothing was asked
+    if before.state == "gone":
+        raise UserError(
+            f"{name} has no instance {instance_id}: nothing was released, and {host.alias}'s "
+            "meter keeps going.",
+            hint="Check the host's instance id against the provider's console (Hosts page → "
+            "Edit host), or sync the provider account: an instance it no longer has is marked "
+            "gone and its meter ends.",
+        )
+    if confirmed(act.action, before):  # already stopped: nothing to ask
+        return _confirmed(services, host, record, act, before, None)
+    entry = None
+    if services.journal is not None:
+        entry = services.journal.open(
+            host_id=host.id,
+            host_alias=host.alias,
+            platform_id=host.platform_id,
+            provider=name,
+            instance_id=instance_id,
+            action=act.action,
+            kind=record.kind,
+            at=record.at,
+            record=_record_json(record),
+        )
+    try:
+        said = provider.request(instance_id, act.action)
+    except ProviderError as exc:  # refused, or no answer: maybe it happened all the same
+        said = f"{exc.message} {exc.said}".strip()
+        after = _read_once(provider, instance_id)
+        if not confirmed(act.action, after):
+            _unconfirmed(services, entry, record, "refused", said)
             raise UserError(
-                f"The release command exited {result.code}: {host.alias} may still be running "
-                "and billing, so its meter keeps going and it stays active.",
-                hint=result.output.strip()[-300:],
-            )
+                f"{name} did not {act.action} instance {instance_id}: {exc.message} "
+                f"{host.alias} may still be billing, so its meter keeps going and it stays "
+                "active.",
+                hint=exc.hint or exc.said[-300:],
+            ) from exc
+        return _confirmed(services, host, record, act, after, entry)
+    if services.journal is not None and entry is not None:
+        services.journal.step(entry, "requested", said)
+    back = read_back(
+        provider,
+        instance_id,
+        act.action,
+        within_s=services.confirm_within_s,
+        every_s=services.confirm_every_s,
+        sleep=services.sleep,
+        mono=services.mono,
+    )
+    if not back.ok:
+        state = back.last.state
+        words = "running" if state in ("running", "starting") else state
+        text = (
+            f"{name} still reports instance {instance_id} {words} after the {act.action} "
+            f"request ({back.reads} reads in {services.confirm_within_s:g} s)"
+        )
+        _unconfirmed(services, entry, record, "unconfirmed", f"{said}\n{back.last.said}".strip())
+        raise UserError(
+            f"{text}: {host.alias} stays active and its meter keeps going.",
+            hint="Look at the instance in the provider's console; release again once it is gone.",
+        )
+    return _confirmed(services, host, record, act, back.last, entry, said)
+
+
+def _read_once(provider: Provider, instance_id: str) -> Reading:
+    try:
+        return provider.read(instance_id)
+    except ProviderError as exc:
+        return Reading("other", exc.message)
+
+
+def _record_json(record: ReleaseRecord) -> dict[str, object]:
+    data = asdict(record)
+    data["at"] = record.at.isoformat()
+    return data
+
+
+def record_from_json(data: dict[str, object]) -> ReleaseRecord:
+    def strings(key: str) -> tuple[str, ...]:
+        value = data.get(key) or ()
+        return tuple(str(v) for v in value) if isinstance(value, list | tuple) else ()
+
+    evidence = data.get("evidence") or ()
+    return ReleaseRecord(
+        host_alias=str(data.get("host_alias", "")),
+        kind=str(data.get("kind", "release")),
+        at=datetime.fromisoformat(str(data["at"])),
+        evidence=tuple(e for e in evidence if isinstance(e, dict))
+        if isinstance(evidence, list | tuple)
+        else (),
+        failing_items=strings("failing_items"),
+        reason=str(data.get("reason", "")),
+        release_command=strings("release_command"),
+    )
+
+
+def _unconfirmed(
+    services: ReleaseServices, entry: int | None, record: ReleaseRecord, outcome: str, said: str
+) -> None:
+    services.ledger.record_release(
+        replace(record, kind="failed" if outcome == "refused" else "unconfirmed",
+                command_output=said[-4000:])
+    )  # fmt: skip
+    if services.journal is not None and entry is not None:
+        services.journal.resolve(entry, outcome, said)
+
+
+def _confirmed(
+    services: ReleaseServices,
+    host: Host,
+    record: ReleaseRecord,
+    act: InstanceAction,
+    reading: Reading,
+    entry: int | None,
+    said: str = "",
+) -> ReleaseRecord:
+    at = services.clock().replace(microsecond=0)
+    output = "\n".join(x for x in (said, f"read back: {reading.state}. {reading.said}") if x)
+    record = replace(record, at=max(at, record.at), command_output=output.strip()[-4000:])
+    if services.journal is not None and entry is not None:
+        services.journal.step(entry, "confirmed", reading.said)
+    done = finish_release(
+        services, host, record, "stop" if reading.state == "stopped" else "destroy", reading
+    )
+    if services.journal is not None and entry is not None:
+        services.journal.resolve(entry, "confirmed", reading.said)
+    return done
+
+
+def finish_release(
+    services: ReleaseServices,
+    host: Host,
+    record: ReleaseRecord,
+    action: Action,
+    reading: Reading | None,
+) -> ReleaseRecord:
+    """End the meter at `record.at`, keep the record, mark the host released (or stopped, its
+    disk metered at the storage rate) and drop its ssh config block. Safe to run again after a
+    crash: an ended meter is not ended twice."""
     services.ledger.end_meter(host, record)
+    if action == "stop":
+        services.ledger.start_stopped(host, record.at, reading.instance if reading else None)
     record = replace(record, id=services.ledger.record_release(record))
-    services.registry.save_host(replace(host, state="released"))
+    current = services.registry.host(host.alias) or host
+    state = "stopped" if action == "stop" else "released"
+    services.registry.save_host(replace(current, state=state))
     services.ssh_config.remove_host(host.alias)
     return record

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
+from decimal import Decimal
 
 from gpu_companion.core.common.errors import UserError
 from gpu_companion.core.hosts.registry import Host
+from gpu_companion.core.providers.custom import CustomCommands
+from gpu_companion.core.providers.model import Instance
 from gpu_companion.core.release.config import ChecklistConfig
 from gpu_companion.core.release.context import ReleaseRecord
 from gpu_companion.core.spend.ledger import SpendLedger
@@ -51,23 +54,30 @@ class ChecklistSettings:
             )
         return cfg
 
-    def release_command(self, platform_id: int | None) -> str:
+    def commands(self, platform_id: int | None) -> CustomCommands:
         if platform_id is None:
-            return ""
+            return CustomCommands()
         row = self.store.db.execute(
-            "SELECT command FROM release_commands WHERE platform_id = ?", [platform_id]
+            "SELECT command, verify, gone_when, running_when FROM release_commands "
+            "WHERE platform_id = ?",
+            [platform_id],
         ).fetchone()
-        return str(row[0]) if row else ""
+        return CustomCommands(*(str(v or "") for v in row)) if row else CustomCommands()
 
-    def save_release_command(self, platform_id: int, command: str) -> None:
-        from gpu_companion.core.release.gate import release_argv  # validates the template
-
-        if command.strip():
-            release_argv(command, Host(alias="check", hostname="example.org", instance_id="12345"))
+    def save_commands(self, platform_id: int, commands: CustomCommands) -> CustomCommands:
+        c = commands.validated()
         with self.store.transaction() as db:
             db.table("release_commands").upsert(
-                {"platform_id": platform_id, "command": command.strip()}, pk="platform_id"
+                {
+                    "platform_id": platform_id,
+                    "command": c.release,
+                    "verify": c.verify,
+                    "gone_when": c.gone_when,
+                    "running_when": c.running_when,
+                },
+                pk="platform_id",
             )
+        return c
 
 
 class StoreReleaseLedger:
@@ -103,6 +113,32 @@ class StoreReleaseLedger:
             "override_reason": record.reason if record.kind == "override" else "",
         }
         self.spend.end_rental(rental.id, at=record.at, reason=record.kind, evidence=evidence)
+
+    def start_stopped(self, host: Host, at: datetime, instance: Instance | None) -> None:
+        """The disk of a stopped instance bills on: a "stopped" rental at the provider's storage
+        rate (or the platform's, as the user entered it; 0 and said so when neither is known)."""
+        host_id = self._id(host)
+        if host_id is None or host.platform_id is None or self._running(host) is not None:
+            return
+        rate = instance.storage_hourly if instance is not None else None
+        note = "storage while stopped"
+        if rate is None:
+            row = self.store.db.execute(
+                "SELECT storage_rate FROM platforms WHERE id = ?", [host.platform_id]
+            ).fetchone()
+            rate = Decimal(row[0]) if row and row[0] else None
+        if rate is None:
+            rate, note = Decimal(0), "storage while stopped: the provider gave no rate"
+        self.spend.start_rental(
+            host.platform_id,
+            rate,
+            host_id=host_id,
+            gpu_model=host.gpu_model,
+            gpu_count=max(host.gpu_count, 1),
+            billing_mode="stopped",
+            started_at=at,
+            notes=note,
+        )
 
     def meter_ends(self, alias: str) -> list[datetime]:
         """When each of the host's rentals was ended by a release or an override."""

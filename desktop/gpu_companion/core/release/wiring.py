@@ -11,7 +11,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from gpu_companion.core.common.errors import UserError
 from gpu_companion.core.hosts.registry import Host, HostRegistry
+from gpu_companion.core.providers.accounts import ProviderAccounts
+from gpu_companion.core.providers.custom import CustomProvider, target_of
+from gpu_companion.core.providers.model import Action
 from gpu_companion.core.release.context import (
     CheckpointSync,
     ReleaseContext,
@@ -19,7 +23,8 @@ from gpu_companion.core.release.context import (
     SshConfigBlocks,
     utcnow,
 )
-from gpu_companion.core.release.gate import ReleaseServices
+from gpu_companion.core.release.gate import InstanceAction, ReleaseServices
+from gpu_companion.core.release.journal import ReleaseJournal
 from gpu_companion.core.release.queued_sync import QueuedCheckpointSync
 from gpu_companion.core.release.record import ChecklistSettings, StoreReleaseLedger
 from gpu_companion.core.spend.ledger import SpendLedger
@@ -39,6 +44,8 @@ class ReleaseWiring:
     connect: Callable[[Host], paramiko.SSHClient]
     sync: CheckpointSync
     ssh_config: SshConfigBlocks
+    accounts: ProviderAccounts
+    journal: ReleaseJournal
     clock: Callable[[], datetime] = utcnow  # the meter's: a release ends it on its own clock
 
     @classmethod
@@ -52,6 +59,7 @@ class ReleaseWiring:
         connect: Callable[[Host], paramiko.SSHClient],
         queue: TransferQueue,
         ssh_config: SshConfigBlocks,
+        accounts: ProviderAccounts,
     ) -> ReleaseWiring:
         return cls(
             registry,
@@ -61,11 +69,44 @@ class ReleaseWiring:
             connect,
             QueuedCheckpointSync(queue, backup_root),
             ssh_config,
+            accounts,
+            ReleaseJournal(store),
             spend.now,
         )
 
     def services(self) -> ReleaseServices:
-        return ReleaseServices(self.ledger, self.registry, self.ssh_config, clock=self.clock)
+        return ReleaseServices(
+            self.ledger, self.registry, self.ssh_config, self.journal, clock=self.clock
+        )
+
+    def instance_action(self, host: Host, action: Action = "destroy") -> InstanceAction | None:
+        """How the host's instance is destroyed (or stopped) and read back: its platform's
+        provider account, else the platform's own commands; None when neither is set (the user
+        releases the instance in the provider's console)."""
+        account = self.accounts.for_platform(host.platform_id)
+        commands = self.settings.commands(host.platform_id)
+        if account is None and not commands.release:
+            if action == "stop":
+                raise UserError(
+                    f"{host.alias}'s platform has no provider account, so it cannot be stopped "
+                    "from here.",
+                    hint="Add one (gpu-companion providers add vast.ai|runpod), or release.",
+                )
+            return None
+        if not host.instance_id.strip():
+            raise UserError(
+                f"{host.alias} has no instance id, so the provider cannot be asked to "
+                f"{action} it.",
+                hint="Edit the host and paste the instance id from the provider's console, or "
+                "sync the provider account.",
+            )
+        if account is not None:
+            provider = self.accounts.provider(account)
+        else:
+            platform = self.registry.platform(host.platform_id) if host.platform_id else None
+            name = platform.name if platform else "the platform"
+            provider = CustomProvider(name, commands.validated(), target_of(host))
+        return InstanceAction(provider, host.instance_id.strip(), action)
 
     def context(self, host: Host) -> ReleaseContext:
         """What one checklist run on `host` uses (the page's runs and the unattended ones)."""

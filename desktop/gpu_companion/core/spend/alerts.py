@@ -276,7 +276,7 @@ class SpendAlerts:
         Posts the cost of the idle stretch once per stretch, under the monitor's key
         `idle:<alias>` so the same banner updates; None when nothing is billed."""
         r = self.ledger.running_for_alias(host_alias)
-        if r is None or r.id is None or not r.billed or self.suppressed(r.id, "idle"):
+        if r is None or r.id is None or not r.computing or self.suppressed(r.id, "idle"):
             return None
         minutes = max((self.ledger.now() - idle_since).total_seconds() / 60, 0)
         message = Message(

@@ -10,7 +10,8 @@ from typing import Any
 
 from gpu_companion.core.common.money import to_minor
 
-BILLING_MODES = ("on-demand", "spot", "weekly", "monthly", "bought")
+# "stopped": a stopped instance's disk, billed at the provider's storage rate until it is destroyed
+BILLING_MODES = ("on-demand", "spot", "weekly", "monthly", "bought", "stopped")
 HOURLY_MODES = ("on-demand", "spot", "bought")
 CHARGE_KINDS = ("storage", "traffic", "fee", "credit")
 OUTCOMES = ("", "success", "failure")
@@ -94,6 +95,11 @@ class Rental:
     def billed(self) -> bool:
         """Whether a running rental costs money by the hour (bought hardware may not)."""
         return self.rate > 0
+
+    @property
+    def computing(self) -> bool:
+        """Billed for a running machine (a stopped one bills its disk, but nothing runs)."""
+        return self.billed and self.billing_mode != "stopped"
 
     def elapsed(self, now: datetime) -> timedelta:
         end = self.ended_at or now

@@ -169,6 +169,20 @@ class KeyVault:
                 raise
             raise mapped from exc
 
+    # --- other secrets (a provider's API key): the same keyring entry rules as the keys ---------
+
+    def secret(self, name: str) -> str | None:
+        return self._keyring("get", f"secret:{name}")
+
+    def set_secret(self, name: str, value: str) -> None:
+        """Store and read back: a keyring that silently dropped the value is an error."""
+        self._keyring("set", f"secret:{name}", value)
+        if self._keyring("get", f"secret:{name}") != value:
+            raise KeyringUnavailable("error", f"secret:{name} did not read back")
+
+    def delete_secret(self, name: str) -> None:
+        self._keyring("delete", f"secret:{name}")
+
     def check_keyring(self) -> None:
         """Raise KeyringUnavailable when the keyring cannot be read right now."""
         self._keyring("get", "probe")

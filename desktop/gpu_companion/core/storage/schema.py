@@ -254,6 +254,46 @@ def _v7_host_instance_id(db: sqlite_utils.Database) -> None:
     db.table("hosts").add_column("instance_id", str, not_null_default="")
 
 
+def _v9_providers(db: sqlite_utils.Database) -> None:
+    """Provider accounts (the API key lives in the OS keyring), the release journal (intent
+    written before a provider is asked, resolved by reading the instance back), and what makes
+    a custom platform's release verifiable (a read-only command and the words that mean gone)."""
+    db.table("provider_accounts").create(
+        {"id": int, "kind": str, "platform_id": int, "api_base": str, "created_at": str},
+        pk="id",
+        not_null={"kind", "platform_id"},
+        defaults={"api_base": ""},
+        foreign_keys=[("platform_id", "platforms", "id")],
+    )
+    db.table("provider_accounts").create_index(["platform_id"], unique=True)
+    db.table("release_journal").create(
+        {
+            "id": int,
+            "host_id": int,
+            "host_alias": str,
+            "platform_id": int,
+            "provider": str,
+            "instance_id": str,
+            "action": str,  # destroy | stop
+            "kind": str,  # release | override | auto
+            "step": str,  # intent | requested | confirmed
+            "started_at": str,
+            "owner": str,  # boot id, pid and the pid's start time of the process that acts
+            "said": str,
+            "record": str,  # JSON: the release record to keep once confirmed
+            "resolved_at": str,
+            "outcome": str,  # confirmed | unconfirmed | refused
+        },
+        pk="id",
+        defaults={"said": "", "record": "{}", "outcome": ""},
+    )
+    db.table("release_journal").create_index(["resolved_at"])
+    db.execute("ALTER TABLE release_commands ADD COLUMN verify TEXT NOT NULL DEFAULT ''")
+    db.execute("ALTER TABLE release_commands ADD COLUMN gone_when TEXT NOT NULL DEFAULT ''")
+    db.execute("ALTER TABLE release_commands ADD COLUMN running_when TEXT NOT NULL DEFAULT ''")
+    db.execute("ALTER TABLE platforms ADD COLUMN storage_rate TEXT NOT NULL DEFAULT ''")
+
+
 # Tables that name a host by its alias (lanes and graphs are per alias): a rename rewrites them in
 # the same transaction, so the host keeps its transfer history, checkpoint evidence and graphs.
 ALIAS_COLUMNS: tuple[tuple[str, str], ...] = (
@@ -270,4 +310,5 @@ MIGRATIONS: list[Migration] = [
     _v2_gpu_minutes,
     _v7_host_instance_id,
     migrate_to_ids,  # 6: keys, release history and settings by id; the data dir's own id
+    _v9_providers,
 ]
