@@ -1,15 +1,17 @@
-"""Auto-release test rigs shared by the integration and window tests: a moved clock, a provider
-CLI stand-in that records its argv, and a rented harness host with an idle policy."""
+"""Auto-release test rigs shared by the integration and window tests: a moved clock, a local
+server that answers like vast.ai's API (reached by the real vastai client code), and a rented
+harness host with an idle policy."""
 
 from __future__ import annotations
 
-import json
-import os
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from tests.harness.fake_vast import FakeVast
 from tests.harness.util import wait_for
 
 
@@ -27,33 +29,37 @@ class Clock:
 
 
 @pytest.fixture
-def provider_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """`vastai` on PATH: records its argv, answers like the real CLI would (`show instance ID`
-    with its table, `destroy`/`stop` with a line)."""
-    bin_dir = tmp_path / "provider-bin"
-    bin_dir.mkdir()
-    log = tmp_path / "vastai-calls.jsonl"
-    script = bin_dir / "vastai"
-    script.write_text(
-        "#!/usr/bin/env python3\nimport json, sys\n"
-        f"open({str(log)!r}, 'a').write(json.dumps(sys.argv[1:]) + '\\n')\n"
-        "if sys.argv[1:3] == ['show', 'instance']:\n"
-        "    print('ID       Machine  Status   Num  Model     $/hr')\n"
-        "    print(sys.argv[3] + '     7781     running  1x   RTX_4090  0.3900')\n"
-        "else:\n"
-        "    print('destroying instance ' + sys.argv[-1])\n"
-    )
-    script.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
-    return log
+def vast_api(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeVast]:
+    """A local server that answers like vast.ai's REST API (the real `vastai` client code talks
+    to it through `VAST_URL`), with instance 4242 running."""
+    with FakeVast() as fake:
+        fake.add_instance(4242, label="box-a", gpu_name="RTX 4090", num_gpus=1, dph_total=2.4)
+        monkeypatch.setenv("VAST_URL", fake.url)
+        yield fake
 
 
-def calls(log: Path) -> list[list[str]]:
-    return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+def link_vast(services: Any, fake: FakeVast, platform_id: int) -> None:
+    """The host's platform talks to `fake` through a vast.ai account (its key in the keyring)."""
+    platform = services.registry.platform(platform_id)
+    services.providers.add("vast.ai", fake.api_key, platform=platform.name)
+
+
+def calls(fake: FakeVast) -> list[list[str]]:
+    """What was asked of vast.ai that changes an instance: destroy or stop, by id."""
+    out = []
+    for (method, path), body in zip(
+        [r for r in fake.requests if r[0] in ("DELETE", "PUT")], fake.bodies, strict=False
+    ):
+        iid = path.rstrip("/").rsplit("/", 1)[-1]
+        if method == "DELETE":
+            out.append(["destroy", "instance", iid])
+        elif isinstance(body, dict) and body.get("state") == "stopped":
+            out.append(["stop", "instance", iid])
+    return out
 
 
 @pytest.fixture
-def rented(fleet, standin, tmp_path: Path):  # type: ignore[no-untyped-def]
+def rented(fleet, standin, vast_api, tmp_path: Path):  # type: ignore[no-untyped-def]
     """box-a rented on vast.ai (instance 4242), a checklist whose one item is a job marker,
     an idle-after-1-minute policy with a 1-minute notice, and the service on a moved clock."""
     from dataclasses import replace
@@ -65,9 +71,7 @@ def rented(fleet, standin, tmp_path: Path):  # type: ignore[no-untyped-def]
     s = fleet.services
     host = replace(s.registry.host("box-a"), instance_id="4242")
     host = s.registry.save_host(host)
-    s.release.settings.save_release_command(
-        host.platform_id, "vastai destroy instance {instance_id}"
-    )
+    link_vast(s, vast_api, host.platform_id)
     marker = tmp_path / "job-saved"
     s.release.settings.save_config(host.alias, ChecklistConfig(
         manual=(), disabled=("checkpoints", "archive", "leftovers", "processes"),

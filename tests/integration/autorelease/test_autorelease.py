@@ -1,18 +1,18 @@
 # ruff: noqa: F811  (the fixtures come from tests/harness/autorelease.py)
 """Auto-release against the harness: real sshd hosts, the nvidia-smi stand-in's scenarios, the
-app's services as shipped (injected clock only), a provider CLI stand-in that records its argv,
-and the real release gate. No path releases with a failing or stale checklist."""
+app's services as shipped (injected clock only), the real vastai client code against a local
+server that answers like vast.ai's API, and the real release gate. No path releases with a failing or stale checklist."""
 
 from __future__ import annotations
 
 import time
 
-from tests.harness.autorelease import calls, provider_cli, rented, wait_for_readings  # noqa: F401
+from tests.harness.autorelease import calls, rented, vast_api, wait_for_readings  # noqa: F401
 from tests.harness.util import wait_for
 
 
 def test_idle_is_notified_then_released_through_the_provider_cli_once_the_checklist_passes(
-    rented, standin, provider_cli
+    rented, standin, vast_api
 ):
     s, host, rental, service, clock, marker, messages = rented
     standin.configure(util="idle")  # 0 %, 70 W of 700 W
@@ -22,20 +22,23 @@ def test_idle_is_notified_then_released_through_the_provider_cli_once_the_checkl
     clock.advance(1.1)
     service.tick()
     assert any("box-a: its GPUs are idle" in m and "released in 1 min" in m for m in messages)
-    assert calls(provider_cli) == []  # notified first, nothing done yet
+    assert calls(vast_api) == []  # notified first, nothing done yet
     clock.advance(1.1)
     service.tick()
-    assert calls(provider_cli) == [["destroy", "instance", "4242"]]
+    assert calls(vast_api) == [["destroy", "instance", "4242"]]
     assert not s.ledger.running()  # the meter ended
     assert s.registry.host("box-a").state == "released"
     kinds = [r.kind for r in s.release.ledger.history("box-a")]
     assert "release" in kinds and "auto-notified" in kinds
     release = next(r for r in s.release.ledger.history("box-a") if r.kind == "release")
-    assert release.release_command == ("vastai", "destroy", "instance", "4242")
-    assert "destroying instance 4242" in release.command_output
+    assert release.release_command == (
+        "ask vast.ai to destroy instance 4242, then read it back until vast.ai reports it gone",
+    )
+    assert "read back: gone" in release.command_output
+    assert 4242 not in vast_api.instances  # the provider really has no such instance now
 
 
-def test_a_failing_item_means_no_provider_call_and_a_repeated_alert(rented, standin, provider_cli):
+def test_a_failing_item_means_no_provider_call_and_a_repeated_alert(rented, standin, vast_api):
     s, host, rental, service, clock, marker, messages = rented
     standin.configure(util="idle")
     wait_for_readings(service)
@@ -44,18 +47,18 @@ def test_a_failing_item_means_no_provider_call_and_a_repeated_alert(rented, stan
     service.tick()
     clock.advance(1.1)
     service.tick()  # the marker is missing: the checklist fails
-    assert calls(provider_cli) == []
+    assert calls(vast_api) == []
     assert s.ledger.running() and s.registry.host("box-a").state == "active"
     assert any("was kept running" in m and "results saved" in m for m in messages)
     clock.advance(16)
     service.tick()
-    assert calls(provider_cli) == []
+    assert calls(vast_api) == []
     assert sum("was kept running" in m for m in messages) == 2  # alerted again, escalating
     blocked = [r for r in s.release.ledger.history("box-a") if r.kind == "auto-blocked"]
     assert len(blocked) == 2 and "results saved" in blocked[0].failing_items[0]
 
 
-def test_a_stalled_job_is_detected_and_a_busy_one_is_not(rented, standin, provider_cli):
+def test_a_stalled_job_is_detected_and_a_busy_one_is_not(rented, standin, vast_api):
     s, host, rental, service, clock, marker, messages = rented
     standin.configure(util=100)  # busy: power follows utilisation
     wait_for_readings(service)
@@ -101,7 +104,7 @@ def test_a_sleep_jump_reports_what_the_idle_stretch_cost(rented, standin):
     assert any("box-a: its GPUs are idle" in m for m in messages)  # policies applied at once
 
 
-def test_a_budget_reached_triggers_the_ladder(rented, standin, provider_cli):
+def test_a_budget_reached_triggers_the_ladder(rented, standin, vast_api):
     from decimal import Decimal
 
     from gpu_companion.core.autorelease.policy import Policy

@@ -12,7 +12,7 @@ from dataclasses import replace
 import pytest
 
 from tests.conftest import missing_component
-from tests.harness.autorelease import rented  # noqa: F401
+from tests.harness.autorelease import rented, vast_api  # noqa: F401
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ from gpu_companion.ui.common import worker
 from gpu_companion.ui.release.countdown import KEEP, RELEASE, SNOOZE, clock_text
 from tests.harness.autorelease import (  # noqa: F401
     calls,
-    provider_cli,
+    vast_api,
     rented,
     wait_for_readings,
 )
@@ -48,7 +48,7 @@ def _history(win) -> list[str]:  # type: ignore[no-untyped-def]
 def test_the_banner_counts_down_and_keep_running_cancels_the_case(
     rented,
     standin,
-    provider_cli,
+    vast_api,
     qtbot,
 ):
     s, host, rental, service, clock, marker, messages = rented
@@ -65,7 +65,7 @@ def test_the_banner_counts_down_and_keep_running_cancels_the_case(
     assert "box-a keeps running" in banner.label.text()
     clock.advance(2)  # the countdown would have ended twice over
     service.tick()
-    assert calls(provider_cli) == []
+    assert calls(vast_api) == []
     assert s.registry.host("box-a").state == "active" and s.ledger.running()
     texts = _history(win)
     assert texts[0].endswith("Keep running")
@@ -76,7 +76,7 @@ def test_the_banner_counts_down_and_keep_running_cancels_the_case(
 def test_release_now_with_a_failing_checklist_keeps_the_host(
     rented,
     standin,
-    provider_cli,
+    vast_api,
     qtbot,
 ):
     s, host, rental, service, clock, marker, messages = rented  # no marker: an item fails
@@ -90,7 +90,7 @@ def test_release_now_with_a_failing_checklist_keeps_the_host(
                     or "Next check in 14:5" in banner.label.text(), timeout=WAIT)  # fmt: skip
     assert "results saved" in banner.label.text()
     assert [b.text() for b in banner.buttons] == [KEEP, RELEASE, SNOOZE]  # still answerable
-    assert calls(provider_cli) == []
+    assert calls(vast_api) == []
     assert s.registry.host("box-a").state == "active" and s.ledger.running()
     texts = _history(win)
     assert "Auto-release held back, checklist not passed" in texts[0]
@@ -99,10 +99,10 @@ def test_release_now_with_a_failing_checklist_keeps_the_host(
     worker.wait_all()
 
 
-def test_release_now_with_a_passing_checklist_releases_through_the_provider_cli(
+def test_release_now_with_a_passing_checklist_releases_through_the_provider_api(
     rented,
     standin,
-    provider_cli,
+    vast_api,
     qtbot,
 ):
     s, host, rental, service, clock, marker, messages = rented
@@ -111,11 +111,12 @@ def test_release_now_with_a_passing_checklist_releases_through_the_provider_cli(
     banner.button(RELEASE).click()
     qtbot.waitUntil(lambda: "was released" in banner.label.text(), timeout=WAIT)
     qtbot.waitUntil(lambda: not banner.buttons, timeout=WAIT)
-    assert calls(provider_cli) == [["destroy", "instance", "4242"]]
+    assert calls(vast_api) == [["destroy", "instance", "4242"]]
     assert not s.ledger.running() and s.registry.host("box-a").state == "released"
     release = _history(win)[0]
     assert "Released, checklist passed" in release
-    assert "ran: vastai destroy instance 4242" in release
+    assert "ask vast.ai to destroy instance 4242, then read it back" in release
+    assert 4242 not in vast_api.instances
     worker.wait_all()
 
 
@@ -128,7 +129,7 @@ def _tray_submenu(win):  # type: ignore[no-untyped-def]
 def test_the_tray_offers_the_countdown_answers_with_the_banner_closed(
     rented,
     standin,
-    provider_cli,
+    vast_api,
     qtbot,
 ):
     """The user who lives in the tray answers from its menu; the answer closes it everywhere."""
@@ -150,5 +151,5 @@ def test_the_tray_offers_the_countdown_answers_with_the_banner_closed(
     assert "auto-release pending" not in title and RELEASE not in texts
     clock.advance(2)  # the countdown would have ended twice over
     service.tick()
-    assert calls(provider_cli) == [] and s.ledger.running()
+    assert calls(vast_api) == [] and s.ledger.running()
     worker.wait_all()
