@@ -117,7 +117,10 @@ def _platform_id(registry: HostRegistry, name: str | None) -> tuple[bool, int | 
         if p.name.lower() == name.strip().lower():
             return True, p.id
     known = ", ".join(p.name for p in registry.platforms()) or "none yet"
-    _err(f"no platform named {name!r} (known: {known}). Add it on the Hosts page first.")
+    _err(
+        f"no platform named {name!r} (known: {known}). Add it first: "
+        f"gpu-companion platforms add {name.strip()!r} (or on the Hosts page)."
+    )
     return False, None
 
 

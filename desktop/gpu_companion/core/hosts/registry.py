@@ -186,6 +186,17 @@ class HostRegistry:
                 "platform",
                 f"Hosts still belong to this platform: {names}. Move or remove them first.",
             )
+        # a key or an account left behind would pass to the next platform given this id
+        for table, what, how in (
+            ("ssh_keys", "an SSH key", "delete the key first (Keys page, or gpu-companion keys "
+             "delete)"),
+            ("provider_accounts", "a provider account", "remove it first (gpu-companion "
+             "providers remove)"),
+        ):
+            if _table_exists(self.store.db, table) and self.store.db.execute(
+                f"SELECT 1 FROM {table} WHERE platform_id = ?", [platform_id]  # noqa: S608
+            ).fetchone():
+                raise ValidationError("platform", f"This platform has {what}: {how}.")
         try:
             with self.store.transaction() as db:
                 db.table("platforms").delete(platform_id)

@@ -1,0 +1,200 @@
+"""`gpu-companion platforms list|add|edit|remove`: the platforms of the Hosts page for scripts.
+
+Same registry, validation and messages as the page's *Add platform* / *Edit* / *Remove*.
+Exit codes: 0 done, 1 refused (bad value, hosts, ledger rows or a key still on it; nothing
+changed), 2 usage (unknown platform).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from gpu_companion.core.hosts.registry import HostRegistry, Platform
+    from gpu_companion.services import Services
+
+USAGE = 2
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "platforms",
+        help="list, add, edit and remove the platforms you rent from",
+        description="Manage the platforms (provider accounts) kept in GPU Companion: how each "
+        "bills and in which currency (the Hosts page's platforms, scripted).",
+    )
+    actions = p.add_subparsers(dest="platforms_action", metavar="ACTION", required=True)
+
+    ls = actions.add_parser("list", help="every platform, one per line (tab-separated)")
+    ls.add_argument("--json", action="store_true", help="print JSON for scripts")
+
+    add = actions.add_parser("add", help="add a platform")
+    add.add_argument("name", help="e.g. vast.ai, RunPod, university cluster")
+    _platform_fields(add, defaults=True)
+
+    edit = actions.add_parser("edit", help="change a platform's fields")
+    edit.add_argument("name", help="the platform's name now (any case)")
+    edit.add_argument("--name", dest="new_name", help="rename the platform (its key stays)")
+    _platform_fields(edit, defaults=False)
+
+    rm = actions.add_parser(
+        "remove", help="remove a platform that no host, ledger row or key uses any more"
+    )
+    rm.add_argument("name")
+    p.set_defaults(handler=run)
+
+
+def _platform_fields(p: argparse.ArgumentParser, defaults: bool) -> None:
+    p.add_argument(
+        "--console-url", dest="console_url", default="" if defaults else None, metavar="URL",
+        help="the provider's web console (https://…)",
+    )  # fmt: skip
+    p.add_argument(
+        "--granularity", default="second" if defaults else None, metavar="second|minute|hour",
+        help="how the platform bills (default second)",
+    )  # fmt: skip
+    p.add_argument(
+        "--currency", default="USD" if defaults else None, metavar="CODE",
+        help="ISO currency code the platform bills in (default USD)",
+    )  # fmt: skip
+
+
+def _err(text: str) -> None:
+    print(f"gpu-companion platforms: {text}", file=sys.stderr)
+
+
+def find_platform(registry: HostRegistry, name: str, command: str) -> Platform | None:
+    """The platform called `name` (any case), or None once `gpu-companion COMMAND: no platform
+    named …` with the known names was printed."""
+    wanted = name.strip().lower()
+    platforms = registry.platforms()
+    for p in platforms:
+        if p.name.lower() == wanted:
+            return p
+    known = ", ".join(p.name for p in platforms) or "none yet"
+    print(
+        f"gpu-companion {command}: no platform named {name!r} (known: {known}). "
+        f"Add it first: gpu-companion platforms add {name.strip()!r}",
+        file=sys.stderr,
+    )
+    return None
+
+
+def run(args: argparse.Namespace) -> int:
+    from gpu_companion.commands.opening import open_services
+    from gpu_companion.core.common.errors import UserError, ValidationError
+
+    services = open_services()
+    if services is None:
+        return 2
+    try:
+        action = {"list": _list, "add": _add, "edit": _edit, "remove": _remove}
+        return action[args.platforms_action](services, args)
+    except ValidationError as exc:
+        _err(f"refused ({exc.field}): {exc.message} Nothing was changed.")
+        return 1
+    except UserError as exc:
+        _err(str(exc))
+        return 1
+    finally:
+        services.close()
+
+
+def _hosts_by_platform(services: Services) -> dict[int, list[str]]:
+    found: dict[int, list[str]] = {}
+    for h in services.registry.hosts():
+        if h.platform_id is not None:
+            found.setdefault(h.platform_id, []).append(h.alias)
+    return found
+
+
+def _list(services: Services, args: argparse.Namespace) -> int:
+    hosts = _hosts_by_platform(services)
+    keys = {k.platform_id: k for k in services.vault.keys()}  # the store only, not the keyring
+    rows: list[dict[str, Any]] = [
+        {
+            "name": p.name,
+            "console_url": p.console_url or None,
+            "billing_granularity": p.billing_granularity,
+            "currency": p.currency,
+            "hosts": hosts.get(p.id, []) if p.id is not None else [],
+            "key_fingerprint": keys[p.id].fingerprint if p.id in keys else None,
+        }
+        for p in services.registry.platforms()
+    ]
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    for r in rows:
+        print(
+            f"{r['name']}\tper {r['billing_granularity']}\t{r['currency']}\t"
+            f"{r['console_url'] or '-'}\t{', '.join(r['hosts']) or 'no hosts'}\t"
+            f"{r['key_fingerprint'] or 'no key'}"
+        )
+    return 0
+
+
+def _describe(p: Platform) -> str:
+    url = f", {p.console_url}" if p.console_url else ""
+    return f"{p.name} (billed per {p.billing_granularity}, {p.currency}{url})"
+
+
+def _add(services: Services, args: argparse.Namespace) -> int:
+    from gpu_companion.core.hosts.registry import Platform
+
+    saved = services.registry.save_platform(
+        Platform(
+            name=args.name,
+            console_url=args.console_url,
+            billing_granularity=args.granularity,
+            currency=args.currency.strip().upper(),
+        )
+    )
+    print(f"added {_describe(saved)}")
+    if services.vault.key(saved.name) is None:
+        print(f"next: gpu-companion keys generate {saved.name!r}", file=sys.stderr)
+    return 0
+
+
+def _edit(services: Services, args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
+    platform = find_platform(services.registry, args.name, "platforms")
+    if platform is None:
+        return USAGE
+    changes: dict[str, Any] = {}
+    if args.new_name is not None:
+        changes["name"] = args.new_name
+    if args.console_url is not None:
+        changes["console_url"] = args.console_url
+    if args.granularity is not None:
+        changes["billing_granularity"] = args.granularity
+    if args.currency is not None:
+        changes["currency"] = args.currency.strip().upper()
+    saved = services.registry.save_platform(replace(platform, **changes))
+    print(f"saved {_describe(saved)}")
+    return 0
+
+
+def _remove(services: Services, args: argparse.Namespace) -> int:
+    from gpu_companion.core.common.errors import UserError
+
+    platform = find_platform(services.registry, args.name, "platforms")
+    if platform is None:
+        return USAGE
+    assert platform.id is not None
+    key = services.vault.key(platform.name)
+    if key is not None and platform.id not in _hosts_by_platform(services):
+        # The key's record is kept by platform id, and ids are reused: a platform added later
+        # would inherit this key. The key goes first, on purpose.
+        raise UserError(
+            f"The platform {platform.name!r} still has an SSH key ({key.fingerprint}); nothing "
+            "was changed.",
+            hint=f"Delete it first: gpu-companion keys delete {platform.name!r} --yes",
+        )
+    services.registry.delete_platform(platform.id)  # hosts or ledger rows: the registry refuses
+    print(f"removed {platform.name}")
+    return 0
