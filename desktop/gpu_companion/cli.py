@@ -20,10 +20,14 @@ COMMAND_MODULES: list[str] = [
     "fleet",
     "run",
     "hosts",
+    "platforms",
+    "keys",
     "transfer",
     "tunnel",
     "open",
     "watch",
+    "providers",
+    "release",
 ]
 
 

@@ -1,7 +1,8 @@
 # ruff: noqa: F811  (the fixtures come from tests/harness/autorelease.py)
 """Auto-release against the harness: real sshd hosts, the nvidia-smi stand-in's scenarios, the
 app's services as shipped (injected clock only), the real vastai client code against a local
-server that answers like vast.ai's API, and the real release gate. No path releases with a failing or stale checklist."""
+server that answers like vast.ai's API, and the real release gate. No path releases with a
+failing or stale checklist."""
 
 from __future__ import annotations
 

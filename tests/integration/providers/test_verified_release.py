@@ -18,6 +18,7 @@ from tests.harness.fake_runpod import FakeRunPod
 from tests.harness.fake_vast import FakeVast
 
 pytestmark = pytest.mark.keyring
+NEEDS_SSH = ("checkpoints", "archive", "leftovers", "processes")  # covered elsewhere
 
 
 @dataclass
@@ -74,7 +75,7 @@ def _rented(services: Any, kind: str, fake: Any, instance_id: str, rate: str) ->
              instance_id=instance_id)  # fmt: skip
     )
     services.release.settings.save_config(host.alias, ChecklistConfig(
-        manual=("data copied",), disabled=("checkpoints", "archive", "leftovers", "processes")))  # fmt: skip
+        manual=("data copied",), disabled=NEEDS_SSH))
     services.ledger.start_rental(account.platform_id, rate, host_id=host.id)
     return host.alias
 
@@ -256,15 +257,18 @@ def test_a_custom_platform_counts_only_what_its_verify_command_reads_back(
         "else:\n    print('Are you sure? [y/N] Aborted.')\n"
     )
     cli.chmod(0o755)
+    destroy, verify = f"{cli} destroy {{instance_id}}", f"{cli} show {{instance_id}}"
     s = _services(app_paths, monkeypatch)
     try:
         p = s.registry.save_platform(Platform(f"mycloud-{uuid.uuid4().hex[:6]}"))
         with pytest.raises(ValidationError, match="vast.ai CLI cannot be trusted"):
-            s.release.settings.save_commands(p.id, CustomCommands("vastai destroy instance {instance_id}", f"{cli} show {{instance_id}}", "not found"))  # fmt: skip
+            s.release.settings.save_commands(p.id, CustomCommands(
+                "vastai destroy instance {instance_id}", verify, "not found"))  # fmt: skip
         with pytest.raises(ValidationError, match="verify command"):
-            s.release.settings.save_commands(p.id, CustomCommands(f"{cli} destroy {{instance_id}}"))  # fmt: skip
-        s.release.settings.save_commands(p.id, CustomCommands(
-            f"{cli} destroy {{instance_id}}", f"{cli} show {{instance_id}}", "not found", "running"))  # fmt: skip
+            s.release.settings.save_commands(p.id, CustomCommands(destroy))
+        s.release.settings.save_commands(
+            p.id, CustomCommands(destroy, verify, "not found", "running")
+        )
         host = s.registry.save_host(Host("box7", "10.9.9.9", platform_id=p.id, instance_id="7"))
         s.ledger.start_rental(p.id, "1.00", host_id=host.id)
         checklist = ReleaseChecklist.build(host, s.release.settings.config(host.alias))

@@ -1,0 +1,165 @@
+"""`gpu-companion release ALIAS`: the Release page for scripts and terminals.
+
+The same gate as the window: the host's checklist runs (over the app's verified connection),
+only a passed checklist releases (or `--override REASON`, recorded), the plan is shown and
+confirmed (a question on a terminal, `--yes` in a script), the provider is asked and the
+instance read back; the meter ends only once the provider confirms.
+
+Exit codes: 0 released (or stopped) and confirmed by the provider; 1 not released: the
+checklist did not pass, or the confirmation was declined; 3 the provider refused or did not
+confirm within the deadline: the instance may still bill, the meter keeps going; 2 usage (unknown
+alias, unusable data, keyring)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from gpu_companion.core.release import ReleaseChecklist
+    from gpu_companion.services import Services
+
+USAGE, NOT_RELEASED, PROVIDER = 2, 1, 3
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "release",
+        help="run a host's release checklist, then release (or stop) its instance, confirmed "
+        "by the provider",
+        description="Runs the host's backup checklist; when it passes (or with --override), "
+        "asks the provider to destroy (or --stop) the instance and reads it back until the "
+        "provider reports it gone (or stopped). Exit 0 released, 1 not released, 3 the provider "
+        "refused or did not confirm (meter kept), 2 usage.",
+    )
+    p.add_argument("alias")
+    p.add_argument("--override", metavar="REASON", help="release although items fail")
+    p.add_argument("--stop", action="store_true", help="stop instead of destroy (disk kept)")
+    p.add_argument(
+        "--confirm",
+        action="append",
+        default=[],
+        metavar="TEXT",
+        help="tick the checklist's confirmation whose label is TEXT (repeatable)",
+    )
+    p.add_argument("--yes", action="store_true", help="do not ask before releasing")
+    p.add_argument("--json", action="store_true", help="print the outcome as JSON")
+    p.add_argument(
+        "--within", type=float, default=180.0, help="seconds to wait for the provider (180)"
+    )
+    p.set_defaults(handler=run)
+
+
+def _err(text: str) -> None:
+    print(f"gpu-companion release: {text}", file=sys.stderr)
+
+
+def run(args: argparse.Namespace) -> int:
+    from gpu_companion.commands.opening import open_services
+    from gpu_companion.core.ssh.keyring_errors import KeyringUnavailable
+
+    services = open_services()
+    if services is None:
+        return USAGE
+    try:
+        return _release(services, args)
+    except KeyringUnavailable as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return USAGE
+    finally:
+        services.close()
+
+
+def _release(services: Services, args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
+    from gpu_companion.core.common.errors import UserError
+    from gpu_companion.core.release import Override, ReleaseChecklist, release_host
+    from gpu_companion.core.release.items import ManualConfirmation
+
+    host = services.registry.host(args.alias)
+    if host is None or host.is_local:
+        _err(f"{args.alias}: no such host (see `gpu-companion hosts list`).")
+        return USAGE
+    if host.state not in ("active", "stopped"):
+        _err(f"{host.alias} is {host.state} already.")
+        return NOT_RELEASED
+    for line in services.resolve_interrupted_releases():
+        print(line)
+    wiring = services.release
+    try:
+        action = wiring.instance_action(host, "stop" if args.stop else "destroy")
+    except UserError as exc:
+        _err(str(exc))
+        return NOT_RELEASED
+    checklist = ReleaseChecklist.build(host, wiring.settings.config(host.alias))
+    wanted = {t.strip().lower() for t in args.confirm}
+    for item in checklist.items:
+        if isinstance(item, ManualConfirmation) and item.title.strip().lower() in wanted:
+            item.tick("confirmed on the command line")
+    if host.state == "active":
+        if any(it.key in ("checkpoints", "archive") for it in checklist.items):
+            services.use_agent()  # their rsync reaches the host through the app's agent
+        _run_checklist(services, checklist)
+    _print_checklist(checklist)
+    override = Override(host.alias, args.override) if args.override else None
+    if override is None and not checklist.ready():
+        _err(
+            f"{host.alias} cannot be released yet: the items above did not pass. Fix them, "
+            "or release anyway: --override REASON."
+        )
+        return NOT_RELEASED
+    plan = action.describe() if action else (
+        "send nothing to a provider (no account or release command): release the instance in "
+        "its console yourself"
+    )  # fmt: skip
+    print(f"Release {host.alias}: {plan}; end the meter once confirmed; drop its ssh block.")
+    if not args.yes and not _ask(f"Release {host.alias}? [y/N] "):
+        _err("not confirmed; nothing was sent.")
+        return NOT_RELEASED
+    release_services = replace(wiring.services(), confirm_within_s=args.within)
+    try:
+        record = release_host(checklist, release_services, action, override)
+    except UserError as exc:
+        _err(str(exc))
+        if args.json:
+            print(json.dumps({"released": False, "alias": host.alias, "message": str(exc)}))
+        return NOT_RELEASED if action is None else PROVIDER
+    if args.json:
+        print(json.dumps({
+            "released": True,
+            "alias": host.alias,
+            "kind": record.kind,
+            "at": record.at.isoformat(),
+            "state": "stopped" if args.stop else "released",
+            "provider_said": record.command_output,
+        }, indent=2))  # fmt: skip
+    else:
+        print(f"{host.alias} {'stopped' if args.stop else 'released'} ({record.kind}) at "
+              f"{record.at:%Y-%m-%d %H:%M:%S} UTC; {record.command_output}")  # fmt: skip
+    return 0
+
+
+def _run_checklist(services: Services, checklist: ReleaseChecklist) -> None:
+    ctx = services.release.context(checklist.host)
+    try:
+        for update in checklist.run_all(ctx):
+            if update.message:
+                print(f"  … {update.message}", flush=True)
+    finally:
+        ctx.close()
+
+
+def _print_checklist(checklist: ReleaseChecklist) -> None:
+    for item in checklist.items:
+        summary = f": {item.evidence.summary}" if item.evidence else ""
+        print(f"[{item.state.value}] {item.title}{summary}")
+
+
+def _ask(question: str) -> bool:
+    if not sys.stdin.isatty():
+        _err("stdin is not a terminal: pass --yes to release without a question.")
+        return False
+    return input(question).strip().lower() in ("y", "yes")
