@@ -194,3 +194,52 @@ def test_refusals_are_said_and_change_nothing(clouds, app_paths, capsys, monkeyp
         s.close()
     code, _, err = cli(capsys, monkeypatch, "providers", "test", "nope")
     assert code == 1 and "No provider account named 'nope'" in err
+
+
+def test_from_an_empty_data_dir_to_a_released_instance_without_the_window(
+    clouds, app_paths, capsys, monkeypatch
+) -> None:
+    """The headless path a new user takes: key, account, sync, release, confirmed."""
+    vast, _runpod = clouds
+    vast.add_instance(4242, label="trainer", dph_total=0.4, ssh_host="127.0.0.1", ssh_port=9,
+                      ports={})  # fmt: skip
+    assert cli(capsys, monkeypatch, "platforms", "add", "vast.ai")[0] == 0
+    code, public, _ = cli(capsys, monkeypatch, "keys", "generate", "vast.ai")
+    assert code == 0 and public.startswith("ssh-ed25519 ")
+    assert cli(capsys, monkeypatch, "providers", "add", "vast.ai", stdin=vast.api_key)[0] == 0
+    assert cli(capsys, monkeypatch, "providers", "sync")[0] == 0
+    # not passed (the host cannot be reached to check), and not confirmed: nothing is sent
+    code, out, err = cli(capsys, monkeypatch, "release", "trainer")
+    assert code == 1 and "cannot be released yet" in err and vast.methods("DELETE") == []
+    code, out, err = cli(capsys, monkeypatch, "release", "trainer", "--override",
+                         "results already in the bucket", "--yes", "--json")  # fmt: skip
+    assert code == 0, err
+    result = json.loads(out[out.index("{"):])
+    assert result["released"] and result["kind"] == "override"
+    assert "read back: gone" in result["provider_said"] and 4242 not in vast.instances
+    s = services(app_paths)
+    try:
+        assert s.ledger.running() == [] and s.registry.host("trainer").state == "released"
+    finally:
+        s.close()
+
+
+def test_release_exit_3_when_the_provider_does_not_confirm(
+    clouds, app_paths, capsys, monkeypatch
+) -> None:
+    vast, _runpod = clouds
+    vast.add_instance(4242, label="trainer", dph_total=0.4, ssh_host="127.0.0.1", ssh_port=9,
+                      ports={})  # fmt: skip
+    cli(capsys, monkeypatch, "providers", "add", "vast.ai", stdin=vast.api_key)
+    cli(capsys, monkeypatch, "providers", "sync")
+    vast.linger(4242, reads=1_000_000)
+    code, out, err = cli(capsys, monkeypatch, "release", "trainer", "--override", "copied",
+                         "--yes", "--within", "1")  # fmt: skip
+    assert code == 3
+    assert "vast.ai still reports instance 4242 running after the destroy request" in err
+    s = services(app_paths)
+    try:
+        assert s.ledger.running_for_alias("trainer") is not None
+        assert s.registry.host("trainer").state == "active"
+    finally:
+        s.close()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,13 @@ from gpu_companion.core.release import (
     ReleaseServices,
     release_host,
 )
-from gpu_companion.core.release.gate import release_argv
+from gpu_companion.core.providers.custom import (
+    CustomCommands,
+    CustomProvider,
+    command_argv,
+    target_of,
+)
+from gpu_companion.core.release.gate import InstanceAction
 from gpu_companion.core.release.items import ManualConfirmation
 from gpu_companion.core.release.record import ChecklistSettings, StoreReleaseLedger
 from gpu_companion.core.spend.ledger import SpendLedger
@@ -109,52 +116,91 @@ def test_override_needs_the_typed_alias_and_a_reason(setup):
     assert registry.host("gpu1").state == "released"
 
 
-def test_the_release_command_runs_as_argv_and_its_output_is_kept(setup):
+CLOUD = """
+import pathlib, sys
+state = pathlib.Path(sys.argv[1])
+if sys.argv[2] == "show":
+    print("instance", sys.argv[3], state.read_text() if state.exists() else "not found")
+elif sys.argv[2] == "destroy":
+    print("destroy", *sys.argv[3:])
+    if sys.argv[3] == "quota":
+        print("quota error")
+        sys.exit(3)
+    state.unlink()
+"""
+
+
+def custom_action(host: Host, tmp_path: Path, release_args: str = "{alias} '{hostname}:{port}'"):  # type: ignore[no-untyped-def]
+    script = tmp_path / "cloud.py"
+    script.write_text(CLOUD)
+    state = tmp_path / "instance"
+    state.write_text("running")
+    base = f"{sys.executable} {script} {state}"
+    commands = CustomCommands(f"{base} destroy {release_args}", f"{base} show {{alias}}",
+                              gone_when="not found", running_when="running").validated()  # fmt: skip
+    provider = CustomProvider("mycloud", commands, target_of(replace(host, instance_id="77")))
+    return InstanceAction(provider, "77"), state
+
+
+def test_a_custom_release_runs_as_argv_and_counts_once_read_back(setup, tmp_path):
     host, checklist, ctx, ledger, services, registry, _ = setup
     tick_all(checklist, ctx)
-    argv = release_argv("echo destroy --id {alias} '{hostname}:{port}'", host)
-    assert argv == ["echo", "destroy", "--id", "gpu1", "203.0.113.5:41022"]
-    release_host(checklist, services, command=argv)
+    action, state = custom_action(host, tmp_path)
+    record = release_host(checklist, services, action)
+    assert not state.exists()
     [stored] = ledger.history("gpu1")
-    assert stored.command_output == "destroy --id gpu1 203.0.113.5:41022\n"
-    assert stored.release_command == tuple(argv)
+    assert "destroy gpu1 203.0.113.5:41022" in stored.command_output
+    assert "read back: gone. instance gpu1 not found" in stored.command_output
+    assert stored.release_command == (action.describe(),) and record.id == stored.id
+    assert registry.host("gpu1").state == "released"
 
 
-def test_a_failing_release_command_keeps_the_meter_and_the_host(setup):
+def test_a_failing_release_command_keeps_the_meter_and_the_host(setup, tmp_path):
     host, checklist, ctx, ledger, services, registry, ssh_config = setup
     tick_all(checklist, ctx)
-    argv = [sys.executable, "-c", "import sys; print('quota error'); sys.exit(3)"]
-    with pytest.raises(UserError, match="exited 3.*still be running"):
-        release_host(checklist, services, command=argv)
-    assert ledger.meter_ends("gpu1") == []
+    action, state = custom_action(host, tmp_path, release_args="quota")
+    with pytest.raises(UserError, match="did not destroy instance 77: The release command "
+                                        "exited 3.*meter keeps going"):  # fmt: skip
+        release_host(checklist, services, action)
+    assert ledger.meter_ends("gpu1") == [] and state.exists()
     assert registry.host("gpu1").state == "active" and ssh_config.removed == []
     [stored] = ledger.history("gpu1")
     assert stored.kind == "failed" and "quota error" in stored.command_output
 
 
-def test_a_missing_release_program_is_explained(setup):
+def test_a_missing_release_program_is_explained(setup, tmp_path):
     host, checklist, ctx, ledger, services, *_ = setup
     tick_all(checklist, ctx)
+    action, _ = custom_action(host, tmp_path)
+    commands = replace(action.provider.commands, release="no-such-provider-cli rm {alias}")
+    action = replace(action, provider=CustomProvider("mycloud", commands, target_of(host)))
     with pytest.raises(UserError, match="not found on this computer"):
-        release_host(checklist, services, command=["no-such-provider-cli", "rm", "gpu1"])
+        release_host(checklist, services, action)
     assert ledger.meter_ends("gpu1") == []
 
 
 def test_release_command_templates_are_validated(store):
-    host = Host("gpu1", "203.0.113.5")
+    target = target_of(Host("gpu1", "203.0.113.5"))
     with pytest.raises(ValidationError, match="does not parse"):
-        release_argv("vastai destroy 'unclosed", host)
+        command_argv("mycloud destroy 'unclosed", target)
     with pytest.raises(ValidationError, match="Unknown placeholder"):
-        release_argv("vastai destroy {instance}", host)
+        command_argv("mycloud destroy {instance}", target)
     settings = ChecklistSettings(store)
     registry = HostRegistry(store)
     p = registry.save_platform(Platform("RunPod"))
+    verify = "mycloud show {alias}"
     with pytest.raises(ValidationError):
-        settings.save_release_command(p.id, "runpodctl remove pod {nope}")
-    settings.save_release_command(p.id, "runpodctl remove pod {alias}")
-    assert settings.release_command(p.id) == "runpodctl remove pod {alias}"
+        settings.save_commands(p.id, CustomCommands("mycloud rm {nope}", verify, "gone"))
+    with pytest.raises(ValidationError, match="cannot be trusted"):
+        settings.save_commands(p.id, CustomCommands("runpodctl remove pod {alias}", verify, "x"))
+    with pytest.raises(ValidationError, match="verify command"):
+        settings.save_commands(p.id, CustomCommands("mycloud rm {alias}"))
+    saved = settings.save_commands(p.id, CustomCommands(" mycloud rm {alias} ", verify, "gone"))
+    assert settings.commands(p.id) == saved == CustomCommands("mycloud rm {alias}", verify, "gone")
     # a value with shell syntax stays one argument
-    assert release_argv("echo {alias}", Host("a;rm", "h")) == ["echo", "a;rm"]
+    assert command_argv("echo {alias}", target_of(Host("a;rm", "h"))) == ["echo", "a;rm"]
+    with pytest.raises(ValidationError, match="not an instance id"):
+        command_argv("mycloud rm {instance_id}", replace(target, instance_id="--all"))
 
 
 def test_a_released_host_leaves_the_managed_ssh_config(store, tmp_path):
