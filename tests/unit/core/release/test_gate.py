@@ -10,6 +10,12 @@ import pytest
 
 from gpu_companion.core.common.errors import UserError, ValidationError
 from gpu_companion.core.hosts.registry import Host, HostRegistry, Platform
+from gpu_companion.core.providers.custom import (
+    CustomCommands,
+    CustomProvider,
+    command_argv,
+    target_of,
+)
 from gpu_companion.core.release import (
     ChecklistConfig,
     Override,
@@ -17,12 +23,6 @@ from gpu_companion.core.release import (
     ReleaseContext,
     ReleaseServices,
     release_host,
-)
-from gpu_companion.core.providers.custom import (
-    CustomCommands,
-    CustomProvider,
-    command_argv,
-    target_of,
 )
 from gpu_companion.core.release.gate import InstanceAction
 from gpu_companion.core.release.items import ManualConfirmation
@@ -136,8 +136,9 @@ def custom_action(host: Host, tmp_path: Path, release_args: str = "{alias} '{hos
     state = tmp_path / "instance"
     state.write_text("running")
     base = f"{sys.executable} {script} {state}"
-    commands = CustomCommands(f"{base} destroy {release_args}", f"{base} show {{alias}}",
-                              gone_when="not found", running_when="running").validated()  # fmt: skip
+    commands = CustomCommands(
+        f"{base} destroy {release_args}", f"{base} show {{alias}}", "not found", "running"
+    ).validated()
     provider = CustomProvider("mycloud", commands, target_of(replace(host, instance_id="77")))
     return InstanceAction(provider, "77"), state
 
