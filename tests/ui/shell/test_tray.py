@@ -21,6 +21,17 @@ def _setup(ctx, manual_clock):
     return p, h
 
 
+def test_a_stopped_instance_shows_as_stopped_and_its_disk_still_counts(ctx, manual_clock, qtbot):
+    p, h = _setup(ctx, manual_clock)
+    ctx.ledger.start_rental(p.id, "0.01", host_id=h.id, billing_mode="stopped")
+    manual_clock.advance(hours=10)
+    snap = TrayModel(ctx.ledger, ctx.budgets).snapshot()
+    assert snap.tooltip.startswith("GPU Companion — 0 running, 1 stopped, $0.01/h")
+    assert [e.text for e in snap.entries] == [
+        "vast-4090 (stopped: disk billed) · 10 h · $0.10"
+    ]
+
+
 def test_icon_state_tooltip_and_menu_follow_the_ledger(ctx, manual_clock, qtbot):
     p, h = _setup(ctx, manual_clock)
     model = TrayModel(ctx.ledger, ctx.budgets)

@@ -209,7 +209,7 @@ class ProviderSync:
             taken = {h.alias.lower() for h in self.registry.hosts()}
             host = Host(
                 alias=_alias_for(account, inst, taken),
-                hostname=inst.ssh_host or "0.0.0.0",
+                hostname=inst.ssh_host or "ssh-not-ready.invalid",  # never resolves
                 platform_id=account.platform_id,
                 notes=f"imported from {account.provider_name}",
             )

@@ -50,16 +50,19 @@ class TrayModel:
         else:
             state = "ok" if running else "idle"
         burn = burn_text(self.ledger)
-        head = f"{len(running)} running, {burn}" if running and burn else STATE_WORDS["idle"]
+        stopped = sum(r.billing_mode == "stopped" for r in running)
+        count = f"{len(running) - stopped} running" + (f", {stopped} stopped" if stopped else "")
+        head = f"{count}, {burn}" if running and burn else STATE_WORDS["idle"]
         if running and not burn:
-            head = f"{len(running)} running, not billed"
+            head = f"{count}, not billed"
         tooltip = f"GPU Companion — {head}\nToday: {format_totals(today(self.ledger))}"
         if state in ("warning", "over"):
             tooltip += f"\n{STATE_WORDS[state].capitalize()}"
         entries = [
             TrayEntry(
                 r.id or 0,
-                f"{rental_name(r)} · {format_duration(r.elapsed(now))} · "
+                f"{rental_name(r)}{' (stopped: disk billed)' if r.billing_mode == 'stopped' else ''}"
+                f" · {format_duration(r.elapsed(now))} · "
                 f"{format_money(r.cost_at(now), r.currency)}",
                 r.host_alias,
             )
