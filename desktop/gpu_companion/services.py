@@ -3,6 +3,7 @@ the same `Services` (no Qt here, so headless commands and tests build exactly wh
 
 from __future__ import annotations
 
+import threading
 import time
 from datetime import datetime, timezone
 from functools import cached_property
@@ -22,6 +23,7 @@ if TYPE_CHECKING:  # imported where first used: the first window paints without 
     from gpu_companion.core.access.manager import TunnelManager
     from gpu_companion.core.access.tunnel import TunnelStatus
     from gpu_companion.core.autorelease.service import AutoReleaseLoop, AutoReleaseService
+    from gpu_companion.core.common.background import BackgroundSync
     from gpu_companion.core.fleet.runs import Runs
     from gpu_companion.core.monitor.live import Monitor
     from gpu_companion.core.monitor.watcher import HostWatcher
@@ -32,7 +34,6 @@ if TYPE_CHECKING:  # imported where first used: the first window paints without 
     from gpu_companion.core.spend.budgets import Budgets
     from gpu_companion.core.spend.ledger import SpendLedger
     from gpu_companion.core.ssh.agent import AppAgent, RuntimePaths
-    from gpu_companion.core.ssh.background_sync import BackgroundSync
     from gpu_companion.core.ssh.config_writer import SshConfigWriter
     from gpu_companion.core.ssh.connection import SessionFactory
     from gpu_companion.core.ssh.managed import ManagedConfig
@@ -51,6 +52,7 @@ class Services:
         self.store = Store(paths.database)
         self.key_passphrases: dict[str, str] = {}  # typed this session, memory only
         self._monitor: Monitor | None = None
+        self._monitor_lock = threading.Lock()
         self.started = False  # start() was called: the app runs, so its agent should too
         self._autorelease_loop: AutoReleaseLoop | None = None
         # one time line for the meter, the idle stretches and the release: an idle alert's cost
@@ -71,7 +73,7 @@ class Services:
 
     @cached_property
     def ssh_sync(self) -> BackgroundSync:
-        from gpu_companion.core.ssh.background_sync import BackgroundSync
+        from gpu_companion.core.common.background import BackgroundSync
 
         def sync() -> None:
             problem = self.managed_ssh.sync_quietly()
@@ -327,19 +329,24 @@ class Services:
     def monitor(self) -> Monitor:
         """The live GPU monitor, made on first use: it connects like every other feature, bills
         by the spend ledger and turns idle hints into cost."""
-        if self._monitor is None:
-            from gpu_companion.core.monitor.live import Monitor
-
-            self._monitor = Monitor(
-                self.sessions.connect,
-                store=self.store,
-                notifier=self.notifier,
-                is_billed=self._billed,
-                clock=self._monitor_clock,
-                idle_minutes_for=self._idle_minutes,
-            )
-            self._monitor.subscribe(self._on_monitor_event)
+        with self._monitor_lock:  # the tray, a page and the watcher ask for it at launch
+            if self._monitor is None:
+                self._monitor = self._make_monitor()
         return self._monitor
+
+    def _make_monitor(self) -> Monitor:
+        from gpu_companion.core.monitor.live import Monitor
+
+        monitor = Monitor(
+            self.sessions.connect,
+            store=self.store,
+            notifier=self.notifier,
+            is_billed=self._billed,
+            clock=self._monitor_clock,
+            idle_minutes_for=self._idle_minutes,
+        )
+        monitor.subscribe(self._on_monitor_event)
+        return monitor
 
     @cached_property
     def watcher(self) -> HostWatcher:

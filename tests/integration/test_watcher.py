@@ -14,6 +14,7 @@ import pytest
 from gpu_companion.core.hosts.registry import Host, Platform
 from gpu_companion.core.monitor.collector import HostState, SamplesEvent
 from gpu_companion.services import build_services
+from tests.harness.util import wait_for
 from tests.integration.recorder import Recorder
 
 
@@ -69,12 +70,12 @@ def test_a_host_edit_reaches_the_running_collector(services, sshd):
     services.start_watching()
     rec.wait(lambda: services.monitor().status("gpu1").state == HostState.RECONNECTING,
              what="the wrong port refused")  # fmt: skip
-    services.registry.save_host(replace(host, port=sshd.port))
-    watched = services.monitor().watched_host("gpu1")
-    assert watched is not None and watched.port == sshd.port
+    services.registry.save_host(replace(host, port=sshd.port))  # returns at once: only enqueued
+    wait_for(lambda: getattr(services.monitor().watched_host("gpu1"), "port", 0) == sshd.port, 10,
+             "the collector following the edit")  # fmt: skip
     rec.wait(lambda: _samples(rec, "gpu1") >= 2, what="samples after the port change")
     renamed = services.registry.save_host(replace(host, alias="gpu-renamed", port=sshd.port))
-    assert services.monitor().aliases() == [renamed.alias]
+    wait_for(lambda: services.monitor().aliases() == [renamed.alias], 10, "the renamed host")
     n = _samples(rec, "gpu-renamed")
     rec.wait(lambda: _samples(rec, "gpu-renamed") >= n + 2, what="samples under the new alias")
 
@@ -86,12 +87,13 @@ def test_a_rental_ending_stops_watching_and_a_new_one_starts_it(services, sshd, 
     services.start_watching()
     rec.wait(lambda: _samples(rec, "gpu1") >= 1, what="first samples")
     services.ledger.end_for_host(host.id)
+    wait_for(lambda: services.monitor().status("gpu1").state == HostState.STOPPED, 10,
+             "the collector stopped")  # fmt: skip
     assert services.monitor().aliases() == []
-    assert services.monitor().status("gpu1").state == HostState.STOPPED
     stopped_at = _samples(rec, "gpu1")
     starts = standin.starts()
     services.ledger.start_rental(services.test_platform.id, "1.20", host_id=host.id)
-    assert services.monitor().aliases() == ["gpu1"]
+    wait_for(lambda: services.monitor().aliases() == ["gpu1"], 10, "the new rental watched")
     rec.wait(lambda: _samples(rec, "gpu1") > stopped_at, what="samples of the new rental")
     assert standin.starts() > starts
 
@@ -122,4 +124,5 @@ def test_with_no_rental_launch_makes_no_monitor(services, sshd):
     assert services._monitor is None
     host = services.registry.host("spare")
     services.ledger.start_rental(services.test_platform.id, "1", host_id=host.id)
-    assert services._monitor is not None and services.monitor().aliases() == ["spare"]
+    wait_for(lambda: services._monitor is not None and services.monitor().aliases() == ["spare"],
+             10, "the monitor made for the first rental")  # fmt: skip

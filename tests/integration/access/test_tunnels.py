@@ -122,9 +122,9 @@ def test_a_host_key_that_changes_while_up_blocks_the_reconnect(rented, remote_we
 def test_releasing_the_host_closes_its_tunnels(rented, remote_web):
     tunnels = rented.services.tunnels
     status = tunnels.start(rented.host, TunnelSpec("web", remote_web.port, free_port()))
-    rented.services.registry.save_host(replace(rented.host, state="released"))
+    rented.services.registry.save_host(replace(rented.host, state="released"))  # only enqueues
+    wait_for(lambda: tunnels.statuses() == [], 10, "the released host's tunnels closed")
     assert not port_open(status.local_port)
-    assert tunnels.statuses() == []
 
 
 def test_nothing_listening_on_the_remote_port_is_said(rented):

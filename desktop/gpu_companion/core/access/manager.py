@@ -8,6 +8,7 @@ import threading
 from gpu_companion.core.access.link import Connect, HostLink
 from gpu_companion.core.access.specs import TunnelBook, TunnelSpec
 from gpu_companion.core.access.tunnel import Tunnel, TunnelStatus
+from gpu_companion.core.common.background import BackgroundSync
 from gpu_companion.core.common.errors import UserError
 from gpu_companion.core.common.listeners import Listeners
 from gpu_companion.core.hosts.registry import Host, HostRegistry
@@ -32,7 +33,9 @@ class TunnelManager:
         self._tunnels: dict[tuple[int, str], Tunnel] = {}
         self._starts: dict[int, int] = {}  # starts under way per host: its link stays open
         self._lock = threading.RLock()
-        self._unsubscribe = registry.on_hosts_changed.subscribe(lambda _: self.close_released())
+        # a change only enqueues: closing a link joins its threads, never on the caller's
+        self._closer = BackgroundSync(self.close_released, quiet_s=0.0, name="tunnels-released")
+        self._unsubscribe = registry.on_hosts_changed.subscribe(lambda _: self._closer.request())
 
     @staticmethod
     def _key(host: Host, spec: TunnelSpec) -> tuple[int, str]:
@@ -128,6 +131,7 @@ class TunnelManager:
 
     def close_all(self) -> None:
         self._unsubscribe()
+        self._closer.close(drop_pending=True)
         with self._lock:
             ids = {hid for hid, _n in self._tunnels} | set(self._links)
         for host_id in ids:

@@ -15,6 +15,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Protocol
 
+from gpu_companion.core.common.background import BackgroundSync
 from gpu_companion.core.common.listeners import Listeners
 from gpu_companion.core.hosts.registry import LOCAL_HOST, Host
 
@@ -65,6 +66,7 @@ class HostWatcher:
         self._all_hosts = False
         self._lock = threading.RLock()
         self._unsubscribe: list[Callable[[], None]] = []
+        self._refresher: BackgroundSync | None = None
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -77,9 +79,12 @@ class HostWatcher:
         launch does not wait on it) and follow host and rental changes until `stop()`."""
         if self._thread is not None:
             return
+        # a change only enqueues: stopping a collector joins its thread, never on the caller's
+        refresher = BackgroundSync(self.refresh, quiet_s=0.05, name="host-watcher-refresh")
+        self._refresher = refresher
         self._unsubscribe = [
-            self.registry.on_hosts_changed.subscribe(lambda _: self.refresh()),
-            self.ledger.on_rentals_changed.subscribe(lambda _: self.refresh()),
+            self.registry.on_hosts_changed.subscribe(lambda _: refresher.request()),
+            self.ledger.on_rentals_changed.subscribe(lambda _: refresher.request()),
         ]
         self._stop.clear()
         self.first_look.clear()
@@ -90,6 +95,9 @@ class HostWatcher:
         for unsubscribe in self._unsubscribe:
             unsubscribe()
         self._unsubscribe = []
+        if self._refresher is not None:
+            self._refresher.close(drop_pending=True)
+            self._refresher = None
         self._stop.set()
         thread, self._thread = self._thread, None
         if thread is not None and thread is not threading.current_thread():

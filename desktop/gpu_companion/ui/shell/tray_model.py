@@ -11,6 +11,7 @@ from gpu_companion.core.spend.budgets import Budgets
 from gpu_companion.core.spend.ledger import SpendLedger
 from gpu_companion.core.spend.reports import burn_text, today
 
+STOPPED = " (stopped: disk billed)"
 STATES = ("idle", "ok", "warning", "over")  # nothing running / within budget / warning / over
 STATE_WORDS = {
     "idle": "nothing running",
@@ -61,8 +62,8 @@ class TrayModel:
         entries = [
             TrayEntry(
                 r.id or 0,
-                f"{rental_name(r)}{' (stopped: disk billed)' if r.billing_mode == 'stopped' else ''}"
-                f" · {format_duration(r.elapsed(now))} · "
+                f"{rental_name(r)}{STOPPED if r.billing_mode == 'stopped' else ''} · "
+                f"{format_duration(r.elapsed(now))} · "
                 f"{format_money(r.cost_at(now), r.currency)}",
                 r.host_alias,
             )

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from gpu_companion.core.ssh.background_sync import BackgroundSync
+from gpu_companion.core.common.background import BackgroundSync
 
 
 def test_a_burst_of_requests_is_one_sync_on_another_thread() -> None:
@@ -60,7 +60,7 @@ def test_a_failing_sync_is_logged_and_the_next_request_runs(
     try:
         sync.request()
         assert sync.flush(5)
-        assert "the ssh config sync failed" in caplog.text
+        assert "ssh-config-sync failed" in caplog.text
         sync.request()
         assert sync.flush(5) and len(calls) == 2
     finally:

@@ -1,7 +1,8 @@
-"""Re-renders the managed ssh config on a thread of its own, a burst of changes at a time.
+"""Work a change asks for, done on a thread of its own, a burst of changes at a time.
 
-Writing the config checks every block with `ssh -G` (one process per host); a host saved on the
-GUI thread must not wait for that, and five hosts imported at once need one pass, not five.
+A listener only enqueues: a host saved on the GUI thread must not wait for `ssh -G` per host (the
+managed ssh config), for collectors to stop (the watcher) or for tunnels to close; and five hosts
+imported at once need one pass, not five.
 """
 
 from __future__ import annotations
@@ -17,8 +18,11 @@ class BackgroundSync:
     """`request()` returns at once; `sync` runs on a worker thread once the requests go quiet
     for `quiet_s`. `flush()` waits until every request made so far has been served."""
 
-    def __init__(self, sync: Callable[[], object], *, quiet_s: float = 0.2) -> None:
+    def __init__(
+        self, sync: Callable[[], object], *, quiet_s: float = 0.2, name: str = "ssh-config-sync"
+    ) -> None:
         self._sync = sync
+        self.name = name
         self._quiet_s = quiet_s
         self._cond = threading.Condition()
         self._requested = 0  # requests made
@@ -34,7 +38,7 @@ class BackgroundSync:
             self._requested += 1
             if self._thread is None:
                 self._thread = threading.Thread(
-                    target=self._loop, name="ssh-config-sync", daemon=True
+                    target=self._loop, name=self.name, daemon=True
                 )
                 self._thread.start()
             self._cond.notify_all()
@@ -45,13 +49,15 @@ class BackgroundSync:
             target = self._requested
             return self._cond.wait_for(lambda: self._served >= target, timeout_s)
 
-    def close(self, timeout_s: float = 30.0) -> None:
-        """Serve what is pending, then stop the thread (the app or a command is exiting)."""
+    def close(self, timeout_s: float = 30.0, *, drop_pending: bool = False) -> None:
+        """Serve what is pending (or drop it), then stop the thread (the app is exiting)."""
         with self._cond:
             self._closed = True
+            if drop_pending:
+                self._served = self._requested
             self._cond.notify_all()
             thread = self._thread
-        if thread is not None:
+        if thread is not None and thread is not threading.current_thread():
             thread.join(timeout_s)
 
     def _loop(self) -> None:
@@ -69,7 +75,7 @@ class BackgroundSync:
             try:
                 self._sync()
             except Exception:  # the next request tries again; a hook never kills the thread
-                log.warning("the ssh config sync failed", exc_info=True)
+                log.warning("%s failed", self.name, exc_info=True)
             with self._cond:
                 self.runs += 1
                 self._served = target
