@@ -222,7 +222,7 @@ def test_destroy_of_a_missing_instance_names_the_404(provider: VastProvider) -> 
     with pytest.raises(ProviderError) as err:
         provider.request("903", "destroy")
     assert err.value.message.startswith("vast.ai has no instance 903 (HTTP 404)")
-    assert "Instance 903 not found." in err.value.message
+    assert "Instance 903 not found\"." in err.value.message
     assert err.value.said.startswith("HTTP 404")
 
 
@@ -231,7 +231,7 @@ def test_a_refusal_quotes_vast(vast: FakeVast, provider: VastProvider) -> None:
     vast.refuse_next("destroy", {"success": False, "msg": "Instance is locked by a pending job."})
     with pytest.raises(ProviderError) as err:
         provider.request("904", "destroy")
-    assert "Instance is locked by a pending job." in err.value.message
+    assert "Instance is locked by a pending job\"." in err.value.message
     assert '"success": false' in err.value.said
     assert provider.read("904").state == "running"
 

@@ -22,6 +22,12 @@ PLACEHOLDERS = ("alias", "hostname", "port", "user", "instance_id")
 # stdin with "Aborted." and exit 0, and exits 0 on a refused key or a wrong id; `runpodctl`'s
 # legacy `remove/stop pod` are hidden and `stop pod` exits 0 on failure. Their API accounts do it.
 UNTRUSTED_CLIS = {"vastai": "vast.ai", "runpodctl": "runpod"}
+WHY_UNTRUSTED = {
+    "vast.ai": "without a terminal it answers 'Aborted.' and exits 0, and exits 0 on a refused "
+    "key or a wrong id",
+    "runpod": "its legacy 'stop pod' exits 0 on failure and 'get pod' prints an empty table for "
+    "a wrong id",
+}
 
 
 @dataclass(frozen=True)
@@ -118,8 +124,8 @@ class CustomCommands:
             if provider:
                 raise ValidationError(
                     "release_command",
-                    f"The {provider} CLI cannot be trusted to release (it can answer 'Aborted.' "
-                    f"and exit 0): add a {provider} provider account instead "
+                    f"The {provider} CLI cannot be trusted to release ({WHY_UNTRUSTED[provider]}):"
+                    f" add a {provider} provider account instead "
                     f"(gpu-companion providers add {provider}).",
                 )
             command_argv(release, probe)

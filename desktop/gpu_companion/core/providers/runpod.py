@@ -18,6 +18,7 @@ said is kept without the pod's `env` or `dockerArgs` (they hold the user's own s
 from __future__ import annotations
 
 import json
+import logging
 import re
 import threading
 from dataclasses import dataclass
@@ -75,7 +76,11 @@ class _Sdk:
 
 
 def _sdk() -> _Sdk:
-    """RunPod's SDK, imported on first use only (it is heavy and optional)."""
+    """RunPod's SDK, imported on first use only (it is heavy and optional). Importing it calls
+    `logging.basicConfig(level=INFO)` (runpod/serverless/utils/rp_upload.py): the root logger is
+    put back as it was, so the app's own logging is not sent to stderr."""
+    root = logging.getLogger()
+    level, handlers = root.level, list(root.handlers)
     try:
         import requests
         import runpod.api.graphql as graphql
@@ -84,6 +89,11 @@ def _sdk() -> _Sdk:
         import runpod.error as error
     except ImportError:
         raise ProviderError(_NOT_INSTALLED, hint=_INSTALL_HINT) from None
+    finally:
+        for handler in root.handlers[:]:
+            if handler not in handlers:
+                root.removeHandler(handler)
+        root.setLevel(level)
     return _Sdk(graphql, queries, mutations, error, requests)
 
 

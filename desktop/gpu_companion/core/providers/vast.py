@@ -403,4 +403,5 @@ def _provider_words(answer: object) -> str:
 
 
 def _quoted(words: str) -> str:
-    return f': "{words}"' if words else ""
+    """': "words"', without the final stop when the words have one (the message adds it)."""
+    return f': "{words.rstrip(".")}"' if words else ""

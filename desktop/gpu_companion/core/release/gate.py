@@ -123,7 +123,14 @@ def _through_provider(
 ) -> ReleaseRecord:
     provider, name = act.provider, act.provider.name
     instance_id = provider.check_id(act.instance_id)
-    before = provider.read(instance_id)  # a ProviderError here: nothing was asked
+    try:
+        before = provider.read(instance_id)
+    except ProviderError as exc:
+        raise UserError(
+            f"{name} could not be read before the release: {exc.message} Nothing was sent, and "
+            f"{host.alias}'s meter keeps going.",
+            hint=exc.hint,
+        ) from exc
     if before.state == "gone":
         raise UserError(
             f"{name} has no instance {instance_id}: nothing was released, and {host.alias}'s "
@@ -158,7 +165,8 @@ def _through_provider(
                 f"{name} did not {act.action} instance {instance_id}: {exc.message} "
                 f"{host.alias} may still be billing, so its meter keeps going and it stays "
                 "active.",
-                hint=exc.hint or exc.said[-300:],
+                hint="Nothing changed in the app. Look at the instance in the provider's console, "
+                "then release again.",
             ) from exc
         return _confirmed(services, host, record, act, after, entry)
     if services.journal is not None and entry is not None:
