@@ -57,7 +57,7 @@ out, pages = sys.argv[1], sys.argv[2].split(",")
 if pages == ["all"]:
     from gpu_companion.ui.shell.build import PAGES
     pages = [p.key for p in PAGES] + ["monitor-lambda-h100", "monitor-vast-4090", "welcome",
-                                      "release-countdown", "release-policy"]
+                                      "release-countdown", "release-policy", "orphan-alert"]
 app = QApplication([])
 app.setStyle("Fusion")
 ctx = build_services(AppPaths.default())
@@ -102,12 +102,12 @@ if "spend" in pages and not ctx.ledger.history():
                             max_runtime=timedelta(hours=6), tag="dpo")
     ctx.budgets.set_budget("month", "150", "USD")
     ctx.budgets.set_budget("day", "20", "USD", platform_id=vast.id)
+class DemoKeyring:  # screenshot process only: secrets stay in this process's memory
+    def __init__(self): self.secrets = {}
+    def get_password(self, s, u): return self.secrets.get((s, u))
+    def set_password(self, s, u, p): self.secrets[(s, u)] = p
+    def delete_password(self, s, u): self.secrets.pop((s, u), None)
 if "keys" in pages and not ctx.vault.keys():
-    class DemoKeyring:  # screenshot process only: secrets stay in this process's memory
-        def __init__(self): self.secrets = {}
-        def get_password(self, s, u): return self.secrets.get((s, u))
-        def set_password(self, s, u, p): self.secrets[(s, u)] = p
-        def delete_password(self, s, u): self.secrets.pop((s, u), None)
     ctx.vault.backend = DemoKeyring()
     ctx.vault.generate("vast.ai")
     ctx.vault.generate("Lambda")
@@ -238,6 +238,18 @@ if "release-countdown" in pages or "release-policy" in pages:  # the idle rule h
     policy = Policy(idle_minutes=30, notice_minutes=10, finished_session="train")
     save_policy(ctx.store, ctx.registry.host("vast-4090").id, policy)
     idle = Trigger("idle", time.time() - 32 * 60, "GPU0: 0 %, 61/450 W; GPU1: 0 %, 58/450 W")
+fake_vast = None
+if "orphan-alert" in pages:  # a vast.ai account (a local stand-in of its API) and one instance
+    import os                  # billing there that the app does not know: the orphan alert
+    sys.path.insert(0, sys.argv[3])
+    from tests.harness.fake_vast import FakeVast
+    fake_vast = FakeVast().start()
+    os.environ["VAST_URL"] = fake_vast.url
+    if "keys" not in pages:  # else the keys' demo keyring is set already
+        ctx.vault.backend = DemoKeyring()
+    ctx.providers.add("vast.ai", fake_vast.api_key)
+    fake_vast.add_instance(21734412, label="llama-sweep-3", gpu_name="RTX 4090", num_gpus=2,
+                           dph_total=0.78)
 win.resize(1180, 720)
 win.move(50, 40)
 win.show()
@@ -267,8 +279,21 @@ def shoot_welcome():
 
 def shoot():
     if not todo:
+        if fake_vast is not None:
+            fake_vast.stop()
         win.quitting = True; win.close(); ctx.close(); app.quit(); return
     key = todo.pop(0)
+    if key == "orphan-alert":  # the background sync's alert, then the dialog it points to
+        win.navigate("hosts")
+        ctx.provider_sync.sync()
+        QTimer.singleShot(300, lambda: win.pages["hosts"].providers().open_orphans().move(
+            win.x() + 300, win.y() + 370))  # below the hosts and their provider buttons
+        def grab_orphans():
+            capture(key, "1180x720+50+40")
+            win.pages["hosts"].providers().orphans_dialog.close()
+            QTimer.singleShot(50, shoot)
+        QTimer.singleShot(900, grab_orphans)
+        return
     if key == "welcome":
         win.navigate("hosts")
         QTimer.singleShot(200, shoot_welcome)
@@ -409,7 +434,7 @@ def main() -> int:
             done = subprocess.run(
                 [sys.executable, "-c", WIZARD_DRIVER, str(args.out.resolve())]
                 if args.wizard
-                else [sys.executable, "-c", DRIVER, str(args.out.resolve()), args.pages],
+                else [sys.executable, "-c", DRIVER, str(args.out.resolve()), args.pages, str(REPO)],
                 env=env,
                 timeout=120,
                 check=False,

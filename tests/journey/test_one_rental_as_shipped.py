@@ -8,7 +8,6 @@ Spend page. Only the GPU and the provider's CLI are stand-ins; time moves on the
 
 from __future__ import annotations
 
-import json
 import os
 import uuid
 from collections.abc import Iterator
@@ -30,7 +29,7 @@ from gpu_companion.ui.shell.build import build_window
 from gpu_companion.ui.shell.main_window import MainWindow
 from gpu_companion.ui.transfers.dialogs import SyncCheckpointsDialog
 from gpu_companion.ui.wizard import FirstRentalWizard
-from tests.harness.autorelease import provider_cli  # noqa: F401  (a fixture)
+from tests.harness.autorelease import calls, vast_api  # noqa: F401  (a fixture)
 from tests.journey.test_connections_as_shipped import host_fingerprint
 from tests.ui.wizard.test_wizard import SMALL_CHECK, _next
 
@@ -188,7 +187,6 @@ def checkpoints_downloaded_on_transfers(app: App, qtbot, host, remote: Path) -> 
 
 def checklist_passes_and_release_runs(app: App, qtbot, host, remote: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     settings = app.services.release.settings
-    settings.save_release_command(host.platform_id, "vastai destroy instance {instance_id}")
     # the harness host is this very machine: its leftovers scan and process list are this
     # machine's, and an archive is not what this journey is about; the checkpoints item is
     settings.save_config(host.alias, ChecklistConfig(
@@ -207,7 +205,7 @@ def checklist_passes_and_release_runs(app: App, qtbot, host, remote: Path, monke
     services = app.services
     qtbot.waitUntil(lambda: services.registry.host(host.alias).state == "released", timeout=WAIT)
     qtbot.waitUntil(lambda: not page.busy(), timeout=WAIT)
-    assert "run: vastai destroy instance 4242" in asked[0]
+    assert "ask vast.ai to destroy instance 4242" in asked[0]
 
 
 def the_bill(app: App) -> str:
@@ -222,7 +220,7 @@ def the_bill(app: App) -> str:
 
 @pytest.mark.qt_log_ignore("This plugin does not support raise")  # offscreen: bring_forward
 def test_one_rental_from_the_wizard_to_the_bill(  # type: ignore[no-untyped-def]
-    app, qtbot, torch_sshd, standin, provider_cli, tmp_path, monkeypatch
+    app, qtbot, torch_sshd, standin, vast_api, tmp_path, monkeypatch
 ):
     standin.configure(gpu_count=GPUS, mem_used=3)
     wizard_to_a_metered_rental(app, qtbot, torch_sshd)
@@ -242,14 +240,15 @@ def test_one_rental_from_the_wizard_to_the_bill(  # type: ignore[no-untyped-def]
     remote.mkdir(parents=True)
     (remote / "step-100.pt").write_bytes(os.urandom(40_000))
     host = s.registry.save_host(replace(host, instance_id="4242"))  # from the provider console
+    platform = s.registry.platform(host.platform_id)  # its vast.ai account: key in the keyring
+    s.providers.add("vast.ai", vast_api.api_key, platform=platform.name)
     checkpoints_downloaded_on_transfers(app, qtbot, host, remote)
     assert any(key.fingerprint in line for line in s.agent.identities())  # rsync's way in
 
     app.clock.advance(minutes=19)  # released one hour after Finish
     checklist_passes_and_release_runs(app, qtbot, host, remote, monkeypatch)
-    assert [json.loads(line) for line in provider_cli.read_text().splitlines()] == [
-        ["destroy", "instance", "4242"]
-    ]
+    assert calls(vast_api) == [["destroy", "instance", "4242"]]
+    assert 4242 not in vast_api.instances  # read back: the provider no longer lists it
     ended = s.ledger.rental(rental.id)
     assert ended.ended_at == rental.started_at + timedelta(hours=1)
     assert ended.end_reason == "release" and not s.ledger.running()

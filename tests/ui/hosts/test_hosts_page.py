@@ -27,7 +27,12 @@ def test_empty_state_offers_the_next_actions(window):
     page = window.navigate("hosts")
     assert page.stack.currentWidget() is page.empty
     labels = [b.text() for b in page.empty.buttons]
-    assert labels == ["Add platform", "Add host", "Import from ~/.ssh/config"]
+    assert labels == [
+        "Add platform",
+        "Add host",
+        "Import from ~/.ssh/config",
+        "Provider accounts…",
+    ]
 
 
 def test_add_a_platform_and_a_host(window, ctx, qtbot):

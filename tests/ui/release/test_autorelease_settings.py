@@ -1,20 +1,29 @@
 # ruff: noqa: F811  (the fixtures come from tests/harness/autorelease.py)
 """What a user sets for auto-release on the Release page and the Hosts page: the policy the page
-saves is the one the AutoReleaseService loads; the provider preset's dry run shows the argv and
-the real output of a `vastai` stand-in on PATH, and makes only the read-only call."""
+saves is the one the AutoReleaseService loads; a platform without a provider account has its own
+release and verify commands, whose dry run shows the argv and the real output of a stand-in CLI
+on PATH and runs only the verify command; a platform with a vast.ai account is released through
+it, and "Check the account" reads the instance back from a local server that answers like
+vast.ai's API."""
 
 from __future__ import annotations
 
+import json
+import os
+import uuid
+from dataclasses import replace
+
 import pytest
-from PySide6.QtWidgets import QDialog
+from PySide6.QtWidgets import QDialog, QLineEdit
 
 from gpu_companion.core.autorelease.policy import Policy
 from gpu_companion.core.autorelease.service import load_policy
 from gpu_companion.core.hosts.registry import Host, Platform
+from gpu_companion.core.providers.custom import CustomCommands
 from gpu_companion.ui.common import worker
 from gpu_companion.ui.release.dialogs import ChecklistSettingsDialog
 from gpu_companion.ui.release.policy_dialog import PolicyDialog
-from tests.harness.autorelease import calls, provider_cli  # noqa: F401  (a fixture)
+from tests.harness.autorelease import calls, vast_api  # noqa: F401  (a fixture)
 
 
 @pytest.fixture
@@ -98,69 +107,152 @@ def test_a_bad_session_name_is_refused_with_a_message_and_nothing_is_lost(
 
 
 def _settings(ctx, host, page):  # type: ignore[no-untyped-def]
-    return ChecklistSettingsDialog(ctx.release.settings, host, page)
+    return ChecklistSettingsDialog(ctx.release.settings, host, page, ctx.release.accounts)
 
 
-def _choose(box, key: str) -> None:  # type: ignore[no-untyped-def]
-    idx = box.preset.findData(key)
-    box.preset.setCurrentIndex(idx)
-    box.preset.activated.emit(idx)
+@pytest.fixture
+def mycloud(tmp_path, monkeypatch):  # type: ignore[no-untyped-def]
+    """`mycloud` on PATH, a custom platform's CLI: records its argv; `show ID` answers a table
+    with the instance RUNNING, anything else a line."""
+    bin_dir = tmp_path / "mycloud-bin"
+    bin_dir.mkdir()
+    log = tmp_path / "mycloud-calls.jsonl"
+    script = bin_dir / "mycloud"
+    script.write_text(
+        "#!/usr/bin/env python3\nimport json, sys\n"
+        f"open({str(log)!r}, 'a').write(json.dumps(sys.argv[1:]) + '\\n')\n"
+        "if sys.argv[1:2] == ['show']:\n"
+        "    print('ID    STATUS   GPU')\n"
+        "    print(sys.argv[2] + '  RUNNING  RTX_4090')\n"
+        "else:\n"
+        "    print('deleting ' + sys.argv[-1])\n"
+    )
+    script.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    return log
 
 
-def test_the_dry_run_shows_the_argv_and_the_cli_s_read_only_answer(
-    window, ctx, rented_host, provider_cli, qtbot
+def mycloud_calls(log) -> list[list[str]]:  # type: ignore[no-untyped-def]
+    return [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+
+
+MYCLOUD = CustomCommands(
+    "mycloud delete {instance_id} --yes", "mycloud show {instance_id}", "not found", "RUNNING"
+)
+
+
+def _fill(box, commands: CustomCommands) -> None:  # type: ignore[no-untyped-def]
+    box.release.setText(commands.release)
+    box.verify.setText(commands.verify)
+    box.gone_when.setText(commands.gone_when)
+    box.running_when.setText(commands.running_when)
+
+
+def _test(box, qtbot) -> str:  # type: ignore[no-untyped-def]
+    box.test_btn.click()
+    qtbot.waitUntil(lambda: not box.busy(), timeout=30_000)
+    return box.output.toPlainText()
+
+
+def test_the_dry_run_shows_the_argv_and_only_runs_the_verify_command(
+    window, ctx, rented_host, mycloud, qtbot
 ):
     page = window.navigate("release")
     page.open_host("vast-4090")
     dialog = _settings(ctx, rented_host, page)
     box = dialog.provider
-    assert box.preset_key() == ""  # nothing set yet: custom
+    assert box.editable() and box.account is None  # no provider account: the platform's commands
+    assert box.test_btn.text() == "Test the command"
+    assert "{instance_id}, {alias}, {hostname}, {port}, {user}" in box.hint.text()
     assert "Instance id of vast-4090: 4242" in box.instance.text()
-    _choose(box, "vast.ai")
-    assert dialog.release_command.text() == "vastai destroy instance {instance_id}"
-    assert "vastai set api-key" in box.hint.text()
-    box.test_btn.click()
-    qtbot.waitUntil(lambda: not box.busy(), timeout=30_000)
-    text = box.output.toPlainText()
-    assert "Release would run: vastai destroy instance 4242" in text
-    assert "Stop would run: vastai stop instance 4242" in text
-    assert "Read-only check: vastai show instance 4242 (exit 0)" in text
-    assert "4242     7781     running" in text  # the stand-in's own output
-    assert calls(provider_cli) == [["show", "instance", "4242"]]  # nothing destroyed or stopped
+    _fill(box, MYCLOUD)
+    text = _test(box, qtbot)
+    assert "Release would run: mycloud delete 4242 --yes" in text
+    assert "Nothing was released or stopped." in text
+    assert "Verify call: mycloud show 4242 (exit 0):" in text
+    assert "4242  RUNNING  RTX_4090" in text  # the stand-in's own output
+    assert mycloud_calls(mycloud) == [["show", "4242"]]  # nothing deleted
     dialog.save()
-    assert ctx.release.settings.release_command(rented_host.platform_id) == (
-        "vastai destroy instance {instance_id}"
-    )
-    reopened = _settings(ctx, rented_host, page)
-    assert reopened.provider.preset_key() == "vast.ai"
+    assert dialog.result() == QDialog.DialogCode.Accepted
+    assert ctx.release.settings.commands(rented_host.platform_id) == MYCLOUD
+    reopened = _settings(ctx, rented_host, page).provider
+    assert reopened.commands() == MYCLOUD
     worker.wait_all()
 
 
-def test_the_dry_run_says_what_is_missing(window, ctx, rented_host, qtbot, monkeypatch):
-    monkeypatch.setenv("PATH", "/usr/bin:/bin")  # no provider CLI installed
+def test_the_dry_run_and_the_save_say_what_is_wrong(window, ctx, rented_host, qtbot, monkeypatch):
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")  # no mycloud installed
     page = window.navigate("release")
     dialog = _settings(ctx, rented_host, page)
     box = dialog.provider
-    _choose(box, "runpod")
-    box.test_btn.click()
-    qtbot.waitUntil(lambda: not box.busy(), timeout=30_000)
-    text = box.output.toPlainText()
-    assert "Release would run: runpodctl remove pod 4242" in text
-    assert "runpodctl is not installed on this computer." in text
+    _fill(box, MYCLOUD)
+    text = _test(box, qtbot)
+    assert "Release would run: mycloud delete 4242 --yes" in text
+    assert "The command 'mycloud' was not found on this computer." in text
+
+    # the providers' own CLIs are refused: they can answer "Aborted." and exit 0
+    _fill(box, replace(MYCLOUD, release="vastai destroy instance {instance_id}"))
+    text = _test(box, qtbot)
+    assert text.startswith("The command cannot run: The vast.ai CLI cannot be trusted")
+    assert "add a vast.ai provider account instead" in text
+    dialog.save()
+    assert dialog.result() != QDialog.DialogCode.Accepted
+    assert dialog.error.isVisibleTo(dialog)
+    assert "add a vast.ai provider account instead" in dialog.error.text()
+    assert ctx.release.settings.commands(rented_host.platform_id) == CustomCommands()
+
+    # a release command that could never be confirmed
+    _fill(box, CustomCommands("mycloud delete {instance_id}"))
+    dialog.save()
+    assert dialog.result() != QDialog.DialogCode.Accepted
+    assert "needs a read-only verify command" in dialog.error.text()
+    assert ctx.release.settings.commands(rented_host.platform_id) == CustomCommands()
+
+    _fill(box, replace(MYCLOUD, verify="mycloud show {instance}"))  # a typo in the placeholder
+    assert "Unknown placeholder" in _test(box, qtbot)
 
     no_id = ctx.registry.save_host(Host("box", "198.51.100.4", 22, "root",
                                         rented_host.platform_id))  # fmt: skip
     box = _settings(ctx, no_id, page).provider
     assert "box has no instance id yet" in box.instance.text()
-    _choose(box, "vast.ai")
-    box.test_btn.click()
-    qtbot.waitUntil(lambda: not box.busy(), timeout=30_000)
-    assert "The command cannot run: box has no instance id" in box.output.toPlainText()
+    _fill(box, MYCLOUD)
+    assert "The command cannot run: box has no instance id" in _test(box, qtbot)
+    worker.wait_all()
 
-    box.command.setText("vastai destroy instance {instance}")  # a typo in the placeholder
-    box.test_btn.click()
-    qtbot.waitUntil(lambda: not box.busy(), timeout=30_000)
-    assert "Unknown placeholder" in box.output.toPlainText()
+
+@pytest.mark.keyring
+def test_a_platform_with_a_provider_account_is_released_through_it(
+    window, ctx, rented_host, keyring_backend, vast_api, qtbot
+):
+    ctx.vault.backend = keyring_backend
+    ctx.vault.service = f"gpu-companion-uitest-{uuid.uuid4().hex[:8]}"
+    account = ctx.providers.add("vast.ai", vast_api.api_key, platform="vast.ai")
+    try:
+        page = window.navigate("release")
+        page.open_host("vast-4090")
+        dialog = _settings(ctx, rented_host, page)
+        box = dialog.provider
+        assert not box.editable() and box.account == account
+        assert box.summary.text() == (
+            "Released through the vast.ai API account (vast.ai): the instance is read back "
+            "until the provider reports it gone."
+        )
+        assert dialog.findChild(QLineEdit, "releaseCommand") is None  # no template to edit
+        assert box.test_btn.text() == "Check the account"
+        text = _test(box, qtbot)
+        assert text.startswith("vast.ai reports instance 4242: running.")
+        assert "$2.40/h while running" in text
+        assert calls(vast_api) == []  # only read: nothing destroyed or stopped
+        dialog.save()
+        assert dialog.result() == QDialog.DialogCode.Accepted
+        assert ctx.release.settings.commands(rented_host.platform_id) == CustomCommands()
+
+        del vast_api.instances[4242]
+        assert _test(box, qtbot) == "vast.ai has no instance 4242 (it reports it gone)."
+        vast_api.api_key = "rotated-key-0123456789"  # the stored key is refused now
+        assert "vast.ai refused the API key (HTTP 401)" in _test(box, qtbot)
+    finally:
+        ctx.providers.remove(account)
     worker.wait_all()
 
 

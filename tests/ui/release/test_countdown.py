@@ -11,8 +11,8 @@ from gpu_companion.ui.common import worker
 from gpu_companion.ui.release.countdown import KEEP, RELEASE, SNOOZE, clock_text
 from tests.harness.autorelease import (  # noqa: F401
     calls,
-    vast_api,
     rented,
+    vast_api,
     wait_for_readings,
 )
 from tests.harness.util import wait_for

@@ -1,4 +1,5 @@
-"""Hosts page: platforms and hosts, add/edit/remove with field-level messages, ssh config import."""
+"""Hosts page: platforms and hosts, add/edit/remove with field-level messages, ssh config import,
+and the provider accounts that sync them (ui/hosts/providers.py, loaded when first used)."""
 
 from __future__ import annotations
 
@@ -44,6 +45,10 @@ from gpu_companion.ui.hosts.tunnels import TunnelsPanel
 
 if TYPE_CHECKING:
     from gpu_companion.services import Services
+    from gpu_companion.ui.hosts.providers import ProviderActions
+
+# how a host the app does not run shows in the State column
+STATE_WORDS = {"stopped": "stopped (disk billed)", "gone": "gone at the provider"}
 
 
 class _FormDialog(QDialog):
@@ -251,11 +256,13 @@ class HostsPage(EmptyStatePage):
             "No rented hosts yet",
             "Add the platform you rent from, then the host it gave you (host name, port and user "
             "from its console). Already use ~/.ssh/config? Import from it. “This computer” is "
-            "always listed below for local GPUs.",
+            "always listed below for local GPUs. Rent on vast.ai or RunPod? Add a provider "
+            "account, then Sync providers imports your instances.",
             [
                 ("Add platform", self.add_platform),
                 ("Add host", self.add_host),
                 ("Import from ~/.ssh/config", self.import_config),
+                ("Provider accounts…", self.provider_accounts),
             ],
         )
         self.stack.addWidget(self.empty)
@@ -310,7 +317,18 @@ class HostsPage(EmptyStatePage):
         self.host_view = self._table(self.host_model, "hosts")
         self.host_view.doubleClicked.connect(self.edit_selected)
         split.addWidget(self._titled("Platforms", self.platform_view))
-        split.addWidget(self._titled("Hosts", self.host_view))
+        # the provider actions sit on the hosts' title row (the button row above is full)
+        provider_buttons = []
+        for label, slot, name in (
+            ("Provider accounts…", self.provider_accounts, "providerAccounts"),
+            ("Sync providers", self.sync_providers, "syncProviders"),
+            ("Forgotten instances…", self.forgotten_instances, "orphans"),
+        ):
+            b = QPushButton(label)
+            b.setObjectName(name)
+            b.clicked.connect(slot)
+            provider_buttons.append(b)
+        split.addWidget(self._titled("Hosts", self.host_view, provider_buttons))
         self.tunnels = TunnelsPanel(ctx, self.access)
         split.addWidget(self.tunnels)
         split.setStretchFactor(0, 1)
@@ -327,6 +345,7 @@ class HostsPage(EmptyStatePage):
         self.connection_status.setWordWrap(True)
         lay.addWidget(self.connection_status)
         self.connection = HostConnection(ctx, self, self.connection_status)
+        self._providers: ProviderActions | None = None
         self.stack.addWidget(content)
         self._platform_names: dict[int | None, str] = {}
         self._last: tuple[QTableView, RowTableModel] = (self.host_view, self.host_model)  # type: ignore[type-arg]
@@ -340,12 +359,17 @@ class HostsPage(EmptyStatePage):
         return view
 
     @staticmethod
-    def _titled(title: str, widget: QWidget) -> QWidget:
+    def _titled(title: str, widget: QWidget, buttons: list[QPushButton] | None = None) -> QWidget:
         box = QWidget()
         lay = QVBoxLayout(box)
         lay.setContentsMargins(0, 0, 0, 0)
         label = QLabel(f"<b>{title}</b>")
-        lay.addWidget(label)
+        head = QHBoxLayout()
+        head.addWidget(label)
+        head.addStretch(1)
+        for b in buttons or []:
+            head.addWidget(b)
+        lay.addLayout(head)
         lay.addWidget(widget)
         return box
 
@@ -362,7 +386,7 @@ class HostsPage(EmptyStatePage):
 
     @staticmethod
     def _state(h: Host) -> str:
-        return "built in" if h.is_local else h.state
+        return "built in" if h.is_local else STATE_WORDS.get(h.state, h.state)
 
     def refresh(self) -> None:
         platforms = self.ctx.registry.platforms()
@@ -459,6 +483,26 @@ class HostsPage(EmptyStatePage):
             return
         if SshOptionsDialog(self.ctx, host, self).exec():
             self.ctx.ssh_sync.request()  # per-host options are not announced by the registry
+
+    # --- provider accounts, their sync and the instances they bill the app does not know --------
+
+    def providers(self) -> ProviderActions:
+        if self._providers is None:
+            from gpu_companion.ui.hosts.providers import ProviderActions
+
+            self._providers = ProviderActions(
+                self.ctx, self.nav, self, self.connection_status.setText, self.refresh
+            )
+        return self._providers
+
+    def provider_accounts(self) -> None:
+        self.providers().open_accounts()
+
+    def sync_providers(self) -> None:
+        self.providers().sync()
+
+    def forgotten_instances(self) -> None:
+        self.providers().open_orphans()
 
     # --- everyday access: terminal, VS Code, tunnels ------------------------------------------
 

@@ -1,9 +1,11 @@
-"""Dialogs of the release page: the checklist settings of one host, and "release anyway"."""
+"""Dialogs of the release page: the checklist settings of one host (with how its platform
+releases instances), and "release anyway"."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QCheckBox,
     QDialog,
@@ -19,6 +21,7 @@ from PySide6.QtWidgets import (
 
 from gpu_companion.core.common.errors import UserError, ValidationError
 from gpu_companion.core.hosts.registry import Host
+from gpu_companion.core.providers.accounts import ProviderAccounts
 from gpu_companion.core.release import ChecklistConfig, CustomCommand
 from gpu_companion.core.release.checklist import BUILTINS
 from gpu_companion.core.release.record import ChecklistSettings
@@ -39,9 +42,16 @@ def _multiline(values: tuple[str, ...], placeholder: str) -> QPlainTextEdit:
 class ChecklistSettingsDialog(QDialog):
     """One form for everything the checklist of a host checks; nothing is saved until valid."""
 
-    def __init__(self, settings: ChecklistSettings, host: Host, parent: QWidget | None = None):
+    def __init__(
+        self,
+        settings: ChecklistSettings,
+        host: Host,
+        parent: QWidget | None = None,
+        accounts: ProviderAccounts | None = None,
+    ):
         super().__init__(parent)
         self.setWindowTitle(f"Release checklist of {host.alias}")
+        self.setMinimumWidth(680)  # the release commands' fields and their wrapped hints
         self.settings, self.host = settings, host
         cfg = self.config = settings.config(host.alias)
         form = QFormLayout()
@@ -74,11 +84,12 @@ class ChecklistSettingsDialog(QDialog):
         form.addRow("Custom checks", self.custom)
         self.ignored = _multiline(cfg.ignored_processes, "command-line fragments to ignore")
         form.addRow("Ignore processes", self.ignored)
-        self.provider = ProviderCommandBox(settings.release_command(host.platform_id), host)
+        self.provider = ProviderCommandBox(accounts, settings.commands(host.platform_id), host)
         self.provider.setEnabled(host.platform_id is not None)
-        self.release_command = self.provider.command
-        form.addRow("Platform release command", self.provider)
+        form.addRow("Release at the provider", self.provider)
         self.error = QLabel()
+        self.error.setObjectName("settingsError")
+        self.error.setTextFormat(Qt.TextFormat.PlainText)
         self.error.setStyleSheet("color: #c53030;")
         self.error.setWordWrap(True)
         self.error.hide()
@@ -116,12 +127,15 @@ class ChecklistSettingsDialog(QDialog):
         )
 
     def save(self) -> None:
+        platform_id = self.host.platform_id
+        commands = self.provider.editable() and platform_id is not None
         try:
-            self.config = self.settings.save_config(self.host.alias, self.edited())
-            if self.host.platform_id is not None:
-                self.settings.save_release_command(
-                    self.host.platform_id, self.release_command.text()
-                )
+            edited = self.edited()
+            if commands:  # checked before anything is saved: a refused template loses nothing
+                self.provider.commands().validated()
+            self.config = self.settings.save_config(self.host.alias, edited)
+            if commands and platform_id is not None:
+                self.settings.save_commands(platform_id, self.provider.commands())
         except UserError as exc:
             self.error.setText(str(exc))
             self.error.show()

@@ -1,26 +1,89 @@
-"""The release flow of the release page: re-check what went stale, confirm (showing the release
-command), release or release anyway, all off the GUI thread; and the page's questions, as methods
-tests can answer."""
+"""The release flow of the release page: re-check what went stale, confirm (saying what will be
+asked of which provider), release or release anyway, all off the GUI thread; and the page's
+questions, as methods tests can answer."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import TYPE_CHECKING
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QInputDialog, QMessageBox
 
 from gpu_companion.core.common.errors import UserError
 from gpu_companion.core.hosts.registry import Host
 from gpu_companion.core.release import Override, ReleaseChecklist, ReleaseRecord, release_host
-from gpu_companion.core.release.gate import failing_items, release_argv
+from gpu_companion.core.release.gate import InstanceAction, failing_items
 from gpu_companion.ui.common.worker import run_in_thread
 from gpu_companion.ui.release.dialogs import OverrideDialog
 
 if TYPE_CHECKING:
+    from gpu_companion.core.release.wiring import ReleaseWiring
     from gpu_companion.ui.release.page import ReleasePage
 
     _Base = ReleasePage
 else:
     _Base = object
+
+BY_HAND = "nothing is sent to a provider: release the instance in its console yourself"
+
+
+@dataclass(frozen=True)
+class ReleasePlan:
+    """What a release will ask, in words, known without the keyring or the network:
+    `provider` is "" when nothing is sent to a provider."""
+
+    provider: str = ""
+    instance_id: str = ""
+
+    def steps(self) -> list[str]:
+        if not self.provider:
+            return [
+                BY_HAND,
+                "end the rental's meter",
+                "record the evidence",
+                "mark the host released and drop its ssh config block",
+            ]
+        named = SimpleNamespace(name=self.provider)  # the gate's own words for the action
+        return [
+            InstanceAction(named, self.instance_id).describe(),  # type: ignore[arg-type]
+            f"end the rental's meter only once {self.provider} confirms",
+            "record the evidence",
+            "mark the host released and drop its ssh config block",
+        ]
+
+
+def release_plan(wiring: ReleaseWiring, host: Host) -> ReleasePlan:
+    """The plan `wiring.instance_action(host)` will carry out, from the platform's account or
+    commands (a database read; the API key is read later, in the worker). Raises UserError where
+    the release could not be sent: no instance id, or commands that no longer validate."""
+    account = wiring.accounts.for_platform(host.platform_id)
+    if account is not None:
+        name = account.provider_name
+    else:
+        commands = wiring.settings.commands(host.platform_id)
+        if not commands.release:
+            return ReleasePlan()
+        commands.validated()  # e.g. an old `vastai destroy` template: refused, with what to do
+        platform = wiring.registry.platform(host.platform_id) if host.platform_id else None
+        name = platform.name if platform else "the platform"
+    if not host.instance_id.strip():
+        raise UserError(
+            f"{host.alias} has no instance id, so {name} cannot be asked to destroy it.",
+            hint="Edit the host and paste the instance id from the provider's console, or "
+            "sync the provider account.",
+        )
+    return ReleasePlan(name, host.instance_id.strip())
+
+
+def release_through(
+    wiring: ReleaseWiring, checklist: ReleaseChecklist, override: Override | None
+) -> ReleaseRecord:
+    """The worker's part: the instance action (its API key read from the keyring here), then the
+    gate."""
+    action = wiring.instance_action(checklist.host)
+    return release_host(checklist, wiring.services(), action, override)
 
 
 class ReleaseFlow(_Base):
@@ -33,24 +96,16 @@ class ReleaseFlow(_Base):
             then=self._release_after_recheck,
         )
 
-    def _release_argv(self, host: Host) -> list[str] | None:
-        template = self.wiring.settings.release_command(host.platform_id)
+    def _plan(self, host: Host) -> ReleasePlan | None:
         try:
-            return release_argv(template, host) if template else []
+            return release_plan(self.wiring, host)
         except UserError as exc:
-            self.ctx.notifier.error(str(exc), source="release")
+            self.ctx.notifier.error(str(exc), source="release", key="release-error")
             return None
 
-    def _confirm(self, host: Host, argv: list[str], override: bool) -> bool:
-        steps = [
-            "end the rental's meter",
-            "record the evidence",
-            "mark the host released and drop its ssh config block",
-        ]
-        if argv:
-            steps.insert(0, "run: " + " ".join(argv))
+    def _confirm(self, host: Host, plan: ReleasePlan, override: bool) -> bool:
         head = "Release anyway" if override else "Release"
-        return self._ask(f"{head} {host.alias}?", "This will:\n• " + "\n• ".join(steps))
+        return self._ask(f"{head} {host.alias}?", "This will:\n• " + "\n• ".join(plan.steps()))
 
     def _release_after_recheck(self) -> None:
         checklist, host = self.checklist(), self.host()
@@ -61,9 +116,9 @@ class ReleaseFlow(_Base):
                 "Something changed on the host and no longer passes: see the items marked failed."
             )
             return
-        argv = self._release_argv(host)
-        if argv is not None and self._confirm(host, argv, override=False):
-            self._release(checklist, argv, None)
+        plan = self._plan(host)
+        if plan is not None and self._confirm(host, plan, override=False):
+            self._release(checklist, plan, None)
 
     def open_override(self) -> None:
         checklist, host = self.checklist(), self.host()
@@ -78,21 +133,25 @@ class ReleaseFlow(_Base):
         if dialog is None or checklist is None or host is None:
             return
         override = Override(dialog.alias.text(), dialog.reason.toPlainText())
-        argv = self._release_argv(host)
-        if argv is not None and self._confirm(host, argv, override=True):
-            self._release(checklist, argv, override)
+        plan = self._plan(host)
+        if plan is not None and self._confirm(host, plan, override=True):
+            self._release(checklist, plan, override)
 
     def _release(
-        self, checklist: ReleaseChecklist, argv: list[str], override: Override | None
+        self, checklist: ReleaseChecklist, plan: ReleasePlan, override: Override | None
     ) -> None:
+        if plan.provider:
+            self.status.setText(
+                f"Asking {plan.provider} to destroy instance {plan.instance_id} of "
+                f"{checklist.host.alias}, then reading it back …"
+            )
         self.worker = run_in_thread(
-            release_host,
+            release_through,
+            self.wiring,
             checklist,
-            self.wiring.services(),
-            argv,
             override,
             on_result=self._released,
-            on_error=self._on_error,
+            on_error=self._release_failed,
             on_finished=lambda: self._on_finished(None),
         )
         self._sync()
@@ -104,10 +163,18 @@ class ReleaseFlow(_Base):
         )
         self.refresh()
 
+    def _release_failed(self, exc: Exception) -> None:
+        """Refused or unconfirmed: the host stays active; the failed try is in its history."""
+        self._on_error(exc)
+        self._fill_history()
+
     # --- dialogs (methods so tests can answer them) --------------------------------------
     def _ask(self, title: str, text: str) -> bool:
-        answer = QMessageBox.question(self, title, text)
-        return answer == QMessageBox.StandardButton.Yes
+        box = QMessageBox(QMessageBox.Icon.Question, title, text, parent=self)
+        box.setTextFormat(Qt.TextFormat.PlainText)  # names a platform and an instance id
+        box.setStandardButtons(QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.No)
+        box.setDefaultButton(QMessageBox.StandardButton.No)
+        return box.exec() == QMessageBox.StandardButton.Yes
 
     def _ask_text(self, title: str, label: str) -> str | None:
         text, ok = QInputDialog.getText(self, title, label)

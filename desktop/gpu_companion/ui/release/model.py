@@ -65,7 +65,8 @@ def stream(steps: Callable[[], Iterator[ItemUpdate]], ctx: ReleaseContext) -> It
 KIND_WORDS = {
     "release": "Released, checklist passed",
     "override": "Released anyway",
-    "failed": "Release command failed, host kept",
+    "failed": "The provider refused, host kept",
+    "unconfirmed": "Not confirmed by the provider, host kept and metered",
     "auto-notified": "Auto-release countdown started",
     "auto-busy-again": "Working again, countdown stopped",
     "auto-kept": "Keep running",
@@ -105,7 +106,7 @@ def describe_record(record: ReleaseRecord) -> str:
     if record.kind in ("release", "auto-stopped"):
         text += f" — evidence of {len(record.evidence)} items"
     if record.release_command:
-        text += " — ran: " + " ".join(record.release_command)
+        text += " — " + " ".join(record.release_command)
     return text
 
 

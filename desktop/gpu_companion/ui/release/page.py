@@ -54,6 +54,9 @@ if TYPE_CHECKING:
     from gpu_companion.services import Services
 
 
+STATE_WORDS = {"released": "released", "stopped": "stopped", "gone": "gone at the provider"}
+
+
 class ReleasePage(ReleaseFlow, EmptyStatePage):
     key, title, icon_name = "release", "Release", "release"
     staleness_interval_ms = 60_000
@@ -172,7 +175,7 @@ class ReleasePage(ReleaseFlow, EmptyStatePage):
         self.host_box.blockSignals(True)
         self.host_box.clear()
         for h in hosts:
-            label = h.alias + (" (released)" if h.state == "released" else "")
+            label = h.alias + (f" ({STATE_WORDS[h.state]})" if h.state in STATE_WORDS else "")
             self.host_box.addItem(label, h.alias)
         idx = self.host_box.findData(current)
         self.host_box.setCurrentIndex(max(idx, 0))
@@ -379,7 +382,7 @@ class ReleasePage(ReleaseFlow, EmptyStatePage):
         host = self.host()
         if host is None:
             return
-        dialog = ChecklistSettingsDialog(self.wiring.settings, host, self)
+        dialog = ChecklistSettingsDialog(self.wiring.settings, host, self, self.wiring.accounts)
         if dialog.exec():
             self.checklists.pop(host.alias, None)
             self._host_changed()
@@ -407,7 +410,9 @@ class ReleasePage(ReleaseFlow, EmptyStatePage):
         )
         ready = active and checklist is not None and checklist.ready()
         self.release_btn.setEnabled(ready and idle)
-        self.override_btn.setEnabled(active and idle)
+        # a stopped instance cannot be checked over ssh: destroying it is an override
+        stopped = host is not None and host.state == "stopped" and checklist is not None
+        self.override_btn.setEnabled((active or stopped) and idle)
         self.policy_btn.setEnabled(active)
         copying = self.fixing in ("checkpoints", "archive")
         self.cancel_btn.setVisible(copying)
@@ -416,6 +421,13 @@ class ReleasePage(ReleaseFlow, EmptyStatePage):
             self.status.setText(f"Copying from {host.alias}: {self.progress or 'queued'}")
         elif host is not None and host.state == "released":
             self.status.setText(f"{host.alias} was released; its history is below.")
+        elif host is not None and host.state == "stopped":
+            self.status.setText(
+                f"{host.alias} is stopped at the provider and its disk still bills: release it "
+                "anyway to destroy it."
+            )
+        elif host is not None and host.state == "gone":
+            self.status.setText(f"{host.alias} is gone at the provider; its history is below.")
         elif checklist is not None and idle:
             self.status.setText(verdict(checklist))
 

@@ -27,7 +27,10 @@ def notification_for(message: Message) -> tuple[str, str, QSystemTrayIcon.Messag
         Level.ERROR: QSystemTrayIcon.MessageIcon.Critical,
         Level.WARNING: QSystemTrayIcon.MessageIcon.Warning,
     }.get(message.level, QSystemTrayIcon.MessageIcon.Information)
-    title = "GPU Companion — spend" if message.source == "spend" else "GPU Companion"
+    if message.source == "providers" and message.key.startswith("orphan:"):
+        title = "GPU Companion — forgotten instance"  # billing at a provider, not metered here
+    else:
+        title = "GPU Companion — spend" if message.source == "spend" else "GPU Companion"
     return title, message.text, kind
 
 
