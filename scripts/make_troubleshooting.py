@@ -6,20 +6,27 @@
 
 The tables come from core/transfers/rsync/errors.py (exit codes and the output lines that refine
 them), core/monitor/nvsmi_errors.py, core/system/envcheck.py and core/common/validation.py; the
-prose around them is here.
+provider tables from core/providers/ (vast.ai's and RunPod's adapters on prepared HTTP answers,
+through their own client code), core/release/gate.py and recovery.py (on a stand-in provider
+in a temporary store) and core/providers/reconcile.py; the prose around them is here.
 """
 
 from __future__ import annotations
 
 import argparse
+import logging
 import re
 import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "desktop"))
 
-from gpu_companion.core.common.errors import ValidationError  # noqa: E402
+from gpu_companion.core.common.errors import UserError, ValidationError  # noqa: E402
 from gpu_companion.core.common.validation import (  # noqa: E402
     validate_alias,
     validate_hostname,
@@ -205,6 +212,514 @@ def connection_messages() -> list[str]:
     return rows
 
 
+# --- providers ------------------------------------------------------------------------------
+# Every text comes from the adapters, the gate, the recovery and the sync themselves, run on
+# prepared answers: only the HTTP round trip, the provider in a release and the keyring are
+# stand-ins.
+
+IID, POD = "4242", "iaw3m6iyadpmgq"  # the example vast.ai instance and RunPod pod
+EXAMPLE_KEY = "example-api-key-0000"  # never shown: the adapters scrub it out
+AT = "2026-03-07T14:15:00+00:00"  # the example clock of a release and of its recovery
+NEEDS_HOST = ("checkpoints", "archive", "leftovers", "processes")  # checklist items left out
+BAD_GATEWAY = "<html>502 Bad Gateway</html>"
+
+Row = tuple[str, str, str]  # situation, what the app tells you, what to do
+
+
+def provider_table(rows: list[Row]) -> list[str]:
+    out = ["| situation | what the app tells you | what to do |", "| --- | --- | --- |"]
+    for what, message, hint in rows:
+        out.append(f"| {what} | {cell(message)} | {cell(hint) or '—'} |")
+    return out
+
+
+def row(what: str, exc: UserError) -> Row:
+    return what, exc.message, exc.hint
+
+
+def error_of(call: Callable[[], object]) -> UserError:
+    try:
+        call()
+    except UserError as exc:
+        return exc
+    raise AssertionError(f"{call} did not refuse")
+
+
+def http_answer(code: int, body: str) -> Any:
+    """A `requests` response as the provider's server would send it."""
+    import requests
+
+    response = requests.Response()
+    response.status_code, response.encoding = code, "utf-8"
+    response._content = body.encode()
+    return response
+
+
+def vast_error(call: str, answer: object, instance_id: str = IID) -> UserError:
+    """What VastProvider says when vast.ai's own client code (vastai.api) gets `answer` while
+    listing, reading or destroying the instance: only its VastClient is replaced."""
+    from gpu_companion.core.providers.vast import DEFAULT_API_BASE, VastProvider
+
+    class Answered:  # stands in for vastai's VastClient: every request gets `answer`
+        def send(self, *_args: object, **_kwargs: object) -> object:
+            if isinstance(answer, Exception):
+                raise answer
+            return answer
+
+        get = put = delete = send
+
+    class Vast(VastProvider):
+        def _client(self, *_args: object) -> Answered:
+            return Answered()
+
+    provider = Vast(EXAMPLE_KEY, DEFAULT_API_BASE)  # not $VAST_URL: the page is the same anywhere
+    calls = {
+        "list": provider.instances,
+        "read": lambda: provider.read(instance_id),
+        "destroy": lambda: provider.request(instance_id, "destroy"),
+    }
+    return error_of(calls[call])
+
+
+def runpod_error(call: str, answer: object, key: str = EXAMPLE_KEY) -> UserError:
+    """What RunPodProvider says when RunPod's SDK (`run_graphql_query`) gets `answer` while
+    listing, reading or terminating the example pod: only its HTTP post is replaced."""
+    from unittest import mock
+
+    import runpod.api.graphql
+
+    from gpu_companion.core.providers.runpod import RunPodProvider
+
+    def post(*_args: object, **_kwargs: object) -> object:
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+    provider = RunPodProvider(key)
+    calls = {
+        "list": provider.instances,
+        "read": lambda: provider.read(POD),
+        "destroy": lambda: provider.request(POD, "destroy"),
+    }
+    with mock.patch.object(runpod.api.graphql, "requests", SimpleNamespace(post=post)):
+        return error_of(calls[call])
+
+
+def not_installed(module: str, call: Callable[[], object]) -> UserError:
+    """The adapter's words when the providers extra is missing (`module` cannot be imported)."""
+    from unittest import mock
+
+    with mock.patch.dict(sys.modules, {module: None}):
+        return error_of(call)
+
+
+def vast_rows() -> list[Row]:
+    import requests
+
+    from gpu_companion.core.providers.vast import VastProvider
+
+    refused = '{"success": false}'
+    expired = '{"success": false, "msg": "Session expired. Please log in again."}'
+    cases = [
+        ("key refused (HTTP 401)", "list", http_answer(401, refused)),
+        ("two-factor session expired (HTTP 404)", "list", http_answer(404, expired)),
+        ("key without the permission (HTTP 403)", "list", http_answer(403, refused)),
+        ("destroy of an id vast.ai does not have (HTTP 404)", "destroy", http_answer(404, refused)),
+        ('destroy answered `{"success": false}`', "destroy", http_answer(200, refused)),
+        ('destroy answered without `"success": true`', "destroy", http_answer(200, "{}")),
+        ("too many requests (HTTP 429)", "destroy", http_answer(429, refused)),
+        ("server error (HTTP 502)", "read", http_answer(502, BAD_GATEWAY)),
+        ("no answer in time", "destroy", requests.Timeout("read timed out")),
+        ("no connection", "list", requests.ConnectionError("Network is unreachable")),
+        ("an answer that is not JSON", "read", http_answer(200, "<html>maintenance</html>")),
+    ]
+    rows = [row(what, vast_error(call, answer)) for what, call, answer in cases]
+    vast = VastProvider(EXAMPLE_KEY)
+    return [
+        *rows,
+        row("client not installed", not_installed("vastai.api.client", vast.instances)),
+        # the container's name in vast.ai's ssh prompt, not the instance id
+        row("instance id `C.4242`", error_of(lambda: vast.check_id("C.4242"))),
+    ]
+
+
+def runpod_rows() -> list[Row]:
+    import requests
+
+    from gpu_companion.core.providers.runpod import RunPodProvider
+
+    refusal = '{"errors": [{"message": "(RunPod\'s own words)"}], "data": null}'
+    cases = [
+        ("key refused (HTTP 401)", "list", http_answer(401, "")),
+        ("RunPod refused the terminate", "destroy", http_answer(200, refusal)),
+        ("terminate answered without `podTerminate`", "destroy", http_answer(200, '{"data": {}}')),
+        ("server error page (HTTP 502)", "read", http_answer(502, BAD_GATEWAY)),
+        ("no answer in time", "destroy", requests.Timeout("read timed out")),
+        ("no connection", "list", requests.ConnectionError("Network is unreachable")),
+    ]
+    rows = [row(what, runpod_error(call, answer)) for what, call, answer in cases]
+    runpod = RunPodProvider(EXAMPLE_KEY)
+    ssh_user = f"{POD}-64410f3b"  # what RunPod's ssh command shows before the @
+    return [
+        *rows,
+        row("no API key for the account", runpod_error("list", http_answer(200, "{}"), key="")),
+        row("client not installed", not_installed("runpod.api.graphql", runpod.instances)),
+        row(f"pod id `{ssh_user}`", error_of(lambda: runpod.check_id(ssh_user))),
+    ]
+
+
+def custom_rows() -> list[Row]:
+    from gpu_companion.core.providers.custom import CustomCommands
+
+    verify = {"verify": "mycloud show {instance_id}", "gone_when": "not found"}
+    cases = [
+        ("the release command calls `vastai`",
+         CustomCommands("vastai destroy instance {instance_id}", **verify)),
+        ("the release command calls `runpodctl`",
+         CustomCommands("runpodctl remove pod {instance_id}", **verify)),
+        ("no verify command, or no words to read",
+         CustomCommands("mycloud delete {instance_id} --yes")),
+        ("an unknown placeholder", CustomCommands("mycloud delete {id} --yes", **verify)),
+    ]  # fmt: skip
+    return [row(what, error_of(commands.validated)) for what, commands in cases]
+
+
+class StubProvider:
+    """The stand-in for a provider: its instance reads as `reads` say (the last one repeats),
+    every read fails with `unreadable` when given, the destroy request raises `refusal` (what
+    an adapter raised) or is accepted, and `listed` is the account's list."""
+
+    def __init__(
+        self,
+        reads: tuple[str, ...] = ("running",),
+        refusal: UserError | None = None,
+        unreadable: UserError | None = None,
+        listed: tuple[object, ...] = (),
+    ) -> None:
+        self.name, self.reads, self.refusal = "vast.ai", list(reads), refusal
+        self.unreadable, self.listed = unreadable, list(listed)
+
+    def check_id(self, instance_id: str) -> str:
+        return instance_id.strip()
+
+    def instances(self) -> list[object]:
+        return self.listed
+
+    def read(self, instance_id: str) -> object:
+        from gpu_companion.core.providers.model import Reading
+
+        if self.unreadable is not None:
+            raise self.unreadable
+        state = self.reads.pop(0) if len(self.reads) > 1 else self.reads[0]
+        return Reading(state, said=f'{{"id": {instance_id}, "actual_status": "{state}"}}')  # type: ignore[arg-type]
+
+    def request(self, instance_id: str, action: str) -> str:
+        if self.refusal is not None:
+            raise self.refusal
+        return '{"success": true}'
+
+
+class Keyring:
+    """The OS keyring's three calls, on a dict."""
+
+    def __init__(self) -> None:
+        self.values: dict[str, str] = {}
+
+    def secret(self, name: str) -> str | None:
+        return self.values.get(name)
+
+    def set_secret(self, name: str, value: str) -> None:
+        self.values[name] = value
+
+    def delete_secret(self, name: str) -> None:
+        self.values.pop(name, None)
+
+
+@contextmanager
+def example_store() -> Iterator[Any]:
+    """A store in a temporary folder with the example platforms."""
+    import tempfile
+
+    from gpu_companion.core.hosts.registry import HostRegistry, Platform
+    from gpu_companion.core.storage.store import Store
+
+    with tempfile.TemporaryDirectory() as tmp:
+        store = Store(Path(tmp) / "db.sqlite3")
+        try:
+            for name in ("vast.ai", "RunPod", "Lambda"):
+                HostRegistry(store).save_platform(Platform(name))
+            yield store
+        finally:
+            store.close()
+
+
+def platform_id(store: Any, name: str) -> int:
+    from gpu_companion.core.hosts.registry import HostRegistry
+
+    return next(p.id for p in HostRegistry(store).platforms() if p.name == name)
+
+
+def add_host(store: Any, alias: str, platform: str, instance_id: str, state: str = "active") -> Any:
+    from gpu_companion.core.hosts.registry import Host, HostRegistry
+
+    return HostRegistry(store).save_host(
+        Host(alias, "203.0.113.7", 41022, "root", platform_id(store, platform),
+             instance_id=instance_id, state=state)
+    )  # fmt: skip
+
+
+def release_services(store: Any) -> Any:
+    """The gate's services on `store`, with a clock of its own: a read back "waits" its 3 s
+    between reads without sleeping, and a release happens at AT."""
+    from datetime import datetime
+
+    from gpu_companion.core.hosts.registry import HostRegistry
+    from gpu_companion.core.release import ReleaseServices
+    from gpu_companion.core.release.journal import ReleaseJournal
+    from gpu_companion.core.release.record import StoreReleaseLedger
+    from gpu_companion.core.spend.ledger import SpendLedger
+
+    elapsed = [0.0]
+    return ReleaseServices(
+        StoreReleaseLedger(store, SpendLedger(store)),
+        HostRegistry(store),
+        SimpleNamespace(remove_host=lambda alias: None),  # type: ignore[arg-type]
+        ReleaseJournal(store),
+        clock=lambda: datetime.fromisoformat(AT),
+        sleep=lambda s: elapsed.__setitem__(0, elapsed[0] + s),
+        mono=lambda: elapsed[0],
+    )
+
+
+def release_rows() -> list[Row]:
+    """release_host itself on host gpu1 (an override, so no checklist item needs the host), with
+    the stub provider, then with a custom platform's commands."""
+    import requests
+
+    from gpu_companion.core.providers.custom import (
+        CommandResult,
+        CustomCommands,
+        CustomProvider,
+        target_of,
+    )
+    from gpu_companion.core.release import ChecklistConfig, Override, ReleaseChecklist, release_host
+    from gpu_companion.core.release.gate import InstanceAction
+
+    refused = vast_error("destroy", http_answer(200, '{"success": false}'))
+    no_answer = vast_error("destroy", requests.Timeout("read timed out"))
+
+    def mycloud(argv: list[str]) -> CommandResult:  # a custom platform's CLI, as the app runs it
+        if argv[1] == "delete":
+            return CommandResult(1, "mycloud: not logged in (run mycloud login)")
+        if argv[1] == "show":
+            return CommandResult(0, f"{argv[2]} running")
+        return CommandResult(2, f"mycloud: unknown command '{argv[1]}'")
+
+    with example_store() as store:
+        host = add_host(store, "gpu1", "vast.ai", IID)
+        services = release_services(store)
+        checklist = ReleaseChecklist.build(host, ChecklistConfig(disabled=NEEDS_HOST))
+        works = CustomCommands("mycloud delete {instance_id} --yes", "mycloud show {instance_id}",
+                               gone_when="not found", running_when="running")  # fmt: skip
+        typo = CustomCommands(works.release, "mycloud status {instance_id}", "not found")
+
+        def release(provider: object) -> UserError:
+            action = InstanceAction(provider, IID)  # type: ignore[arg-type]
+            override = Override("gpu1", "an example")
+            return error_of(lambda: release_host(checklist, services, action, override))
+
+        return [
+            row("vast.ai has no such instance already", release(StubProvider(reads=("gone",)))),
+            row('the destroy answered `{"success": false}`',
+                release(StubProvider(refusal=refused))),
+            row("the destroy got no answer and the instance still runs",
+                release(StubProvider(refusal=no_answer))),
+            row("still running at the deadline", release(StubProvider())),
+            row("a custom platform's release command failed",
+                release(CustomProvider("mycloud", works, target_of(host), run=mycloud))),
+            row("a custom platform's verify command failed",
+                release(CustomProvider("mycloud", typo, target_of(host), run=mycloud))),
+        ]  # fmt: skip
+
+
+def setup_rows() -> list[Row]:
+    """Provider accounts (on a dict keyring) and what a release needs of a host."""
+    from gpu_companion.core.hosts.registry import HostRegistry
+    from gpu_companion.core.providers.accounts import ProviderAccounts, kind_of, require_account
+    from gpu_companion.core.release.record import ChecklistSettings
+    from gpu_companion.core.release.wiring import ReleaseWiring
+
+    with example_store() as store:
+        registry, keyring = HostRegistry(store), Keyring()
+        accounts = ProviderAccounts(store, registry, keyring)
+        account = accounts.add("vast.ai", EXAMPLE_KEY, platform="vast.ai")
+        s = release_services(store)
+        wiring = ReleaseWiring(registry, ChecklistSettings(store), s.ledger, Path("."), None,
+                               None, s.ssh_config, accounts, s.journal)  # type: ignore[arg-type]  # fmt: skip
+        no_id = add_host(store, "gpu2", "vast.ai", "")
+        by_hand = add_host(store, "gpu3", "Lambda", "")
+        keyring.values.clear()  # the key was deleted from the keyring outside the app
+        cases = [
+            ("the account's key is not in the keyring", lambda: accounts.provider(account)),
+            ("an API key that cannot be one", lambda: accounts.add("runpod", "my key")),
+            ("a provider the app does not talk to", lambda: kind_of("lambda")),
+            ("`providers test lambda`: no such account",
+             lambda: require_account(accounts, "lambda")),
+            ("a release through the account of a host without an instance id",
+             lambda: wiring.instance_action(no_id, "destroy")),
+            ("`release --stop` on a platform without an account",
+             lambda: wiring.instance_action(by_hand, "stop")),
+        ]  # fmt: skip
+        return [row(what, error_of(call)) for what, call in cases]
+
+
+def recovery_rows() -> list[Row]:
+    """resolve_interrupted on the journal entries a killed release left, after the destroy was
+    asked: one instance gone now, one still running, one whose provider does not answer."""
+    import requests
+
+    from gpu_companion.core.common.notifier import Notifier
+    from gpu_companion.core.release.gate import InstanceAction
+    from gpu_companion.core.release.journal import ReleaseJournal
+    from gpu_companion.core.release.recovery import resolve_interrupted
+
+    class NextStart(ReleaseJournal):  # the process that wrote the entries is gone
+        def orphaned(self) -> list[Any]:
+            return self.open_entries()
+
+        def adopt(self, entry_id: int) -> bool:
+            return True
+
+    silent = vast_error("read", requests.Timeout("read timed out"), str(int(IID) + 2))
+    providers = {
+        "gpu1": StubProvider(reads=("gone",)),
+        "gpu2": StubProvider(reads=("running",)),
+        "gpu3": StubProvider(unreadable=silent),
+    }
+    with example_store() as store:
+        services = release_services(store)
+        services.journal = journal = NextStart(store)
+        for n, alias in enumerate(providers):
+            host = add_host(store, alias, "vast.ai", str(int(IID) + n))
+            entry = journal.open(
+                host_id=host.id, host_alias=alias, platform_id=host.platform_id,
+                provider="vast.ai", instance_id=host.instance_id, action="destroy",
+                kind="release", at=services.clock(),
+                record={"host_alias": alias, "kind": "release", "at": AT},
+            )  # fmt: skip
+            journal.step(entry, "requested", '{"success": true}')
+        wiring = SimpleNamespace(
+            registry=services.registry,
+            journal=journal,
+            services=lambda: services,
+            instance_action=lambda h, _action: InstanceAction(providers[h.alias], h.instance_id),
+        )
+        said = resolve_interrupted(wiring, Notifier())  # type: ignore[arg-type]
+    situations = ("the instance is gone now", "the instance still runs", "vast.ai does not answer")
+    return [(what, text, "") for what, text in zip(situations, said, strict=True)]
+
+
+def sync_rows() -> list[Row]:
+    """One ProviderSync of two example accounts: vast.ai lists two running instances (one the
+    app does not know, one of a host it believes released) and no longer lists gpu1's; RunPod
+    refuses the key. Then an import of an instance vast.ai no longer has."""
+    from decimal import Decimal
+
+    from gpu_companion.core.common.notifier import Notifier
+    from gpu_companion.core.hosts.registry import HostRegistry
+    from gpu_companion.core.providers.accounts import Account
+    from gpu_companion.core.providers.model import Instance
+    from gpu_companion.core.providers.reconcile import ProviderSync
+    from gpu_companion.core.spend.ledger import SpendLedger
+
+    listed = (
+        Instance("4240", "running", "running", gpu_model="RTX 4090", gpu_count=1,
+                 hourly=Decimal("0.40")),
+        Instance("4244", "running", "running", label="train-b", gpu_model="A100 SXM4",
+                 gpu_count=2, hourly=Decimal("2.80")),
+    )  # fmt: skip
+    with example_store() as store:
+        add_host(store, "gpu0", "vast.ai", "4240", state="released")
+        add_host(store, "gpu1", "vast.ai", IID)
+        vast = Account(1, "vast.ai", platform_id(store, "vast.ai"), "vast.ai")
+        runpod = Account(2, "runpod", platform_id(store, "RunPod"), "RunPod")
+        answers: dict[Account, Any] = {
+            vast: StubProvider(listed=listed),
+            runpod: runpod_error("list", http_answer(401, "")),
+        }
+
+        def provider(account: Account) -> Any:
+            if isinstance(answers[account], Exception):
+                raise answers[account]
+            return answers[account]
+
+        accounts = SimpleNamespace(accounts=lambda: list(answers), provider=provider)
+        notifier, notices = Notifier(), []
+        notifier.subscribe(notices.append)
+        sync = ProviderSync(accounts, HostRegistry(store), SpendLedger(store), notifier)  # type: ignore[arg-type]
+        released, unknown = sync.sync().orphans
+        answers[vast] = StubProvider(reads=("gone",))
+        no_longer = error_of(lambda: sync.import_instance(vast, "4245"))
+    said = {m.key.split(":")[0]: m.text for m in notices}
+    return [
+        ("an instance runs that the app does not know", unknown.text(), ""),
+        ("an instance runs whose host the app believes released", released.text(), ""),
+        ("a known instance is no longer listed", said["gone"], ""),
+        ("an account cannot be read", said["provider-error"], ""),
+        row("an import of an instance that is gone", no_longer),
+    ]
+
+
+def provider_lines() -> list[str]:
+    lines = [
+        "With a provider account the app talks to vast.ai's and RunPod's APIs through their own",
+        "client code (see [Providers](user-guide.md#providers) in the user guide); the API key",
+        f"never appears in a message. Examples: host `gpu1`, vast.ai instance {IID}, RunPod pod",
+        f"`{POD}`.",
+        "",
+        "**vast.ai** (at https://console.vast.ai, or `VAST_URL`):",
+        "",
+        *provider_table(vast_rows()),
+        "",
+        "**RunPod** (at https://api.runpod.io, or `RUNPOD_API_BASE_URL`):",
+        "",
+        *provider_table(runpod_rows()),
+        "",
+        "**Accounts, and a host's instance id** (`gpu-companion providers …`, *Provider",
+        "accounts…* on the Hosts page, a release):",
+        "",
+        *provider_table(setup_rows()),
+        "",
+        "**A custom platform's commands** (**Checklist settings…** on the Release page) are",
+        "refused when they could not confirm a release:",
+        "",
+        *provider_table(custom_rows()),
+        "",
+        "**A release** counts only once the provider reports the instance gone (or stopped): the",
+        "instance is read, the destroy is asked, then it is read back every 3 s for up to 180 s",
+        "(`gpu-companion release ALIAS --within S`). Anything else keeps the meter going and the",
+        "host active, says what the provider said, and makes `gpu-companion release` exit 3:",
+        "",
+        *provider_table(release_rows()),
+        "",
+        "**After a crash in the middle of a release**, the next start (the window, the tray,",
+        "`gpu-companion watch` or the next `gpu-companion release`) reads each interrupted",
+        "release's instance back:",
+        "",
+        *provider_table(recovery_rows()),
+        "",
+        "**Sync** (*Sync providers* on the Hosts page, `gpu-companion providers sync`, and every",
+        "5 minutes while the window, the tray or `gpu-companion watch` runs). A forgotten",
+        "instance is listed under *Forgotten instances…* on the Hosts page: *Import* meters it,",
+        "*Import and release…* meters it and opens its release; in a terminal,",
+        "`gpu-companion providers import ACCOUNT ID` imports it:",
+        "",
+        *provider_table(sync_rows()),
+    ]
+    assert not any(EXAMPLE_KEY in line for line in lines), "an API key reached the page"
+    return lines
+
+
 def render() -> str:
     parts = [
         "# Troubleshooting",
@@ -251,6 +766,10 @@ def render() -> str:
         "",
         *connection_messages(),
         "",
+        "## Providers: what vast.ai, RunPod and a release said",
+        "",
+        *provider_lines(),
+        "",
         "## Transfers stopped: rsync exit codes",
         "",
         "When a transfer stops, the app reads rsync's exit code and its last lines.",
@@ -289,6 +808,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true")
     args = parser.parse_args()
+    # before the RunPod SDK's import, which sets the root logger to INFO on stderr
+    logging.basicConfig(level=logging.WARNING, format="%(message)s")
     text = render()
     if args.check:
         if not OUT.exists() or OUT.read_text() != text:
