@@ -1,11 +1,22 @@
-"""The schema as an ordered list of migrations; `PRAGMA user_version` is the index reached.
+"""The schema as an append-only list of named migrations; a table in the file records which ran.
 
-Append new migrations at the end; never edit one that has shipped.
+Each migration has a stable name; `schema_migrations` holds the names applied to a file, and the
+store runs, in list order, every migration whose name it does not hold. `PRAGMA user_version` is
+kept at the count of applied migrations for older builds (which refuse a file that counts more
+than they know) but never picks a migration: two branches that each appended one no longer
+claim the same slot. A file written before the table existed (user_version = N, no table) is
+adopted: its first N names are recorded as applied.
+
+Append new migrations at the end; never edit, rename, reorder or remove one that has shipped.
+Once a migration ships, add its name to `SHIPPED`: `MIGRATIONS` must start with exactly that
+sequence (checked at import and by tests/unit/core/storage/test_migrations.py).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from gpu_companion.core.storage.identity import migrate_to_ids
@@ -13,7 +24,16 @@ from gpu_companion.core.storage.identity import migrate_to_ids
 if TYPE_CHECKING:
     import sqlite_utils
 
-Migration = Callable[["sqlite_utils.Database"], None]
+
+@dataclass(frozen=True)
+class Migration:
+    """One schema change under the name recorded in `schema_migrations` once it has run."""
+
+    name: str
+    apply: Callable[[sqlite_utils.Database], None]
+
+    def __call__(self, db: sqlite_utils.Database) -> None:
+        self.apply(db)
 
 
 def _v1_platforms_hosts(db: sqlite_utils.Database) -> None:
@@ -301,14 +321,56 @@ ALIAS_COLUMNS: tuple[tuple[str, str], ...] = (
     ("gpu_minutes", "alias"),
 )
 
+# The names of the migrations that have shipped, in their order: frozen. A database records these
+# names; renaming or reordering one would make a file written by an earlier build unreadable.
+SHIPPED: tuple[str, ...] = (
+    "0001_platforms_hosts",
+    "0002_spend_ledger",
+    "0003_release_records",
+    "0004_ssh_keys",
+    "0005_transfer_jobs",
+    "0006_gpu_minutes",
+    "0007_host_instance_id",
+    "0008_identity_by_id",
+    "0009_providers",
+)
+
 MIGRATIONS: list[Migration] = [
-    _v1_platforms_hosts,
-    _v2_spend_ledger,
-    _v3_release_records,
-    _v4_ssh_keys,
-    _v5_transfer_jobs,
-    _v2_gpu_minutes,
-    _v7_host_instance_id,
-    migrate_to_ids,  # 6: keys, release history and settings by id; the data dir's own id
-    _v9_providers,
+    Migration("0001_platforms_hosts", _v1_platforms_hosts),
+    Migration("0002_spend_ledger", _v2_spend_ledger),
+    Migration("0003_release_records", _v3_release_records),
+    Migration("0004_ssh_keys", _v4_ssh_keys),
+    Migration("0005_transfer_jobs", _v5_transfer_jobs),
+    Migration("0006_gpu_minutes", _v2_gpu_minutes),
+    Migration("0007_host_instance_id", _v7_host_instance_id),
+    # keys, release history and settings by id; the data dir's own id
+    Migration("0008_identity_by_id", migrate_to_ids),
+    Migration("0009_providers", _v9_providers),
 ]
+
+_NAME = re.compile(r"[0-9]{4}_[a-z0-9_]+")
+
+
+def check_migrations(migrations: Sequence[Migration], shipped: Sequence[str] = SHIPPED) -> None:
+    """Refuse a list that renames, reorders, drops or inserts before a shipped migration, or
+    that names two migrations alike: ValueError saying which."""
+    names = [m.name for m in migrations]
+    for name in names:
+        if not _NAME.fullmatch(name):
+            raise ValueError(f"migration name {name!r} is not NNNN_lowercase_words")
+    dupes = sorted({n for n in names if names.count(n) > 1})
+    if dupes:
+        raise ValueError(f"migration names used twice: {', '.join(dupes)}")
+    head = tuple(names[: len(shipped)])
+    if head != tuple(shipped):
+        at = next(
+            (i for i, (a, b) in enumerate(zip(head, shipped, strict=False)) if a != b), len(head)
+        )
+        found = head[at] if at < len(head) else "(nothing)"
+        raise ValueError(
+            f"migration {at + 1} must be the shipped {shipped[at]!r}, found {found!r}: shipped "
+            "migrations are append-only (add new ones at the end, never rename or reorder)"
+        )
+
+
+check_migrations(MIGRATIONS)

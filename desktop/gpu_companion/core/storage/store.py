@@ -1,8 +1,12 @@
-"""The one SQLite file: WAL mode, versioned schema, a backup copy before each migration.
+"""The one SQLite file: WAL mode, named migrations, a backup copy before migrating.
 
-Each thread gets its own connection (SQLite connections are not shared across threads); WAL lets
-the GUI read while a worker writes. sqlite-utils (60-130 ms to import) is loaded on the first table
-helper a caller uses; plain queries run on sqlite3 alone, so the first window paints without it.
+Each thread gets its own connection (SQLite connections are not shared across threads), closed
+when that thread ends (see `Store.db`); WAL lets the GUI read while a worker writes. sqlite-utils
+(60-130 ms to import) is loaded on the first table helper a caller uses; plain queries run on
+sqlite3 alone, so the first window paints without it.
+
+Which migrations have run is recorded by name in `schema_migrations` (see `schema`); a file from
+before that table is adopted from its `PRAGMA user_version`.
 """
 
 from __future__ import annotations
@@ -12,7 +16,8 @@ import logging
 import os
 import sqlite3
 import threading
-from collections.abc import Iterator
+import weakref
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -68,6 +73,12 @@ def explain(exc: BaseException, path: Path) -> StoreError | None:
     return None
 
 
+def _now() -> str:
+    from datetime import datetime, timezone
+
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
 def _rollback(conn: sqlite3.Connection) -> None:
     """Undo what is open; SQLite rolls back by itself on some errors (a full disk among them)."""
     if conn.in_transaction:
@@ -101,17 +112,34 @@ class _Db:
         return getattr(self._utils, name)
 
 
+MIGRATIONS_TABLE = "schema_migrations"
+
+
+def _close_connection(
+    conn: sqlite3.Connection, open_: dict[sqlite3.Connection, Any], lock: threading.RLock
+) -> None:
+    """A thread's connection, closed once: by its thread's end or by `Store.close`."""
+    with lock:
+        open_.pop(conn, None)
+    conn.close()
+
+
 class Store:
-    def __init__(self, path: Path, migrations: list[Migration] | None = None) -> None:
+    def __init__(self, path: Path, migrations: Sequence[Migration] | None = None) -> None:
         if migrations is None:
             from gpu_companion.core.storage.schema import MIGRATIONS
 
             migrations = MIGRATIONS
+        names = [m.name for m in migrations]
+        if len(set(names)) != len(names):
+            raise ValueError(f"migration names must be unique: {names}")
         self.path = path
-        self._migrations = migrations
+        self._migrations = list(migrations)
         self._local = threading.local()
-        self._all: list[sqlite3.Connection] = []
-        self._lock = threading.Lock()
+        # each open connection and the finaliser that closes it (an RLock: a finaliser may run
+        # from the cyclic GC on a thread that holds it)
+        self._open: dict[sqlite3.Connection, weakref.finalize[Any, Any]] = {}
+        self._lock = threading.RLock()
         self.backups: list[Path] = []
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -127,22 +155,51 @@ class Store:
     def schema_version(self) -> int:
         return len(self._migrations)
 
-    def _connect(self) -> sqlite3.Connection:
+    def _connect(self) -> _Db:
         conn = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
-        conn.execute("PRAGMA foreign_keys=ON")
-        conn.execute("PRAGMA synchronous=NORMAL")
+        try:
+            conn.execute("PRAGMA foreign_keys=ON")
+            conn.execute("PRAGMA synchronous=NORMAL")
+        except BaseException:
+            conn.close()
+            raise
+        db = _Db(conn)
         with self._lock:
-            self._all.append(conn)
-        return conn
+            closer = weakref.finalize(db, _close_connection, conn, self._open, self._lock)
+            closer.atexit = False  # as before: at exit the process closes its files anyway
+            self._open[conn] = closer
+        return db
 
     @property
     def db(self) -> sqlite_utils.Database:
-        """This thread's connection, with the sqlite-utils helpers on first use."""
+        """This thread's connection, with the sqlite-utils helpers on first use.
+
+        The connection does not outlive its thread. Its wrapper (`_Db`) lives only in this
+        thread's slot of a `threading.local`, and CPython drops a thread's slots when it tears
+        down the thread's state: at the end of a `threading.Thread` (before `join()` returns),
+        and for a thread Python did not start (a Qt worker) when its outermost call into Python
+        returns. A `weakref.finalize` on the wrapper then closes the connection. This does not
+        depend on the `Thread` object being collected (a caller may keep it; a foreign thread's
+        `_DummyThread` is never removed) nor on `__del__` of the shared local object (which
+        runs only when the Store drops it). A caller that still holds the wrapper (`db =
+        store.db`) keeps the connection open until it lets go: it is never closed under a user.
+        `close()` closes every connection still open, whichever thread opened it.
+
+        SQLite itself may keep a closed connection's file descriptor for reuse while another
+        connection of the process holds a lock on the file (POSIX locks; in WAL mode an open
+        connection always does): the count stays at the most connections open at once, it does
+        not grow with the threads that ever used the store.
+        """
         db = getattr(self._local, "db", None)
         if db is None:
-            db = _Db(self._connect())
+            db = self._connect()
             self._local.db = db
         return cast("sqlite_utils.Database", db)
+
+    def open_connections(self) -> int:
+        """How many connections this store holds open (one per live thread that used it)."""
+        with self._lock:
+            return len(self._open)
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite_utils.Database]:
@@ -168,9 +225,34 @@ class Store:
     def user_version(self) -> int:
         return int(self.db.execute("PRAGMA user_version").fetchone()[0])
 
+    def applied_migrations(self) -> list[str]:
+        """The names recorded in the file as applied, in the order they ran."""
+        return [
+            str(r[0])
+            for r in self.db.execute(f"SELECT name FROM {MIGRATIONS_TABLE} ORDER BY rowid")
+        ]
+
+    def _newer(self, detail: str) -> StoreError:
+        return StoreError(
+            f"The database {self.path} was written by a newer GPU Companion ({detail}).",
+            hint="Update the app; the file was not changed.",
+        )
+
     def migrate(self) -> None:
+        """Bring the file to this build's schema: adopt a file from before the migrations table,
+        then run, in list order and one transaction each, every migration not recorded.
+
+        Refused, with the file untouched: a file recording a migration this build does not know,
+        or counting more (`user_version`) than it records (a build that does not record names
+        has migrated it further)."""
         try:
             current = self.user_version()
+            has_table = bool(
+                self.db.execute(
+                    "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
+                    [MIGRATIONS_TABLE],
+                ).fetchone()
+            )
         except sqlite3.DatabaseError as exc:
             reason = explain(exc, self.path)  # a read-only folder, not a damaged file
             if reason is not None:
@@ -179,23 +261,57 @@ class Store:
                 f"The database {self.path} is not a readable SQLite file ({exc}).",
                 hint="Move it aside and start again, or restore one of the *.bak copies beside it.",
             ) from exc
-        target = self.schema_version
-        if current > target:
-            raise StoreError(
-                f"The database {self.path} was written by a newer GPU Companion (schema "
-                f"{current}, this version knows {target}).",
-                hint="Update the app; the file was not changed.",
-            )
+        known = [m.name for m in self._migrations]
+        if has_table:
+            applied = self.applied_migrations()
+            unknown = [name for name in applied if name not in known]
+            if unknown:
+                raise self._newer(f"migration {', '.join(unknown)} is unknown to this version")
+            if current > len(applied):
+                raise self._newer(
+                    f"schema {current}, but {len(applied)} migrations recorded; "
+                    f"this version knows {len(known)}"
+                )
+            adopt: list[str] = []
+        else:
+            if current > len(known):
+                raise self._newer(f"schema {current}, this version knows {len(known)}")
+            applied = adopt = known[:current]  # before the table: the first N ran, in order
+        pending = [m for m in self._migrations if m.name not in applied]
         self.db.execute("PRAGMA journal_mode=WAL")  # only once the file is known to be ours
-        if current == target:
+        if has_table and not pending:
+            if current != len(applied):
+                self.db.execute(f"PRAGMA user_version = {len(applied)}")
             return
         if self._has_content():
             self.backups.append(self._backup(current))
-        for version in range(current, target):
+        done = len(applied)
+        if not has_table:
             with self.transaction() as db:
-                self._migrations[version](db)
-                db.execute(f"PRAGMA user_version = {version + 1}")
-            log.info("migrated %s to schema %d", self.path, version + 1)
+                db.execute(
+                    f"CREATE TABLE {MIGRATIONS_TABLE} (name TEXT PRIMARY KEY, "
+                    "applied_at TEXT NOT NULL, adopted INTEGER NOT NULL DEFAULT 0)"
+                )
+                self._record(db, adopt, adopted=True)
+            if adopt:
+                log.info("adopted %s at schema %d: %s", self.path, current, ", ".join(adopt))
+        for migration in pending:
+            with self.transaction() as db:
+                migration(db)
+                self._record(db, [migration.name])
+                done += 1
+                db.execute(f"PRAGMA user_version = {done}")
+            log.info("migrated %s: %s", self.path, migration.name)
+
+    @staticmethod
+    def _record(db: sqlite_utils.Database, names: list[str], adopted: bool = False) -> None:
+        """`adopted`: recorded from the `user_version` of a file from before the table."""
+        now = _now()
+        for name in names:
+            db.execute(
+                f"INSERT INTO {MIGRATIONS_TABLE} (name, applied_at, adopted) VALUES (?, ?, ?)",
+                [name, now, int(adopted)],
+            )
 
     def _has_content(self) -> bool:
         row = self.db.execute("SELECT count(*) FROM sqlite_master").fetchone()
@@ -229,8 +345,9 @@ class Store:
             )
 
     def close(self) -> None:
+        """Close every connection still open, whichever thread opened it."""
         with self._lock:
-            for conn in self._all:
-                conn.close()
-            self._all.clear()
+            closers = list(self._open.values())
+        for closer in closers:
+            closer()  # at most once each: it forgets the connection and closes it
         self._local = threading.local()

@@ -3,7 +3,7 @@ import stat
 
 import pytest
 
-from gpu_companion.core.storage.schema import MIGRATIONS
+from gpu_companion.core.storage.schema import MIGRATIONS, Migration
 from gpu_companion.core.storage.store import Store, StoreError
 
 
@@ -52,7 +52,7 @@ def test_each_migration_step_backs_up_and_keeps_data(tmp_path):
     def v2(db):
         db.execute("CREATE TABLE extra (x INTEGER)")
 
-    second = Store(path, migrations=[*MIGRATIONS[:1], v2])
+    second = Store(path, migrations=[*MIGRATIONS[:1], Migration("0002_extra", v2)])
     try:
         assert second.user_version() == 2
         assert second.get_setting("k") == "v"
@@ -70,7 +70,7 @@ def test_a_failing_migration_rolls_back_and_leaves_the_version(tmp_path):
         raise RuntimeError("boom")
 
     with pytest.raises(RuntimeError):
-        Store(path, migrations=[*MIGRATIONS[:1], broken])
+        Store(path, migrations=[*MIGRATIONS[:1], Migration("0002_broken", broken)])
     conn = sqlite3.connect(path)
     assert conn.execute("PRAGMA user_version").fetchone()[0] == 1
     assert "half" not in {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
