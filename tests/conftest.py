@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import io
 import os
+import shutil
+import tempfile
 import time
 import uuid
 from collections.abc import Iterator
@@ -46,7 +48,7 @@ def shared_fixtures() -> Path:
 
 
 @pytest.fixture(autouse=True)
-def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """A temporary HOME, XDG dirs and app dir per test: nothing touches the real user's files."""
     home = tmp_path / "home"
     (home / ".ssh").mkdir(parents=True, mode=0o700)
@@ -60,7 +62,12 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         (home / sub).mkdir(parents=True, exist_ok=True)
         monkeypatch.setenv(var, str(home / sub))
     monkeypatch.setenv("GPU_COMPANION_HOME", str(tmp_path / "app"))
-    return home
+    # a short private runtime dir, as a desktop session gives one: the app's agent socket and
+    # shared connections go there (pytest's own paths are too long for a Unix socket)
+    runtime = Path(tempfile.mkdtemp(prefix="gc-rt-"))
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+    yield home
+    shutil.rmtree(runtime, ignore_errors=True)
 
 
 @pytest.fixture

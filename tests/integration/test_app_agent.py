@@ -4,6 +4,7 @@ private runtime dir that goes away at exit, and one shared ssh connection per ho
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 import subprocess
 import uuid
@@ -39,17 +40,23 @@ def agent(vault, tmp_path):  # type: ignore[no-untyped-def]
     a = AppAgent(RuntimePaths.for_data_dir(tmp_path / "data"), vault)  # short: sockets
     yield a
     a.stop()
+    shutil.rmtree(a.paths.root, ignore_errors=True)  # named, never started: a /tmp fallback
 
 
 def test_runtime_dir_is_stable_per_data_dir_and_short(tmp_path, monkeypatch):
     monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
     one = RuntimePaths.for_data_dir(tmp_path / "a")
-    assert one == RuntimePaths.for_data_dir(tmp_path / "a")
-    assert one != RuntimePaths.for_data_dir(tmp_path / "b")
-    # ssh writes `<ControlPath>.<16 random chars>` first; a unix socket path has 108 bytes
-    assert len(f"{one.control_dir}/{'0' * 40}.{'x' * 16}") < 108
-    monkeypatch.setenv("XDG_RUNTIME_DIR", "/" + "r" * 80)
-    assert len(str(RuntimePaths.for_data_dir(tmp_path / "a").socket)) < 108
+    other = RuntimePaths.for_data_dir(tmp_path / "b")
+    try:
+        assert one == RuntimePaths.for_data_dir(tmp_path / "a")
+        assert one != other
+        # ssh writes `<ControlPath>.<16 random chars>` first; a unix socket path has 108 bytes
+        assert len(f"{one.control_dir}/{'0' * 40}.{'x' * 16}") < 108
+        monkeypatch.setenv("XDG_RUNTIME_DIR", "/" + "r" * 80)
+        assert RuntimePaths.for_data_dir(tmp_path / "a") == one  # too long: not used
+    finally:
+        for paths in (one, other):  # a fallback under /tmp is made when named
+            shutil.rmtree(paths.root, ignore_errors=True)
 
 
 def test_start_and_stop_own_the_runtime_dir(agent):
@@ -76,7 +83,7 @@ def test_a_runtime_dir_someone_else_made_is_refused(tmp_path, vault):
     target.mkdir()
     (tmp_path / "run").symlink_to(target)  # a squatter's link in a shared /tmp
     agent = AppAgent(RuntimePaths(tmp_path / "run"), vault)
-    with pytest.raises(UserError, match="not a folder of yours"):
+    with pytest.raises(UserError, match="is a link"):
         agent.start()
     assert not agent.running and not list(target.iterdir())
 
@@ -118,11 +125,13 @@ def test_passphrase_key_is_asked_through_the_callback(vault, tmp_path):
     assert set(asked) == {"lambda"}  # a lookup of what the user typed, never a prompt here
 
 
-def test_a_crash_leftover_socket_is_replaced(agent):
+@pytest.mark.parametrize("how", ["start", "start_or_attach"])
+def test_a_crash_leftover_socket_is_replaced(agent, how):
     agent.paths.make()
     agent.paths.socket.write_text("stale")
     (agent.paths.identity_dir / "old.pub").write_text("ssh-ed25519 AAAA stale")
-    agent.start()
+    getattr(agent, how)()
+    assert agent._proc is not None  # its own agent, not an attach to a leftover
     assert agent.paths.socket.is_socket()
     assert not (agent.paths.identity_dir / "old.pub").exists()
 

@@ -4,6 +4,8 @@ Keys go in from the keyring through `ssh-add -t LIFETIME -` (stdin, never a file
 app's `ssh -F`, and the user's terminal `ssh ALIAS` work with no private key on disk. The runtime
 dir's path is stable per data dir, so the managed ssh config can name it even while the app is
 closed; ssh then says `no such identity: .../start-GPU-Companion-to-use-this-key/<platform>`.
+Nothing is trusted for being there: the dir and the socket are checked (runtime.py) before the
+app attaches to an agent and before each key goes in.
 """
 
 from __future__ import annotations
@@ -15,7 +17,6 @@ import shutil
 import signal
 import stat
 import subprocess
-import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -24,6 +25,16 @@ from pathlib import Path
 
 from gpu_companion.core.common.errors import UserError
 from gpu_companion.core.hosts.registry import Host
+from gpu_companion.core.ssh.config_writer import atomic_write
+from gpu_companion.core.ssh.runtime import (
+    SOCKET_PATH_MAX,
+    check_agent_socket,
+    check_private_dir,
+    ensure_private_dir,
+    parents_problem,
+    private_dir_problem,
+    recorded_temp_dir,
+)
 from gpu_companion.core.ssh.vault import KeyVault
 
 log = logging.getLogger(__name__)
@@ -33,7 +44,9 @@ DEFAULT_LIFETIME_S = 12 * 3600  # a working day; the app adds the key again on t
 # when the app is closed ("no such identity: .../start-GPU-Companion-to-use-this-key/vast-ai").
 IDENTITY_DIR = "start-GPU-Companion-to-use-this-key"
 CONTROL_PERSIST_S = 120
-_MAX_DIR_CHARS = 60  # unix sockets: 108 bytes, and ssh adds a 17-character suffix to %C's 40
+# the longest socket path under the runtime dir: ssh binds `ControlPath=<cm>/%C` (40 hex
+# characters) as `<path>.<16 random characters>` first
+_LONGEST_TAIL = len("/cm/") + 40 + len(".") + 16
 
 
 @dataclass(frozen=True)
@@ -60,32 +73,38 @@ class RuntimePaths:
 
     @classmethod
     def for_data_dir(cls, data_dir: Path, base: Path | None = None) -> RuntimePaths:
-        """$XDG_RUNTIME_DIR (a per-user tmpfs) when set and short enough, else the temp dir; the
-        name carries a hash of the data dir, so two app homes never share an agent."""
+        """$XDG_RUNTIME_DIR (a private per-user tmpfs) when it is private and short enough, named
+        by a hash of the data dir so two app homes never share an agent; else `run` in the data
+        dir; else (a long home, macOS) a fresh mkdtemp name under /tmp that the data dir records
+        for the app's other processes. Never a name a neighbour can guess and make first; make()
+        and each use check the dir again."""
         tag = hashlib.sha256(str(data_dir.resolve()).encode()).hexdigest()[:10]
-        if base is None:
-            xdg = os.environ.get("XDG_RUNTIME_DIR", "")
-            base = Path(xdg) if xdg and Path(xdg).is_dir() else Path(tempfile.gettempdir())
-            if len(str(base)) > _MAX_DIR_CHARS - 30:
-                base = Path("/tmp")
-        return cls(base / f"gpu-companion-{os.getuid()}-{tag}")
+        if base is not None:
+            return cls(base / f"gpu-companion-{tag}")
+        xdg = os.environ.get("XDG_RUNTIME_DIR", "")
+        if xdg and os.path.isabs(xdg):
+            root = Path(xdg) / f"gpu-companion-{tag}"
+            if _fits(root) and private_dir_problem(Path(xdg)) is None:
+                return cls(root)
+        own = Path(os.path.abspath(data_dir)) / "run"
+        if _fits(own) and parents_problem(own) is None:
+            return cls(own)
+        return cls(recorded_temp_dir(data_dir))
 
     def make(self) -> None:
-        """Create the dirs 0700 and refuse one that someone else made first (a shared /tmp)."""
-        try:
-            self.root.mkdir(mode=0o700)
-        except FileExistsError:
-            pass
-        info = self.root.lstat()
-        if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
-            raise UserError(
-                f"{self.root} exists and is not a folder of yours: the app's ssh agent was not "
-                "started.",
-                hint="Remove it (it may be left from another account), then start the app again.",
-            )
-        os.chmod(self.root, 0o700)
+        """Create the dirs 0700, or check the ones there: UserError for a dir that is another
+        user's, open to others, or a link (someone made it first), and nothing is used."""
+        ensure_private_dir(self.root)
         for sub in (self.identity_dir, self.control_dir):
-            sub.mkdir(mode=0o700, exist_ok=True)
+            ensure_private_dir(sub)
+
+    def check(self) -> None:
+        """UserError unless the dir is still a private one of ours: before each use."""
+        check_private_dir(self.root)
+
+
+def _fits(root: Path) -> bool:
+    return len(os.fsencode(root)) + _LONGEST_TAIL <= SOCKET_PATH_MAX
 
 
 class AppAgent:
@@ -128,10 +147,23 @@ class AppAgent:
         with self._lock:
             if self.running:
                 return
-            if agent_key_count(self.paths.socket) is not None:
-                self._attached = True
-                return
+            if os.path.lexists(self.paths.root):
+                self.paths.check()  # a dir someone else made, opened or linked: refused
+                if self._answers():
+                    self._attached = True
+                    return
         self.start(timeout_s)
+
+    def _answers(self) -> bool:
+        """Whether an agent of ours answers on the socket; UserError for a socket that is
+        another user's or answered by another uid (in a private dir: something is wrong)."""
+        try:
+            if not stat.S_ISSOCK(os.lstat(self.paths.socket).st_mode):
+                return False  # a crash leftover: start() replaces it
+            check_agent_socket(self.paths.socket)
+        except OSError:
+            return False  # nothing listens: the same
+        return agent_key_count(self.paths.socket) is not None
 
     def start(self, timeout_s: float = 10) -> None:
         """Start the agent (a no-op when it runs); UserError when ssh-agent is missing."""
@@ -168,7 +200,7 @@ class AppAgent:
                     )
                 time.sleep(0.01)
             self._loaded.clear()
-            (self.paths.root / "agent.pid").write_text(str(self._proc.pid))
+            atomic_write(self.paths.root / "agent.pid", str(self._proc.pid).encode())
             log.info("ssh-agent started at %s", self.paths.socket)
 
     def _stale_cleanup(self) -> None:
@@ -257,14 +289,32 @@ class AppAgent:
                         hint="Type it once (Test connection on the Hosts page, or Load into "
                         "ssh-agent on the Keys page); it is kept in memory until the app closes.",
                     )
+            self._check_agent()
             self.vault.load_into_agent(
                 platform, self.lifetime_s, passphrase, agent_socket=self.paths.socket
             )
             stem = self.paths.identity_stem(stored.public_path)
-            pub = stem.with_name(stem.name + ".pub")
-            pub.write_text(stored.public_line + "\n", encoding="ascii")
+            # a rename over the name: a link planted there is replaced, never followed
+            atomic_write(
+                stem.with_name(stem.name + ".pub"), (stored.public_line + "\n").encode("ascii"),
+                mode=0o644,
+            )  # fmt: skip
             self._loaded[platform] = (stored.fingerprint, self.clock() + self.lifetime_s)
             return True
+
+    def _check_agent(self) -> None:
+        """Right before a key goes in: the dir is still ours and private, and the socket is
+        ours and answered by our uid (it may have changed since the attach); else UserError."""
+        self.paths.check()
+        check_private_dir(self.paths.identity_dir)
+        try:
+            check_agent_socket(self.paths.socket, started_here=self._proc is not None)
+        except OSError as exc:
+            raise UserError(
+                f"The app's ssh-agent no longer answers at {self.paths.socket} "
+                f"({exc.strerror or exc}).",
+                hint="Restart GPU Companion.",
+            ) from exc
 
     def ensure_for_host(self, host: Host) -> None:
         """What the app runs before its own ssh/rsync reach `host`."""

@@ -370,8 +370,10 @@ class KeyVault:
         self._keyring("set", self._secret_name(platform_id), openssh_text(key, passphrase))
         path = self.public_key_path(platform)
         self.public_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-        path.write_text(pub + "\n", encoding="ascii")
-        path.chmod(0o644)
+        # a temp file renamed over the name: a link planted there is replaced, never followed
+        from gpu_companion.core.ssh.config_writer import atomic_write
+
+        atomic_write(path, (pub + "\n").encode("ascii"), mode=0o644)
         stored = StoredKey(
             platform=platform,
             kind=kind,
