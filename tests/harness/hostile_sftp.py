@@ -2,8 +2,10 @@
 add names that try to leave the client's download folder (`../../x`, `/abs/x` by default).
 
 Every path it is asked for that is not a real file under `files` is served as a small file, as
-a host that wants its bytes written somewhere would do. Exec requests (`rsync --version`,
-`sha256sum`) answer "command not found" with exit 127, so clients fall back to SFTP.
+a host that wants its bytes written somewhere would do. Paths in `endless` are listed with a
+small size but their reads never end (`served_up_to` records how far a client read). Exec
+requests (`rsync --version`, `sha256sum`) answer "command not found" with exit 127, so clients
+fall back to SFTP.
 """
 
 from __future__ import annotations
@@ -55,6 +57,8 @@ class HostileSftpHost:
         self.user = "renter"
         self.port = 0
         self.requested: list[str] = []  # every path a client opened or listed
+        self.endless: dict[str, int] = {}  # "/dir/name" -> the size listed; reads never end
+        self.served_up_to: dict[str, int] = {}  # endless path -> furthest byte a client read
         self._authorized: set[str] = set()
         self._host_key: Any = None
         self._sock: socket.socket | None = None
@@ -161,6 +165,28 @@ class _Handle(paramiko.SFTPHandle):
         return self.attr
 
 
+class _Endless:
+    """A file whose every read returns as many bytes as asked, wherever it is read."""
+
+    def __init__(self, host: HostileSftpHost, path: str) -> None:
+        self.host, self.path, self.pos = host, path, 0
+
+    def tell(self) -> int:
+        return self.pos
+
+    def seek(self, pos: int) -> None:
+        self.pos = pos
+
+    def read(self, n: int) -> bytes:
+        self.pos += n
+        furthest = max(self.host.served_up_to.get(self.path, 0), self.pos)
+        self.host.served_up_to[self.path] = furthest
+        return b"\xee" * n
+
+    def close(self) -> None:
+        pass
+
+
 class _HostileSftp(paramiko.SFTPServerInterface):
     """The files under `files`, with the hostile names added to every listing."""
 
@@ -194,9 +220,18 @@ class _HostileSftp(paramiko.SFTPServerInterface):
             attr.filename = os.fsencode(name)  # the exact bytes, UTF-8 or not
             out.append(attr)
         out += [self._fake_attr(n) for n in self.host.names]
+        here = self.canonicalize(path)
+        for endless in sorted(self.host.endless):
+            if posixpath.dirname(endless) == here:
+                out.append(self.stat(endless))
         return out
 
     def stat(self, path: str) -> Any:
+        listed = self.host.endless.get(self.canonicalize(path))
+        if listed is not None:
+            attr = self._fake_attr(posixpath.basename(path))
+            attr.st_size, attr.st_mode = listed, stat.S_IFREG | 0o644
+            return attr
         real = self._real(path)
         if real.exists():
             return paramiko.SFTPAttributes.from_stat(os.stat(real), real.name)
@@ -211,7 +246,10 @@ class _HostileSftp(paramiko.SFTPServerInterface):
         real = self._real(path)
         handle = _Handle(flags)
         handle.attr = self.stat(path)
-        handle.readfile = real.open("rb") if real.is_file() else io.BytesIO(PAYLOAD)
+        if self.canonicalize(path) in self.host.endless:
+            handle.readfile = _Endless(self.host, self.canonicalize(path))
+        else:
+            handle.readfile = real.open("rb") if real.is_file() else io.BytesIO(PAYLOAD)
         return handle
 
     def canonicalize(self, path: str) -> str:

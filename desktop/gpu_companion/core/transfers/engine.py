@@ -11,6 +11,7 @@ import os
 import shlex
 import shutil
 import subprocess
+import time
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -41,14 +42,19 @@ from gpu_companion.core.transfers.rsync.engine import (
     run_capture,
     salvage_temp_files,
 )
-from gpu_companion.core.transfers.rsync.errors import explain_exit_code
+from gpu_companion.core.transfers.rsync.errors import (
+    DISK_FULL_RE,
+    disk_full_path,
+    explain_exit_code,
+)
+from gpu_companion.core.transfers.rsync.progress import parse_stats
 from gpu_companion.core.transfers.rsync.versions import (
     RsyncVersion,
     parse_rsync_version,
     supports_progress2,
     supports_protect_args,
 )
-from gpu_companion.core.transfers.sftp import SftpRun
+from gpu_companion.core.transfers.sftp import SftpRun, disk_full_message, is_disk_full
 
 if TYPE_CHECKING:
     import paramiko
@@ -190,6 +196,12 @@ class TransferEngine:
             except _connection_errors() as exc:
                 if control.stop_requested:
                     return TransferOutcome(control.stop_requested, bytes_sent=total_sent)
+                if job.direction == "download" and is_disk_full(exc):  # retrying cannot help
+                    return TransferOutcome(
+                        "failed",
+                        message=disk_full_message(Path(job.local_path), None),
+                        bytes_sent=total_sent,
+                    )
                 outcome = TransferOutcome(
                     "failed", message=f"The connection failed: {exc}", retryable=True
                 )
@@ -239,7 +251,13 @@ class TransferEngine:
                     yield TransferNote(f"Kept {len(moved)} partly received file(s) for resume.")
         cmd = self._command(job, host, "transfer")
         run = RsyncRun(cmd, control)
+        started = time.time()
         outcome = yield from run.events()
+        if outcome.outcome == "failed" and job.direction == "download":
+            full = self._rsync_disk_full(job, cmd, run, started)
+            if full is not None:
+                message = f"{full} (rsync exit code {run.returncode})"
+                return replace(outcome, message=message, retryable=False)
         # ssh refused (255), or rsync noticed the closed pipe first and exited 12: ssh's own
         # lines in the output say which
         if outcome.outcome == "failed" and run.returncode in (12, 255):
@@ -248,6 +266,52 @@ class TransferEngine:
                     outcome, message=self._auth_message(host, run.output_tail), retryable=False
                 )
         return outcome
+
+    def _rsync_disk_full(
+        self, job: TransferJob, cmd: RsyncCommand, run: RsyncRun, started: float
+    ) -> str | None:
+        """The message for a download that filled the local disk, None for any other failure.
+
+        rsync keeps the file it was writing in `.rsync-partial`; it is removed here (when this
+        run wrote it). rsync resumes a file by building a new temporary copy beside its partial,
+        so a kept partial would need its own size again in free space next time, on a disk that
+        is full now and usually holds the app's store (the failed state must still be saved).
+        Files that arrived and anything that was there before stay.
+        """
+        local = Path(job.local_path)
+        said_full = DISK_FULL_RE.search(run.output_tail) is not None
+        if not said_full:
+            if run.returncode != 11:  # rsync's "error in file I/O": full only if it is full
+                return None
+            try:
+                if shutil.disk_usage(local).free >= 1024 * 1024:
+                    return None
+            except OSError:
+                return None
+        written = disk_full_path(run.output_tail)
+        if written is not None:
+            final = Path(written)
+            partial = final.parent / PARTIAL_DIR / final.name
+            try:
+                root = local.resolve()
+                inside = partial.parent.resolve().is_relative_to(root)
+                if inside and partial.is_file() and partial.stat().st_mtime >= started - 2:
+                    partial.unlink()
+                    partial.parent.rmdir()
+            except OSError:
+                pass  # another partial is still there, or nothing was kept
+        return disk_full_message(local, self._rsync_still_needed(cmd))
+
+    def _rsync_still_needed(self, cmd: RsyncCommand) -> int | None:
+        """What the job still has to write (rsync's dry run of the same command), None if that
+        does not answer: the renter is told how much to free."""
+        argv = list(cmd.argv)
+        argv.insert(argv.index("--"), "--dry-run")
+        try:
+            code, out = run_capture(replace(cmd, argv=argv), timeout=60)
+        except (OSError, subprocess.SubprocessError):
+            return None
+        return parse_stats(out).total_transferred_file_size if code == 0 else None
 
     def _auth_message(self, host: Host, ssh_said: str) -> str:
         """A refused key or host key in plain words; ssh's own last line kept for the log."""

@@ -5,14 +5,21 @@ and mode kept, unchanged files skipped by size and mtime), so either engine can 
 other's partial file, and it reports the same `TransferProgress` events. Names and modes the
 host lists pass `remote_names` first: a name that would leave the download folder fails the
 job, names that are not UTF-8 keep their bytes, setuid and group/other-write bits are dropped.
+
+A download never reads past the size the host listed for a file (a host whose reads never end
+cannot fill the disk). A full local disk fails the job at once, naming the folder and the space
+needed, and gives back what this run wrote into the file that did not fit (see `_copy_download`).
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
+import math
 import os
 import posixpath
 import shlex
+import shutil
 import stat
 import threading
 import time
@@ -46,6 +53,43 @@ _PROGRESS_EVERY_S = 0.25
 _WINDOW = 8 * 1024 * 1024
 _REQUEST = 32 * 1024  # paramiko's largest read request
 _MAX_MTIME = 2**40  # seconds; a later or negative mtime from a host is read as 0
+_MIB = 1024 * 1024
+DISK_FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})
+
+
+def is_disk_full(exc: BaseException) -> bool:
+    """A write failed because the disk (or the user's quota on it) is full."""
+    return isinstance(exc, OSError) and exc.errno in DISK_FULL_ERRNOS
+
+
+def disk_full_message(folder: Path, needed: int | None) -> str:
+    """What a download into a full disk tells the renter: which folder, how much space, what next.
+    `needed` is what the rest of the job still has to write there (None when unknown)."""
+    figures = []
+    if needed is not None:
+        figures.append(f"{max(math.ceil(needed / _MIB), 1 if needed else 0)} MiB needed")
+    free = _free_bytes(folder)
+    if free is not None:
+        figures.append(f"{free // _MIB} MiB free")
+    shown = f" ({', '.join(figures)})" if figures else ""
+    return (
+        f"The disk holding {folder} is full: free space there{shown}, then retry the transfer. "
+        "Files that already arrived are kept and are not downloaded again."
+    )
+
+
+def _free_bytes(folder: Path) -> int | None:
+    """Free space for this user on the disk holding `folder` (or its nearest existing parent)."""
+    for candidate in (folder, *folder.parents):
+        try:
+            return shutil.disk_usage(candidate).free
+        except OSError:
+            continue
+    return None
+
+
+class _LocalDiskFull(Exception):
+    """The local disk filled up while a download wrote into it; never retried."""
 
 
 @dataclass(frozen=True)
@@ -153,7 +197,7 @@ class SftpRun:
             )
         total = sum(f.size for f in files)
         done = 0
-        for f in files:
+        for i, f in enumerate(files):
             if self._stopped:
                 break
             src, dst = self._paths(f)
@@ -169,14 +213,24 @@ class SftpRun:
                 done += f.size
                 continue
             copy = self._copy_upload(f, src, dst) if upload else self._copy_download(f, src, dst)
-            for moved in copy:
-                done += moved
-                now = time.monotonic()
-                if now - self._last_emit >= _PROGRESS_EVERY_S:
-                    self._last_emit = now
-                    rate = self.bytes_sent / max(now - self._started, 1e-3)
-                    eta = int((total - done) / rate) if rate > 0 else None
-                    yield TransferProgress(done, total, rate, eta, display_name(f.rel))
+            try:
+                for moved in copy:
+                    done += moved
+                    now = time.monotonic()
+                    if now - self._last_emit >= _PROGRESS_EVERY_S:
+                        self._last_emit = now
+                        rate = self.bytes_sent / max(now - self._started, 1e-3)
+                        eta = int((total - done) / rate) if rate > 0 else None
+                        yield TransferProgress(done, total, rate, eta, display_name(f.rel))
+            except _LocalDiskFull:
+                needed = sum(
+                    g.size for g in files[i:] if not self._up_to_date(g, self._paths(g)[1], False)
+                )
+                return TransferOutcome(
+                    "failed",
+                    message=disk_full_message(local_root, needed),
+                    bytes_sent=self.bytes_sent,
+                )
         requested = self.control.stop_requested
         if self._stopped and requested in ("paused", "cancelled"):
             return TransferOutcome(requested, bytes_sent=self.bytes_sent)
@@ -248,55 +302,67 @@ class SftpRun:
         self._rmdir_quiet(partial_dir)
 
     def _copy_download(self, f: _File, src: str, dst: str) -> Iterator[int]:
+        """Into `.rsync-partial/NAME`, appended from its size, then renamed over `dst`.
+
+        A full disk (ENOSPC, EDQUOT) raises `_LocalDiskFull` after giving back what this run
+        wrote: the partial file is cut back to the size it had when this run opened it (removed
+        when this run created it). The disk that holds a download folder usually holds the app's
+        store too (the job's failed state must still be saved) and the renter's other programs;
+        the bytes this run added are the only ones the app can free without touching anything the
+        renter had, and data an earlier paused run kept stays for the resume, which appends to it.
+        """
         parent = Path(dst).parent
-        parent.mkdir(parents=True, exist_ok=True)
         partial = parent / PARTIAL_DIR / Path(dst).name
-        partial.parent.mkdir(mode=0o700, exist_ok=True)
-        offset = partial.stat().st_size if partial.exists() else 0
-        if offset > f.size:
-            offset = 0
-        yield offset
-        with (
-            self.sftp.open(remote_bytes(src), "rb") as rf,
-            open(partial, "ab" if offset else "wb") as lf,
-        ):
-            for data in self._remote_chunks(rf, offset, f.size):
-                lf.write(data)
-                self.bytes_sent += len(data)
-                self._throttle(len(data))
-                yield len(data)
-        if self._stopped:
-            return
-        os.chmod(partial, f.mode)  # masked by safe_mode when listed
-        os.utime(partial, (f.mtime, f.mtime))
-        os.replace(partial, dst)
+        opened_at: int | None = None  # the partial's size when this run opened it for writing
         try:
-            partial.parent.rmdir()
-        except OSError:
-            pass
+            parent.mkdir(parents=True, exist_ok=True)
+            partial.parent.mkdir(mode=0o700, exist_ok=True)
+            offset = partial.stat().st_size if partial.exists() else 0
+            if offset > f.size:
+                offset = 0
+            yield offset
+            opened_at = offset
+            with (
+                self.sftp.open(remote_bytes(src), "rb") as rf,
+                open(partial, "ab" if offset else "wb") as lf,
+            ):
+                for data in self._remote_chunks(rf, offset, f.size):
+                    lf.write(data)
+                    self.bytes_sent += len(data)
+                    self._throttle(len(data))
+                    yield len(data)
+            if self._stopped:
+                return
+            os.chmod(partial, f.mode)  # masked by safe_mode when listed
+            os.utime(partial, (f.mtime, f.mtime))
+            os.replace(partial, dst)
+        except OSError as exc:
+            if not is_disk_full(exc):
+                raise
+            if opened_at is not None:
+                _give_back(partial, opened_at)
+            _rmdir_if_empty(partial.parent)
+            raise _LocalDiskFull(str(partial)) from exc
+        _rmdir_if_empty(partial.parent)
 
     def _remote_chunks(self, rf: Any, offset: int, listed: int) -> Iterator[bytes]:
-        """The file's bytes from `offset` to its real end, pipelined a window at a time up to the
-        listed size (a short read is the end, whatever was listed), then plain reads for a file
-        that grew since it was listed."""
+        """The file's bytes from `offset` up to the listed size and never past it, pipelined a
+        window at a time; a short read is the end, whatever was listed. A host whose reads never
+        end (or a file that grew since it was listed) gets exactly its listed size read: the
+        checksum pass then tells a changed file apart, and a retry lists it again."""
         pos = offset
         while not self._stopped and pos < listed:
             end = min(pos + _WINDOW, listed)
             wanted = [(p, min(_REQUEST, end - p)) for p in range(pos, end, _REQUEST)]
             window = rf.readv(wanted)
             for (_at, size), data in zip(wanted, window, strict=False):
+                data = data[:size]  # a host answering with more than was asked gets it cut
                 pos += len(data)
                 if data:
                     yield data
                 if len(data) < size or self._stopped:
                     _join_prefetch(rf)
                     return
-        rf.seek(pos)
-        while not self._stopped:
-            data = rf.read(CHUNK)
-            if not data:
-                return
-            yield data
 
     def _makedirs(self, path: str) -> None:
         parts: list[str] = []
@@ -363,6 +429,24 @@ class SftpRun:
         except OSError:
             return None
         return h.hexdigest()
+
+
+def _give_back(partial: Path, size: int) -> None:
+    """Cut `partial` back to `size` bytes (remove it at 0): what one run wrote, nothing else."""
+    try:
+        if size:
+            os.truncate(partial, size)
+        else:
+            partial.unlink(missing_ok=True)
+    except OSError:
+        pass  # the failure is reported either way; a resume starts from what is there
+
+
+def _rmdir_if_empty(path: Path) -> None:
+    try:
+        path.rmdir()
+    except OSError:
+        pass  # another file's partial data is still there, or it was never made
 
 
 def _join_prefetch(rf: Any) -> None:

@@ -7,6 +7,7 @@ release checklist read both through this module, so they agree on what is worth 
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from typing import Literal
@@ -81,6 +82,30 @@ def last_error_line(output: str) -> RsyncErrorLine | None:
 
 
 _RETRY = " Start the transfer again: files that already arrived are not sent twice."
+
+# A write that failed for want of space (or quota): rsync prints the errno's text.
+DISK_FULL_RE = re.compile(r"No space left on device|Disk quota exceeded")
+# rsync 3.1: `rsync: write failed on "PATH": ...`; 3.2+: `rsync: [receiver] write failed on ...`
+_WRITE_FAILED_RE = re.compile(
+    r'write failed on "(?P<path>[^\n]+?)": (?:No space left on device|Disk quota exceeded)'
+)
+
+
+def disk_full_path(output: str) -> str | None:
+    """The file rsync was writing when the disk filled (its final name), from its own message;
+    rsync's `\\#ooo` escapes (non-ASCII bytes under LC_ALL=C) are undone."""
+    found = None
+    for m in _WRITE_FAILED_RE.finditer(output):
+        found = m.group("path")
+    if found is None:
+        return None
+    raw = re.sub(
+        rb"\\#([0-7]{3})",
+        lambda m: bytes([int(m.group(1), 8) & 0xFF]),
+        found.encode("utf-8", "surrogateescape"),
+    )
+    return os.fsdecode(raw)
+
 
 _CONNECTION_DROP = (
     "The connection to the instance dropped in the middle of the transfer. Usually the network "
@@ -223,7 +248,7 @@ _OUTPUT_HINTS: tuple[tuple[re.Pattern[str], ExitCategory, str, bool], ...] = (
         False,
     ),
     (
-        re.compile(r"No space left on device|Disk quota exceeded"),
+        DISK_FULL_RE,
         "disk_full",
         "The destination disk is full (or over its quota). Free space there (df -h), or pick a "
         "bigger volume, then start the transfer again; what already arrived is kept.",
