@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtWidgets import QMenu
 
+from gpu_companion.core.common.notifier import Message
 from gpu_companion.ui.release.countdown import CountdownBanners
 from gpu_companion.ui.shell.main_window import LazyPage, MainWindow
 from gpu_companion.ui.shell.tray import Tray
@@ -49,10 +50,28 @@ def build_window(services: Services) -> MainWindow:
         services, window.banners, tray.deliver if tray.icon is not None else None, window
     )
     window.message_handlers.append(window.countdowns.handle)  # type: ignore[attr-defined]
+    window.message_handlers.append(lambda m: _orphan_banner(window, m))
     window.countdowns.changed.connect(tray.refresh)  # type: ignore[attr-defined]
     if tray.icon is not None:  # a countdown balloon brings the window with its buttons
         tray.icon.messageClicked.connect(window.bring_forward)
     return window
+
+
+def _orphan_banner(window: MainWindow, message: Message) -> bool:
+    """A forgotten instance: the alert waits in the window with one click to the instances it
+    names (import, or import and release); the tray's balloon is delivered as well."""
+    if message.source != "providers" or not message.key.startswith("orphan:"):
+        return False
+
+    def review() -> None:
+        window.bring_forward()
+        page = window.navigate("hosts")
+        page.forgotten_instances()  # type: ignore[attr-defined]
+
+    banner = window.banners.show_message(message)
+    if not banner.buttons:
+        banner.set_actions([("Review…", review)])
+    return window.tray is None or window.tray.icon is None  # no tray: the banner is the alert
 
 
 def _attach_ledger(tray: Tray | None, services: Services) -> None:
