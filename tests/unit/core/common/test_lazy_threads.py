@@ -16,11 +16,11 @@ RUNS = 15
 THREADS = 32
 # Names paramiko 3.x+ exports at its top level, from modules its __init__ imports one by one.
 NAMES = (
-    "Ed25519Key SSHClient RSAKey ECDSAKey Transport SFTPClient AutoAddPolicy RejectPolicy "
+    "Ed25519Key SSHClient RSAKey ECDSAKey Transport SFTPClient RejectPolicy SFTPServer "
     "SSHException AuthenticationException Agent AgentKey SSHConfig HostKeys Channel "
-    "SFTPAttributes SFTPServer ServerInterface PKey Message BadHostKeyException ChannelException "
+    "SFTPAttributes ServerInterface PKey Message BadHostKeyException ChannelException "
     "ProxyCommand SFTPFile SFTPHandle SubsystemHandler SecurityOptions PasswordRequiredException "
-    "MissingHostKeyPolicy WarningPolicy SFTP SFTPError"
+    "MissingHostKeyPolicy SFTP SFTPError SSHConfigDict ProxyCommandFailure"
 ).split()
 
 PROBE = textwrap.dedent(
