@@ -37,6 +37,7 @@ if TYPE_CHECKING:  # imported where first used: the first window paints without 
     from gpu_companion.core.ssh.config_writer import SshConfigWriter
     from gpu_companion.core.ssh.connection import SessionFactory
     from gpu_companion.core.ssh.managed import ManagedConfig
+    from gpu_companion.core.ssh.shared import SharedSessions
     from gpu_companion.core.ssh.vault import KeyVault
     from gpu_companion.core.transfers.queue import TransferQueue
 
@@ -103,6 +104,15 @@ class Services:
         from gpu_companion.core.ssh.connection import SessionFactory
 
         return SessionFactory(self.vault, self.ssh_config.known_hosts, self.key_passphrases.get)
+
+    @cached_property
+    def shared_sessions(self) -> SharedSessions:
+        """One connection per host for the monitor, the tunnels and the release checklist (the
+        auto-release probe too); `sessions` stays for what must really connect (Test connection,
+        first contact)."""
+        from gpu_companion.core.ssh.shared import SharedSessions
+
+        return SharedSessions(lambda host, timeout: self.sessions.connect(host, timeout))
 
     @cached_property
     def runtime_paths(self) -> RuntimePaths:
@@ -178,7 +188,7 @@ class Services:
 
         # the verified sessions (paramiko) are made when a tunnel first connects, not before
         return TunnelManager(
-            lambda host: self.sessions.connect(host), self.registry, self.tunnel_changes
+            lambda host: self.shared_sessions.connect(host), self.registry, self.tunnel_changes
         )
 
     @cached_property
@@ -206,7 +216,7 @@ class Services:
             self.registry,
             self.ledger,
             self.paths.data_dir / BACKUPS_DIR,
-            connect=self.sessions.connect,
+            connect=self.shared_sessions.connect,
             queue=self.transfers,  # checkpoint sync and archive download are queue jobs
             ssh_config=self.managed_ssh,
             accounts=self.providers,
@@ -338,7 +348,7 @@ class Services:
         from gpu_companion.core.monitor.live import Monitor
 
         monitor = Monitor(
-            self.sessions.connect,
+            self.shared_sessions.connect,
             store=self.store,
             notifier=self.notifier,
             is_billed=self._billed,
@@ -372,6 +382,8 @@ class Services:
             self._monitor.stop()
         if "tunnels" in self.__dict__:
             self.tunnels.close_all()
+        if "shared_sessions" in self.__dict__:
+            self.shared_sessions.close_all()  # after the monitor, the tunnels and the release
         if "agent" in self.__dict__:
             self.agent.stop()  # shared connections close, the keys leave memory
         self.store.close()

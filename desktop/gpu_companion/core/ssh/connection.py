@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from gpu_companion.core.common.errors import UserError
 from gpu_companion.core.common.lazy import lazy_import
+from gpu_companion.core.common.ssh_problems import SshProblem
 from gpu_companion.core.hosts.registry import Host
 from gpu_companion.core.ssh.config_writer import atomic_write, make_private_dirs
 from gpu_companion.core.ssh.keyring_errors import KeyringUnavailable
@@ -23,35 +24,26 @@ if TYPE_CHECKING:
 else:
     paramiko = lazy_import("paramiko")
 
-KINDS = (
-    "refused",
-    "timeout",
-    "dns",
-    "auth_failed",
-    "host_key_unknown",
-    "host_key_changed",
-    "no_key",
-    "keyring",
-    "passphrase",
-    "ssh",
-)
+KINDS = tuple(kind.value for kind in SshProblem)  # one vocabulary: core.common.ssh_problems
 
 
 class ConnectionProblem(UserError):
-    """Why a connection failed; for host key problems `key` and `fingerprint` are what the
-    server offered (and `known_fingerprint` what was trusted before)."""
+    """Why a connection failed (`kind`, an SshProblem: equal to its value, e.g. "auth_failed");
+    for host key problems `key` and `fingerprint` are what the server offered (and
+    `known_fingerprint` what was trusted before). Without a hint, the kind's own one."""
 
     def __init__(
         self,
-        kind: str,
+        kind: SshProblem | str,
         message: str,
-        hint: str = "",
+        hint: str | None = None,
         *,
         key: paramiko.PKey | None = None,
         known_key: paramiko.PKey | None = None,
     ) -> None:
-        super().__init__(message, hint=hint)
-        self.kind = kind
+        problem = SshProblem(kind)
+        super().__init__(message, hint=problem.text.hint if hint is None else hint)
+        self.kind = problem
         self.key = key
         self.fingerprint = key.fingerprint if key is not None else ""
         self.known_fingerprint = known_key.fingerprint if known_key is not None else ""
@@ -176,9 +168,7 @@ class SessionFactory:
         if platform is None or self.vault.key(platform) is None:
             where = f"its platform {platform!r}" if platform else "it (no platform chosen)"
             raise ConnectionProblem(
-                "no_key",
-                f"There is no SSH key for {host.alias}: {where} has none yet.",
-                "Generate or import the platform's key on the Keys page.",
+                SshProblem.NO_KEY, f"There is no SSH key for {host.alias}: {where} has none yet."
             )
         stored = self.vault.key(platform)
         assert stored is not None
@@ -187,17 +177,17 @@ class SessionFactory:
             passphrase = self.passphrase_for(platform) if self.passphrase_for else None
             if not passphrase:
                 raise ConnectionProblem(
-                    "passphrase",
-                    f"The {platform} key is protected by a passphrase.",
-                    "Enter it, or load the key into ssh-agent on the Keys page.",
+                    SshProblem.PASSPHRASE, f"The {platform} key is protected by a passphrase."
                 )
         try:
             return self.vault.load_pkeys(platform, passphrase)
         except KeyringUnavailable as exc:
-            raise ConnectionProblem("keyring", exc.message, exc.hint) from exc
+            raise ConnectionProblem(SshProblem.KEYRING, exc.message, exc.hint) from exc
         except UserError as exc:
             raise ConnectionProblem(
-                "passphrase" if stored.encrypted else "no_key", exc.message, exc.hint
+                SshProblem.PASSPHRASE if stored.encrypted else SshProblem.NO_KEY,
+                exc.message,
+                exc.hint,
             ) from exc
 
     def connect(self, host: Host, timeout: float = 10) -> paramiko.SSHClient:
@@ -208,7 +198,7 @@ class SessionFactory:
             try:
                 return self._connect_with(host, pkey, timeout)
             except ConnectionProblem as exc:
-                if exc.kind != "auth_failed":
+                if exc.kind is not SshProblem.AUTH_FAILED:
                     raise
                 last = exc
         assert last is not None
@@ -261,17 +251,14 @@ class SessionFactory:
                 else next(iter(known.lookup(known_hosts_name(host)).values()))
             )
             return ConnectionProblem(
-                "host_key_changed",
+                SshProblem.HOST_KEY_CHANGED,
                 f"The host key of {host.alias} ({where}) has changed: the connection was blocked.",
-                "On rented GPUs the usual cause is a new instance behind a recycled address. If "
-                "you just created or restarted this instance, choose 'This is a new instance'; "
-                "otherwise do not connect, someone may be intercepting it.",
                 key=key,
                 known_key=before,
             )
         if offered is not None:
             return ConnectionProblem(
-                "host_key_unknown",
+                SshProblem.HOST_KEY_UNKNOWN,
                 f"First connection to {host.alias} ({where}): its host key is not known yet.",
                 f"Check that the fingerprint {offered.fingerprint} matches the one your "
                 "provider shows, then trust it.",
@@ -279,48 +266,38 @@ class SessionFactory:
             )
         if isinstance(exc, paramiko.AuthenticationException):
             return ConnectionProblem(
-                "auth_failed",
+                SshProblem.AUTH_FAILED,
                 f"{host.user}@{where} refused the key: the platform does not have this public "
                 "key yet.",
-                "Copy the public key on the Keys page and paste it into the platform's console "
-                "(or the instance's ~/.ssh/authorized_keys), then try again.",
             )
         if isinstance(exc, socket.gaierror):
             return ConnectionProblem(
-                "dns",
-                f"The name {host.hostname!r} could not be found (DNS).",
-                "Check the host name for typos, or your network connection.",
+                SshProblem.DNS, f"The name {host.hostname!r} could not be found (DNS)."
             )
         if isinstance(exc, paramiko.ssh_exception.NoValidConnectionsError) or isinstance(
             exc, ConnectionRefusedError
         ):
-            return ConnectionProblem(
-                "refused",
-                f"{where} refused the connection.",
-                "The instance may still be starting, stopped, or the port is wrong: check the "
-                "port in the platform's console.",
-            )
+            return ConnectionProblem(SshProblem.REFUSED, f"{where} refused the connection.")
         text = str(exc).lower()
         if isinstance(exc, TimeoutError) or any(
             w in text for w in ("timed out", "banner", "no existing session")
         ):
             return ConnectionProblem(
-                "timeout",
-                f"{where} did not answer as an SSH server in time.",
-                "The instance may be down, still booting or behind a firewall, or the port may "
-                "belong to another service: check it in the platform's console.",
+                SshProblem.TIMEOUT, f"{where} did not answer as an SSH server in time."
             )
         if isinstance(exc, (EOFError, ConnectionResetError)):
             return ConnectionProblem(
-                "ssh",
+                SshProblem.HANDSHAKE_CLOSED,
                 f"{where} closed the connection during the SSH handshake.",
-                "The instance may be restarting, or its SSH server is refusing new connections "
-                "(too many at once, or a fail2ban-style block): try again in a minute.",
             )
         if isinstance(exc, OSError):
-            return ConnectionProblem("refused", f"Could not reach {where}: {exc.strerror or exc}.")
+            return ConnectionProblem(
+                SshProblem.REFUSED, f"Could not reach {where}: {exc.strerror or exc}.", ""
+            )
         return ConnectionProblem(
-            "ssh", f"The SSH connection to {where} failed: {str(exc) or type(exc).__name__}."
+            SshProblem.SSH,
+            f"The SSH connection to {where} failed: {str(exc) or type(exc).__name__}.",
+            "",
         )
 
     def test_connection(self, host: Host, timeout: float = 10) -> ConnectionTest:
@@ -335,7 +312,9 @@ class SessionFactory:
             out = stdout.read().decode(errors="replace").strip()
             rtt = (time.perf_counter() - start) * 1000
         except (paramiko.SSHException, OSError) as exc:
-            problem = ConnectionProblem("ssh", f"Connected, but running a command failed: {exc}.")
+            problem = ConnectionProblem(
+                SshProblem.SSH, f"Connected, but running a command failed: {exc}.", ""
+            )
             return ConnectionTest(False, None, str(problem), problem)
         finally:
             client.close()
