@@ -34,6 +34,7 @@ def test_killed_app_comes_back_paused_and_resumes(tmp_path: Path, app_paths, ssh
             "gpu-test", direction, str(local), str(remote), TransferOptions(bwlimit_kbps=2000)
         )
     )
+    queue.pause(job.id)  # queued by this (live) process: the "app" below resumes it as its own
     store.close()
 
     app = subprocess.Popen(

@@ -208,6 +208,6 @@ def make_ctx(box: Box, config, started: datetime | None = None):  # type: ignore
         connect=box.connect,
         local_dir=box.local / ALIAS,
         config=config,
-        sync=QueuedCheckpointSync(box_queue(box), box.local, poll_s=0.05),
+        sync=QueuedCheckpointSync(box_queue(box), box.local),
         rental_started_at=started,
     )

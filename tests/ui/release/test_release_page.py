@@ -26,7 +26,7 @@ def use_box_queue(ctx, box) -> QueuedCheckpointSync:  # type: ignore[no-untyped-
     ctx.__dict__["transfers"] = TransferQueue(ctx.store, engine, ctx.registry.host,
                                               save_every_s=0.2)  # fmt: skip
     ctx.release.connect = box.connect
-    ctx.release.sync = QueuedCheckpointSync(ctx.transfers, ctx.release.backup_root, poll_s=0.05)
+    ctx.release.sync = QueuedCheckpointSync(ctx.transfers, ctx.release.backup_root)
     return ctx.release.sync
 
 

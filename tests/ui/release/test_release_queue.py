@@ -28,7 +28,7 @@ def rented(ctx, window, box):  # type: ignore[no-untyped-def]  # noqa: F811
     host = ctx.registry.save_host(replace(box_host(box), platform_id=platform.id))
     ctx.ledger.start_rental(platform.id, "1.20", host_id=host.id, billing_mode="spot")
     use_box_queue(ctx, box)
-    window.pages["transfers"].queue = ctx.transfers  # built with the window, before the swap
+    window.pages["transfers"].use_queue(ctx.transfers)  # built with the window, before the swap
     yield host
     window.pages["transfers"].stop()
 
@@ -167,3 +167,37 @@ def test_the_archive_download_is_a_queue_job(window, ctx, qtbot, box, rented):  
     [job] = ctx.transfers.history()
     assert job.label.startswith("Download archive: box:llama-lora-") and job.verified
     assert Path(job.local_path) == ctx.release.backup_root / "box" / "archives"
+
+
+def test_a_backup_started_on_the_release_page_shows_on_the_transfers_page_at_once(
+    window,
+    ctx,
+    qtbot,
+    box,
+    rented,  # noqa: F811
+):
+    """The Transfers page follows the queue's events: a job the release gate queued is listed
+    and moves (running, progress, verified) while the page is never shown or refreshed."""
+    cfg = passing_setup(box, disabled=ONLY_CHECKPOINTS, manual=(), custom=())
+    ctx.release.settings.save_config("box", cfg)
+    (box.remote / "ckpt" / "step-big.pt").write_bytes(os.urandom(2 * 2**20))
+    ctx.release.sync.bwlimit_kbps = 512  # about 4 s
+    transfers = window.pages["transfers"]  # built with the window, not visited
+    page = window.navigate("release")
+    window.open_release("box")
+    page.select("checkpoints")
+    page.fix_btn.click()
+
+    def listed() -> list[TransferJob]:
+        return [j for j in transfers.model.jobs() if j.label.startswith("Sync checkpoints: box:")]
+
+    qtbot.waitUntil(lambda: len(listed()) == 1, timeout=2000)
+    qtbot.waitUntil(
+        lambda: listed()[0].state is JobState.RUNNING and listed()[0].bytes_done > 0,
+        timeout=WAIT,
+    )
+    idle(qtbot, page)
+    assert page.checklist().item("checkpoints").state is ItemState.PASSED
+    qtbot.waitUntil(lambda: listed()[0].state is JobState.DONE, timeout=2000)
+    assert listed()[0].verified
+    assert window.stack.currentWidget() is page  # the Transfers page was never navigated to

@@ -59,7 +59,7 @@ def test_two_slow_uploads_leave_the_shared_pool_free(
                     TransferOptions(bwlimit_kbps=100),
                 )
             )
-        assert set(page.lanes) == set(ALIASES)
+        assert set(page.queue.scheduler.lanes()) == set(ALIASES)  # one lane per host
         qtbot.waitUntil(
             lambda: all(
                 j.state is JobState.RUNNING and j.bytes_done > 0 for j in page.model.jobs()

@@ -100,7 +100,13 @@ def test_restart_shows_the_job_paused_at_its_progress_then_resume_verifies(
     job = before.add(TransferJob("gpu-test", "upload", str(local), str(tmp_path / "remote")))
     with ctx.store.transaction() as db:  # the app died while this job was at 40 %
         db.table("transfer_jobs").update(
-            job.id, {"state": "running", "bytes_done": 80_000, "bytes_total": 200_000}
+            job.id,
+            {
+                "state": "running",
+                "bytes_done": 80_000,
+                "bytes_total": 200_000,
+                "owner": "an-earlier-boot:4242:1",
+            },
         )
     ctx.transfers = make_queue(ctx.store, t)  # the app starts again
     page = TransfersPage(ctx, nav)

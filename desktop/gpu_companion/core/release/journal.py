@@ -5,52 +5,14 @@ open by a process that died (`kill -9`, a power cut) is resolved by the next sta
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from pathlib import Path
 from typing import Any
 
+from gpu_companion.core.common.owner import owner_alive, this_owner
 from gpu_companion.core.storage.store import Store
 
-
-def _boot_id() -> str:
-    try:
-        return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
-    except OSError:
-        return ""
-
-
-def _start_time(pid: int) -> str:
-    """The process's start time in clock ticks since boot (Linux), so a reused pid is not
-    mistaken for the process that wrote the entry."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return ""
-    return stat.rsplit(")", 1)[-1].split()[19]
-
-
-def this_owner() -> str:
-    pid = os.getpid()
-    return f"{_boot_id()}:{pid}:{_start_time(pid)}"
-
-
-def owner_alive(owner: str) -> bool:
-    boot, _, rest = owner.partition(":")
-    pid_text, _, started = rest.partition(":")
-    if not pid_text.isdigit() or boot != _boot_id():
-        return False
-    pid = int(pid_text)
-    if started and Path("/proc").is_dir():
-        return _start_time(pid) == started
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+__all__ = ["JournalEntry", "ReleaseJournal", "owner_alive", "this_owner"]
 
 
 @dataclass(frozen=True)

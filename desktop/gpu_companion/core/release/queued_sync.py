@@ -5,8 +5,8 @@ verified downloads is the gate's evidence, whichever page started them.
 
 from __future__ import annotations
 
+import queue as queues
 import threading
-import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
@@ -17,7 +17,9 @@ from gpu_companion.core.transfers.job import JobState, TransferJob, TransferOpti
 from gpu_companion.core.transfers.presets import backup_dir, sync_checkpoints
 from gpu_companion.core.transfers.queue import TransferQueue
 
-POLL_S = 0.3
+# Without an event for this long the jobs are read from the store: a change made by another
+# process (a `gpu-companion transfer` cancelling one of them) sends no event to this one.
+RECHECK_S = 5.0
 
 
 def _mib(n: int) -> str:
@@ -45,12 +47,12 @@ class QueuedCheckpointSync:
         self,
         queue: TransferQueue,
         backup_root: Path,
-        poll_s: float = POLL_S,
+        recheck_s: float = RECHECK_S,
         bwlimit_kbps: int = 0,
     ) -> None:
         self.queue = queue
         self.backup_root = backup_root
-        self.poll_s = poll_s
+        self.recheck_s = recheck_s
         self.bwlimit_kbps = bwlimit_kbps  # KiB/s for the jobs it queues, 0 = unlimited
         self._lock = threading.Lock()
         self._following: dict[str, set[int]] = {}
@@ -102,10 +104,19 @@ class QueuedCheckpointSync:
         return len(under) > 1 and Path(*under[1:]) == own.relative_to(self.backup_root / host.alias)
 
     def sync(self, host: Host, remote_dirs: Sequence[str]) -> Iterator[str]:
-        jobs = [
-            sync_checkpoints(self.queue, host, d, str(self.local_dir(host, d))) for d in remote_dirs
-        ]
-        yield from self._follow(host, jobs)
+        def add() -> list[TransferJob]:
+            return [
+                sync_checkpoints(
+                    self.queue,
+                    host,
+                    d,
+                    str(self.local_dir(host, d)),
+                    bwlimit_kbps=self.bwlimit_kbps,
+                )
+                for d in remote_dirs
+            ]
+
+        yield from self._follow(host, add)
 
     def download_file(self, host: Host, remote_path: str, local_dir: Path) -> Iterator[str]:
         job = TransferJob(
@@ -113,10 +124,12 @@ class QueuedCheckpointSync:
             direction="download",
             local_path=str(local_dir),
             remote_path=remote_path,
-            options=TransferOptions(verify=True, source_is_dir=False),
+            options=TransferOptions(
+                verify=True, source_is_dir=False, bwlimit_kbps=self.bwlimit_kbps
+            ),
             label=f"Download archive: {host.alias}:{remote_path.rsplit('/', 1)[-1]}",
         )
-        yield from self._follow(host, [self.queue.add(job)])
+        yield from self._follow(host, lambda: [self.queue.add(job)])
 
     def cancel(self, host: Host) -> None:
         with self._lock:
@@ -133,34 +146,38 @@ class QueuedCheckpointSync:
 
     # --- following jobs to their end ----------------------------------------------------
 
-    def _follow(self, host: Host, jobs: list[TransferJob]) -> Iterator[str]:
-        ids = {j.id for j in jobs if j.id is not None}
-        with self._lock:
-            self._following.setdefault(host.alias, set()).update(ids)
+    def _follow(self, host: Host, add: Callable[[], list[TransferJob]]) -> Iterator[str]:
+        """Queue the jobs `add` makes (the queue's scheduler runs them, in the host's lane with
+        the Transfers page's jobs) and follow them through the queue's change events."""
+        changes: queues.SimpleQueue[TransferJob] = queues.SimpleQueue()
+        unsubscribe = self.queue.on_job_changed.subscribe(changes.put)  # before the first add
+        ids: set[int] = set()
         try:
-            yield from self._wait(host, ids)
+            self.queue.scheduler.start()
+            ids = {j.id for j in add() if j.id is not None}
+            with self._lock:
+                self._following.setdefault(host.alias, set()).update(ids)
+            yield from self._wait(ids, changes)
         finally:
+            unsubscribe()
             with self._lock:
                 self._following.get(host.alias, set()).difference_update(ids)
 
-    def _wait(self, host: Host, ids: set[int]) -> Iterator[str]:
+    def _wait(self, ids: set[int], changes: queues.SimpleQueue[TransferJob]) -> Iterator[str]:
         pending = set(ids)
         shown: dict[int, str] = {}
+        latest = [self.queue.get(i) for i in sorted(ids)]
         while pending:
-            # run the host's lane here; when the Transfers page already runs it, this returns
-            # at once and the loop below follows the jobs through the queue's records
-            for snap in self.queue.run_lane(host.alias):
-                if snap.id in pending:
-                    yield from self._line(snap, shown)
-            for job_id in sorted(pending):
-                job = self.queue.get(job_id)
+            for job in latest:
                 if job is None:
                     raise UserError("A backup job was removed from the Transfers page.")
+                if job.id not in pending:
+                    continue
                 yield from self._line(job, shown)
                 if job.state is JobState.DONE:
                     if not job.verified:
                         raise UserError(f"{job.remote_path} was copied but not verified.")
-                    pending.discard(job_id)
+                    pending.discard(job.id)
                 elif job.state is JobState.FAILED:
                     raise UserError(f"Copying {job.remote_path} failed: {job.message}")
                 elif job.state is JobState.CANCELLED:
@@ -173,8 +190,13 @@ class QueuedCheckpointSync:
                         f"Copying {job.remote_path} is paused.",
                         hint="Resume it on the Transfers page, then check again.",
                     )
-            if pending:
-                time.sleep(self.poll_s)
+            if not pending:
+                return
+            try:
+                latest = [changes.get(timeout=self.recheck_s)]
+            except queues.Empty:  # no event: read the store (another process may have acted)
+                latest = [self.queue.get(i) for i in sorted(pending)]
+                self.queue.scheduler.start_lanes()
 
     @staticmethod
     def _line(job: TransferJob, shown: dict[int, str]) -> Iterator[str]:

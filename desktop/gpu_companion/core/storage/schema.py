@@ -314,6 +314,15 @@ def _v9_providers(db: sqlite_utils.Database) -> None:
     db.execute("ALTER TABLE platforms ADD COLUMN storage_rate TEXT NOT NULL DEFAULT ''")
 
 
+def _v10_transfer_owners(db: sqlite_utils.Database) -> None:
+    """Which process queued or runs a transfer job (boot id, pid and the pid's start time), on
+    which computer, and when it last said it was alive: a start-up pauses only the jobs whose
+    process is gone, never those of a window or command that still runs them."""
+    db.execute("ALTER TABLE transfer_jobs ADD COLUMN owner TEXT NOT NULL DEFAULT ''")
+    db.execute("ALTER TABLE transfer_jobs ADD COLUMN owner_machine TEXT NOT NULL DEFAULT ''")
+    db.execute("ALTER TABLE transfer_jobs ADD COLUMN heartbeat_at FLOAT")
+
+
 # Tables that name a host by its alias (lanes and graphs are per alias): a rename rewrites them in
 # the same transaction, so the host keeps its transfer history, checkpoint evidence and graphs.
 ALIAS_COLUMNS: tuple[tuple[str, str], ...] = (
@@ -333,6 +342,7 @@ SHIPPED: tuple[str, ...] = (
     "0007_host_instance_id",
     "0008_identity_by_id",
     "0009_providers",
+    "0010_transfer_owners",
 )
 
 MIGRATIONS: list[Migration] = [
@@ -346,6 +356,7 @@ MIGRATIONS: list[Migration] = [
     # keys, release history and settings by id; the data dir's own id
     Migration("0008_identity_by_id", migrate_to_ids),
     Migration("0009_providers", _v9_providers),
+    Migration("0010_transfer_owners", _v10_transfer_owners),
 ]
 
 _NAME = re.compile(r"[0-9]{4}_[a-z0-9_]+")

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gpu_companion.core.common.backoff import Backoff
+from gpu_companion.core.common.children import run_group
 from gpu_companion.core.common.errors import UserError
 from gpu_companion.core.common.lazy import lazy_import
 from gpu_companion.core.hosts.registry import Host
@@ -123,9 +124,7 @@ class TransferEngine:
             return None
         if path in self._local_ok:
             return path if self._local_ok[path] else None
-        out = subprocess.run(
-            [path, "--version"], capture_output=True, text=True, env=self.env, check=False
-        ).stdout
+        out = run_group([path, "--version"], env=self.env, text=True, timeout=60).stdout
         version = parse_rsync_version(out)
         self._local_ok[path] = supports_progress2(version) and supports_protect_args(version)
         return path if self._local_ok[path] else None
@@ -134,14 +133,8 @@ class TransferEngine:
         """The host's rsync version, None when it has none (asked once per host)."""
         if host.alias in self._remote_rsync:
             return self._remote_rsync[host.alias]
-        proc = subprocess.run(
-            rsync_version_argv(self.ssh_argv, self.target(host)),
-            capture_output=True,
-            text=True,
-            env=self.env,
-            timeout=60,
-            check=False,
-        )
+        argv = rsync_version_argv(self.ssh_argv, self.target(host))
+        proc = run_group(argv, env=self.env, text=True, timeout=60)
         if proc.returncode == 255:
             if explain_exit_code(255, proc.stderr).category == "auth":
                 raise AuthRefused(self._auth_message(host, proc.stderr))
@@ -384,13 +377,7 @@ class TransferEngine:
         path = job.remote_path
         remote = shlex.quote("./" + path if path.startswith("-") else path)
         cmd = f"find {remote} -depth -type d -name {PARTIAL_DIR} -exec rm -rf {{}} +"
-        subprocess.run(
-            [*self.ssh_argv, self.target(host), cmd],
-            capture_output=True,
-            env=self.env,
-            timeout=120,
-            check=False,
-        )
+        run_group([*self.ssh_argv, self.target(host), cmd], env=self.env, timeout=120)
 
 
 def _with_sent(outcome: TransferOutcome, sent: int, extra: str = "") -> TransferOutcome:

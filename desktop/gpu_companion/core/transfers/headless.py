@@ -1,14 +1,14 @@
 """Runs a batch of jobs through the app's queue without a window (the `transfer` command).
 
 The jobs go into the same persistent queue, engines and verification as the Transfers page; the
-host's lane runs on a thread so the caller's thread stays free for Ctrl-C, which pauses the
-running job (partial data kept, resumable from the page or `transfer` again).
+queue's lane scheduler runs each host's lane on a thread of its own, and the caller's thread
+follows the jobs through the queue's change events (staying free for Ctrl-C, which pauses the
+running job: partial data kept, resumable from the page or `transfer` again).
 """
 
 from __future__ import annotations
 
-import threading
-import time
+import queue as queues
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -17,6 +17,9 @@ from gpu_companion.core.transfers.queue import TransferQueue
 
 DONE, FAILED, USAGE, PARTIAL, INTERRUPTED = 0, 1, 2, 3, 130
 _PENDING = (JobState.QUEUED, JobState.RUNNING)
+# Without an event for this long the jobs are read from the store: a change made by another
+# process (the window resumed or cancelled one of them) sends no event to this one.
+RECHECK_S = 5.0
 
 
 @dataclass(frozen=True)
@@ -47,43 +50,38 @@ def run_batch(
     jobs: list[TransferJob],
     on_update: Callable[[TransferJob], None] = lambda _j: None,
     *,
-    poll_s: float = 0.2,
+    recheck_s: float = RECHECK_S,
 ) -> BatchResult:
-    """Validate every job first (nothing is queued if one is bad), queue them, run their hosts'
-    lanes until each job has finished or paused, and return the final snapshots."""
+    """Validate every job first (nothing is queued if one is bad), queue them, let the queue's
+    scheduler run their hosts' lanes, and return the final snapshots once each job has finished
+    or paused."""
     checked = [j.validated() for j in jobs]
-    ids = [queue.add(j).id for j in checked]
-    mine = {i for i in ids if i is not None}
-
-    def forward(job: TransferJob) -> None:
-        if job.id in mine:
-            on_update(job)
-
-    stop = threading.Event()
-
-    def drain() -> None:
-        while not stop.is_set():
-            for alias in queue.lanes_to_start():
-                for snapshot in queue.run_lane(alias):
-                    forward(snapshot)
-            current = [queue.get(i) for i in mine]
-            if not any(j is not None and j.state in _PENDING for j in current):
-                return
-            time.sleep(poll_s)  # another process (the app) runs one of them: wait for it
-
-    worker = threading.Thread(target=drain, name="transfer-batch", daemon=True)
-    worker.start()
+    changes: queues.SimpleQueue[TransferJob] = queues.SimpleQueue()
+    unsubscribe = queue.on_job_changed.subscribe(changes.put)  # before the first add
+    ids: list[int] = []
     interrupted = False
     try:
-        while worker.is_alive():
-            worker.join(poll_s)
-    except KeyboardInterrupt:
-        interrupted = True
-        stop.set()
-        queue.shutdown()  # the running job pauses and keeps its partial data; no new job starts
-        worker.join(30)
-        queue.mark_interrupted(sorted(mine))  # a lane still stopping when we exit is paused too
-    final = [queue.get(i) for i in ids if i is not None]
+        queue.scheduler.start()
+        ids = [i for i in (queue.add(j).id for j in checked) if i is not None]
+        latest = {i: queue.get(i) for i in ids}
+        try:
+            while any(j is not None and j.state in _PENDING for j in latest.values()):
+                try:
+                    job = changes.get(timeout=recheck_s)
+                except queues.Empty:
+                    latest = {i: queue.get(i) for i in ids}
+                    queue.scheduler.start_lanes()  # a lane that stopped on an error: again
+                    continue
+                if job.id in latest:
+                    latest[job.id] = job
+                    on_update(job)
+        except KeyboardInterrupt:
+            interrupted = True
+            queue.shutdown()  # the running job pauses and keeps its partial data; none starts
+            queue.mark_interrupted(ids)  # a lane still stopping when we exit is paused too
+    finally:
+        unsubscribe()
+    final = [queue.get(i) for i in ids]
     return BatchResult([j for j in final if j is not None], interrupted)
 
 

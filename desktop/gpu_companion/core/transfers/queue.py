@@ -1,14 +1,32 @@
 """The transfer queue, kept in the store: one lane per host (in order), hosts in parallel.
 
-Jobs survive the app: on start every job that was queued or running comes back paused with its
-progress. A lane is a generator (`run_lane`) that the GUI runs on its worker and a headless
-caller runs on a thread (`run_until_idle`); it yields a fresh job snapshot on every change.
+Jobs survive the app: on start every job that was queued or running *by a process that is gone*
+comes back paused with its progress. Each job records its owner (the process that queued it, or
+runs it: boot id, pid and the pid's start time, see core/common/owner.py), the owner's computer
+and a heartbeat (written when the job is queued or claimed, with each progress save and every
+`HEARTBEAT_S` while the process runs lanes). An owner is gone when
+
+- no owner is recorded (a job from before owners were), or
+- it is on this computer and its process no longer runs (a dead pid, a pid reused by another
+  process, an earlier boot), or
+- it is on another computer (the data dir on a shared disk, where this one cannot look at its
+  processes) and its heartbeat is older than `OWNER_STALE_S`.
+
+A job of a live owner is never touched by another process: a second process (`gpu-companion
+transfer` while the window runs) leaves the window's jobs alone, and a process's lanes only claim
+the jobs it queued (or resumed, or retried: that makes it the owner).
+
+A lane is a generator (`run_lane`) that the queue's `LaneScheduler` runs on a thread of its own
+per host; it yields a fresh job snapshot on every change. Every snapshot the queue saves (a job
+added, a state change, a progress save) is also emitted on `on_job_changed`, on the thread that
+saved it: the pages and the headless command follow jobs through it instead of reading the store.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -17,6 +35,8 @@ from datetime import datetime, timezone
 from typing import Any
 
 from gpu_companion.core.common.errors import UserError, ValidationError
+from gpu_companion.core.common.listeners import Listeners
+from gpu_companion.core.common.owner import owner_alive, this_machine, this_owner
 from gpu_companion.core.hosts.registry import Host
 from gpu_companion.core.storage.store import Store
 from gpu_companion.core.transfers.engine import TransferEngine
@@ -33,10 +53,15 @@ from gpu_companion.core.transfers.job import (
     TransferProgress,
     Verifying,
 )
+from gpu_companion.core.transfers.scheduler import HEARTBEAT_S, LaneScheduler
 
 log = logging.getLogger(__name__)
 
 INTERRUPTED = "Interrupted when the app closed; resume to continue from where it stopped."
+# A job whose owner is on another computer counts as orphaned after this long without a beat:
+# four missed beats (the heartbeat is written every HEARTBEAT_S while lanes run).
+OWNER_STALE_S = 4 * HEARTBEAT_S
+_PENDING_STATES = "('queued', 'running')"
 _COLUMNS = (
     "id, host_alias, direction, local_path, remote_path, options, label, state, bytes_done, "
     "bytes_total, current_file, engine, message, verified, attempts, bytes_sent, active_s, "
@@ -93,6 +118,40 @@ def _row(job: TransferJob) -> dict[str, Any]:
     }
 
 
+_me: tuple[int, str, str] | None = None
+
+
+def _owner() -> tuple[str, str]:
+    """This process as a job's owner, and this computer (read once per process)."""
+    global _me
+    pid = os.getpid()
+    if _me is None or _me[0] != pid:  # computed again in a forked child
+        _me = (pid, this_owner(), this_machine())
+    return _me[1], _me[2]
+
+
+def _claimed_by_me() -> dict[str, Any]:
+    owner, machine = _owner()
+    return {"owner": owner, "owner_machine": machine, "heartbeat_at": time.time()}
+
+
+def owner_gone(
+    owner: str,
+    machine: str,
+    heartbeat_at: float | None,
+    *,
+    now: float | None = None,
+    stale_after_s: float = OWNER_STALE_S,
+) -> bool:
+    """Whether a job's owner is gone (the module docstring has the rule)."""
+    if not owner:
+        return True
+    if machine and machine != this_machine():
+        now = time.time() if now is None else now
+        return heartbeat_at is None or now - heartbeat_at > stale_after_s
+    return not owner_alive(owner)
+
+
 class TransferQueue:
     """Persistent jobs and their lanes. All methods are thread-safe; lanes run off the GUI."""
 
@@ -105,6 +164,7 @@ class TransferQueue:
         clock: Callable[[], float] = time.time,
         save_every_s: float = 1.0,
         on_finished: Callable[[TransferJob], None] | None = None,
+        stale_after_s: float = OWNER_STALE_S,
     ) -> None:
         self.store = store
         self.engine = engine
@@ -112,12 +172,16 @@ class TransferQueue:
         self.clock = clock
         self.save_every_s = save_every_s
         self.on_finished = on_finished
+        self.stale_after_s = stale_after_s
+        # every snapshot the queue saves, on the thread that saved it (a lane's, or the caller's)
+        self.on_job_changed: Listeners[TransferJob] = Listeners("transfer jobs")
         self._lock = threading.Lock()
         self._lanes: set[str] = set()
         self._controls: dict[int, TransferControl] = {}
         self._discard: set[int] = set()
         self._closing = False
-        self._recover()
+        self.scheduler = LaneScheduler(self)
+        self.recover_orphans()
 
     # --- reading -------------------------------------------------------------------------
 
@@ -149,8 +213,13 @@ class TransferQueue:
         return datetime.fromtimestamp(max(times), timezone.utc) if times else None
 
     def lanes_to_start(self) -> list[str]:
-        """Hosts with queued jobs and no lane running."""
-        queued = {j.host_alias for j in self.jobs() if j.state is JobState.QUEUED}
+        """Hosts with jobs this process queued and no lane running."""
+        owner, _machine = _owner()
+        rows = self.store.db.execute(
+            "SELECT DISTINCT host_alias FROM transfer_jobs WHERE state = 'queued' AND owner = ?",
+            [owner],
+        ).fetchall()
+        queued = {r[0] for r in rows}
         with self._lock:
             return [] if self._closing else sorted(queued - self._lanes)
 
@@ -166,9 +235,12 @@ class TransferQueue:
             raise ValidationError("host", f"No host named {job.host_alias!r}.")
         job = replace(job, id=None, state=JobState.QUEUED, created_at=self.clock())
         with self.store.transaction() as db:
-            rowid = db.table("transfer_jobs").insert(_row(job)).last_rowid
+            rowid = db.table("transfer_jobs").insert(_row(job) | _claimed_by_me()).last_rowid
         assert rowid is not None
-        return replace(job, id=int(rowid))
+        job = replace(job, id=int(rowid))
+        self.on_job_changed.emit(job)
+        self.scheduler.wake(job.host_alias)
+        return job
 
     def pause(self, job_id: int) -> None:
         with self._lock:
@@ -179,6 +251,8 @@ class TransferQueue:
         self._set_state(job_id, {JobState.QUEUED}, JobState.PAUSED)
 
     def resume(self, job_id: int) -> None:
+        """The paused job goes back in line, in this process's lane for its host (this process
+        becomes its owner)."""
         self._set_state(job_id, {JobState.PAUSED}, JobState.QUEUED)
 
     def retry(self, job_id: int) -> None:
@@ -216,11 +290,13 @@ class TransferQueue:
         with self._lock:
             self._closing = True
             controls = list(self._controls.values())
+        self.scheduler.close()
         for c in controls:
             c.request("paused")
         deadline = time.monotonic() + timeout_s
         while self.is_running() and time.monotonic() < deadline:
             time.sleep(0.05)
+        self.scheduler.wait_idle(max(deadline - time.monotonic(), 0))
 
     def _set_state(self, job_id: int, allowed: set[JobState], new: JobState) -> TransferJob | None:
         with self.store.transaction() as db:
@@ -233,26 +309,69 @@ class TransferQueue:
             if job.state not in allowed:
                 return None
             changes: dict[str, Any] = {"state": new.value}
-            if new is JobState.QUEUED:
-                changes.update(message="", verified=0, finished_at=None)
+            if new is JobState.QUEUED:  # this process runs it now: its lane claims only its own
+                changes.update(message="", verified=0, finished_at=None, **_claimed_by_me())
             if new is JobState.CANCELLED:
                 changes.update(message="Cancelled.", finished_at=self.clock())
             db.table("transfer_jobs").update(job_id, changes)
-        return replace(job, state=new)
+        job = replace(
+            job,
+            state=new,
+            message=changes.get("message", job.message),
+            verified=bool(changes.get("verified", job.verified)),
+            finished_at=changes.get("finished_at", job.finished_at),
+        )
+        self.on_job_changed.emit(job)
+        if new is JobState.QUEUED:
+            self.scheduler.wake(job.host_alias)
+        return job
 
     def _save(self, job: TransferJob) -> None:
         assert job.id is not None
         row = _row(job)
         del row["host_alias"]  # a rename of the host while this job ran has rewritten it
+        row["heartbeat_at"] = time.time()
         with self.store.transaction() as db:
             db.table("transfer_jobs").update(job.id, row)
+        self.on_job_changed.emit(job)
 
-    def _recover(self) -> None:
+    def recover_orphans(self) -> list[int]:
+        """Pause the queued or running jobs whose owner is gone (the module docstring says when),
+        progress and partial data kept; a job of a live process is left as it is. Runs when the
+        queue is made (the app or a command starts); returns the ids it paused."""
+        rows = self.store.db.execute(
+            "SELECT id, owner, owner_machine, heartbeat_at FROM transfer_jobs "
+            f"WHERE state IN {_PENDING_STATES}"
+        ).fetchall()
+        now = time.time()
+        gone = [
+            (r[0], r[1])
+            for r in rows
+            if owner_gone(r[1] or "", r[2] or "", r[3], now=now, stale_after_s=self.stale_after_s)
+        ]
+        paused = []
+        with self.store.transaction() as db:
+            for job_id, owner in gone:
+                cur = db.execute(  # unless its owner changed meanwhile (another start resumed it)
+                    "UPDATE transfer_jobs SET state = 'paused', message = ? "
+                    f"WHERE id = ? AND owner = ? AND state IN {_PENDING_STATES}",
+                    [INTERRUPTED, job_id, owner or ""],
+                )
+                if cur.rowcount:
+                    paused.append(job_id)
+        if paused:
+            log.info("transfer jobs %s were left by a process that is gone: paused", paused)
+        self._emit_ids(paused)
+        return paused
+
+    def beat(self) -> None:
+        """This process still runs the jobs it owns (the scheduler calls it while lanes run)."""
+        owner, _machine = _owner()
         with self.store.transaction() as db:
             db.execute(
-                "UPDATE transfer_jobs SET state = 'paused', message = ? "
-                "WHERE state IN ('queued', 'running')",
-                [INTERRUPTED],
+                "UPDATE transfer_jobs SET heartbeat_at = ? "
+                f"WHERE owner = ? AND state IN {_PENDING_STATES}",
+                [time.time(), owner],
             )
 
     def mark_interrupted(self, job_ids: list[int]) -> None:
@@ -263,9 +382,16 @@ class TransferQueue:
             for job_id in job_ids:
                 db.execute(
                     "UPDATE transfer_jobs SET state = 'paused', message = ? "
-                    "WHERE id = ? AND state IN ('queued', 'running')",
+                    f"WHERE id = ? AND state IN {_PENDING_STATES}",
                     [INTERRUPTED, job_id],
                 )
+        self._emit_ids(job_ids)
+
+    def _emit_ids(self, job_ids: list[int]) -> None:
+        for job_id in job_ids:
+            job = self.get(job_id)
+            if job is not None:
+                self.on_job_changed.emit(job)
 
     def _discard_partial(self, job: TransferJob) -> None:
         host = self.hosts(job.host_alias)
@@ -281,7 +407,8 @@ class TransferQueue:
     def run_lane(
         self, alias: str, cancel_event: threading.Event | None = None
     ) -> Iterator[TransferJob]:
-        """Run the host's queued jobs in order until none is left; yields job snapshots."""
+        """Run the host's jobs that this process queued, in order, until none is left; yields job
+        snapshots: the body of `LaneScheduler`'s lane threads (tests drive it directly)."""
         with self._lock:
             if alias in self._lanes:
                 return
@@ -297,11 +424,20 @@ class TransferQueue:
                 self._lanes.discard(alias)
 
     def _claim_next(self, alias: str) -> TransferJob | None:
+        """The host's next job that this process queued, now running; None when there is none
+        (jobs another live process queued are that process's to run)."""
+        job = self._claim(alias)
+        if job is not None:
+            self.on_job_changed.emit(job)
+        return job
+
+    def _claim(self, alias: str) -> TransferJob | None:
+        owner, _machine = _owner()
         with self._lock, self.store.transaction() as db:
             row = db.execute(
                 f"SELECT {_COLUMNS} FROM transfer_jobs WHERE host_alias = ? AND state = 'queued' "
-                "ORDER BY id LIMIT 1",
-                [alias],
+                "AND owner = ? ORDER BY id LIMIT 1",
+                [alias, owner],
             ).fetchone()
             if row is None or self._closing:
                 self._lanes.discard(alias)  # under the lock: a later add() starts a new lane
@@ -318,7 +454,7 @@ class TransferQueue:
                 eta_s=None,
             )
             assert job.id is not None
-            db.table("transfer_jobs").update(job.id, _row(job))
+            db.table("transfer_jobs").update(job.id, _row(job) | _claimed_by_me())
             self._controls[job.id] = TransferControl()
             return job
 
@@ -409,27 +545,9 @@ class TransferQueue:
         return job
 
     def run_until_idle(self, timeout_s: float | None = None) -> None:
-        """Headless: run every host's lane on its own thread until no job is queued."""
-        deadline = None if timeout_s is None else time.monotonic() + timeout_s
-        while True:
-            threads = [
-                threading.Thread(target=_drain, args=(self.run_lane(a),), daemon=True)
-                for a in self.lanes_to_start()
-            ]
-            if not threads:
-                return
-            for t in threads:
-                t.start()
-            for t in threads:
-                left = None if deadline is None else max(deadline - time.monotonic(), 0)
-                t.join(left)
-                if t.is_alive():
-                    raise TimeoutError("transfers still running")
-
-
-def _drain(it: Iterator[TransferJob]) -> None:
-    for _ in it:
-        pass
+        """Run every host's lane (the scheduler's threads) until no job of this process is
+        queued; TimeoutError when lanes still run after `timeout_s`."""
+        self.scheduler.run_until_idle(timeout_s)
 
 
 def _apply(job: TransferJob, event: EngineEvent) -> TransferJob:

@@ -1,4 +1,8 @@
-"""Transfers page: the queue with progress bars, job actions, drop files on a host to upload."""
+"""Transfers page: the queue with progress bars, job actions, drop files on a host to upload.
+
+The page drives nothing: the queue's lane scheduler runs the lanes, and every job snapshot the
+queue saves (whichever page or command queued the job) reaches the table through `JobEvents`.
+"""
 
 from __future__ import annotations
 
@@ -36,7 +40,8 @@ from gpu_companion.core.transfers.presets import (
 from gpu_companion.core.transfers.queue import TransferQueue
 from gpu_companion.ui.common.page import EmptyStatePage, Navigator
 from gpu_companion.ui.common.widgets import EmptyState
-from gpu_companion.ui.common.worker import Worker, run_in_thread, run_long
+from gpu_companion.ui.common.worker import run_in_thread
+from gpu_companion.ui.transfers.bridge import JobEvents
 from gpu_companion.ui.transfers.dialogs import SyncCheckpointsDialog, TransferDialog
 from gpu_companion.ui.transfers.model import PROGRESS_COLUMN, ProgressDelegate, TransferTableModel
 from gpu_companion.ui.transfers.remote_picker import RemotePathDialog
@@ -85,7 +90,6 @@ class TransfersPage(EmptyStatePage):
     def __init__(self, ctx: Services, nav: Navigator, parent: QWidget | None = None) -> None:
         super().__init__(ctx, nav, parent)
         self.queue: TransferQueue = ctx.transfers
-        self.lanes: dict[str, Worker] = {}
         self.open_url: Callable[[QUrl], object] = QDesktopServices.openUrl
         self.empty = EmptyState(
             self.icon_name,
@@ -96,6 +100,22 @@ class TransfersPage(EmptyStatePage):
         )
         self.stack.addWidget(self.empty)
         self.stack.addWidget(self._build_content())
+        self.events = self._follow(self.queue)
+        self.refresh()
+        self.start_lanes()
+
+    def _follow(self, queue: TransferQueue) -> JobEvents:
+        events = JobEvents(queue, self)
+        events.job_changed.connect(self._on_job)
+        self.destroyed.connect(lambda *_: events.close())  # no snapshot for a deleted page
+        return events
+
+    def use_queue(self, queue: TransferQueue) -> None:
+        """Show and follow another queue (tests swap the app's for one of their own)."""
+        self.events.close()
+        self.events.deleteLater()
+        self.queue = queue
+        self.events = self._follow(queue)
         self.refresh()
         self.start_lanes()
 
@@ -172,6 +192,7 @@ class TransfersPage(EmptyStatePage):
     # --- state ---------------------------------------------------------------------------
 
     def refresh(self) -> None:
+        self.queue.recover_orphans()  # a `gpu-companion transfer` killed since: its jobs pause
         hosts = self._hosts()
         self.host_list.clear()
         for h in hosts:
@@ -209,9 +230,12 @@ class TransfersPage(EmptyStatePage):
         self.detail.setText(job.message if job else "")
 
     def _on_job(self, job: TransferJob) -> None:
+        """A snapshot the queue saved (any page's or command's job), on the GUI thread."""
+        before = next((j for j in self.model.jobs() if j.id == job.id), None)
         self.model.upsert(job)
+        self.stack.setCurrentIndex(1)
         self._update_buttons()
-        if job.state is JobState.FAILED:
+        if job.state is JobState.FAILED and (before is None or before.state is not job.state):
             self.ctx.notifier.error(
                 f"Transfer to {job.host_alias} failed: {job.message}",
                 source="transfers",
@@ -221,31 +245,13 @@ class TransfersPage(EmptyStatePage):
     # --- running -------------------------------------------------------------------------
 
     def start_lanes(self) -> None:
-        """One worker per host with queued jobs, each on a thread of its own (`run_long`): a lane
-        runs for minutes and must not hold the shared pool; each reports job snapshots by signal."""
-        for alias in self.queue.lanes_to_start():
-            if alias in self.lanes:
-                continue
-            self.lanes[alias] = run_long(
-                self.queue.run_lane,
-                alias,
-                on_yield=self._on_job,
-                on_error=self._lane_error,
-                on_finished=lambda a=alias: self._lane_finished(a),
-            )
-
-    def _lane_finished(self, alias: str) -> None:
-        self.lanes.pop(alias, None)
-        self.refresh()
-        self.start_lanes()
-
-    def _lane_error(self, exc: Exception) -> None:
-        self.ctx.notifier.error(f"A transfer lane stopped: {exc}", source="transfers")
+        """The queue's scheduler runs the lanes (one thread per host with queued jobs, never the
+        shared pool) and starts a host's lane whenever a job is queued from now on."""
+        self.queue.scheduler.start()
 
     def stop(self) -> None:
         """App quit: running jobs are paused (partial data kept) and their lanes end."""
-        for w in list(self.lanes.values()):
-            w.cancel()
+        self.events.close()
         self.queue.shutdown()
 
     # --- actions -------------------------------------------------------------------------
@@ -258,7 +264,6 @@ class TransfersPage(EmptyStatePage):
             return None
         self.model.upsert(added)
         self.stack.setCurrentIndex(1)
-        self.start_lanes()
         return added
 
     def upload_dropped(self, alias: str, paths: list[str]) -> list[TransferJob]:
@@ -345,7 +350,6 @@ class TransfersPage(EmptyStatePage):
             self.ctx.notifier.error(str(exc), source="transfers")
             return None
         self.model.upsert(job)
-        self.start_lanes()
         return job
 
     def pause_selected(self) -> None:
@@ -359,14 +363,12 @@ class TransfersPage(EmptyStatePage):
         if job and job.id is not None:
             self.queue.resume(job.id)
             self._reload(job.id)
-            self.start_lanes()
 
     def retry_selected(self) -> None:
         job = self.selected_job()
         if job and job.id is not None:
             self.queue.retry(job.id)
             self._reload(job.id)
-            self.start_lanes()
 
     def cancel_selected(self, keep_partial: bool | None = None) -> None:
         job = self.selected_job()

@@ -80,7 +80,9 @@ def test_restart_brings_unfinished_jobs_back_paused_with_progress(store) -> None
     while (snap := next(lane)).bytes_done < 5:
         pass
     assert snap.state is JobState.RUNNING
-    again = _queue(store, ScriptedEngine())  # a new app on the same store; the old one "died"
+    with store.transaction() as db:  # the process that queued and ran them "died"
+        db.execute("UPDATE transfer_jobs SET owner = 'an-earlier-boot:4242:1'")
+    again = _queue(store, ScriptedEngine())  # a new app on the same store
     back = again.get(job.id)
     assert back.state is JobState.PAUSED and back.bytes_done == 5 and back.message == INTERRUPTED
     assert again.get(queued.id).state is JobState.PAUSED

@@ -16,6 +16,7 @@ from collections.abc import Generator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from gpu_companion.core.common.children import child_options, kill_group, run_group
 from gpu_companion.core.common.errors import UserError
 from gpu_companion.core.transfers.job import (
     PARTIAL_DIR,
@@ -126,11 +127,8 @@ class RsyncRun:
 
     def _stop(self) -> None:
         proc = self._proc
-        if proc is not None and proc.poll() is None:
-            try:  # the whole group: rsync and its ssh; SIGTERM lets rsync keep the partial file
-                os.killpg(proc.pid, signal.SIGTERM)
-            except ProcessLookupError:
-                pass
+        if proc is not None:  # the whole group: rsync and its ssh; SIGTERM keeps the partial file
+            kill_group(proc, signal.SIGTERM)
 
     def events(self) -> Generator[TransferProgress | TransferNote, None, TransferOutcome]:
         proc = subprocess.Popen(
@@ -139,7 +137,7 @@ class RsyncRun:
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             env=self.command.env,
-            start_new_session=True,
+            **child_options(),  # its own group; SIGTERM if this lane's thread dies (kill -9)
         )
         self._proc = proc
         self.control.set_stopper(self._stop)
@@ -176,7 +174,7 @@ class RsyncRun:
                 try:
                     proc.wait(10)
                 except subprocess.TimeoutExpired:
-                    os.killpg(proc.pid, signal.SIGKILL)
+                    kill_group(proc, signal.SIGKILL)
                     proc.wait()
             proc.stdout.close()
             self._proc = None
@@ -209,14 +207,7 @@ class RsyncRun:
 
 def run_capture(command: RsyncCommand, timeout: float = 600) -> tuple[int, str]:
     """A short rsync run (dry runs): exit code and whole output."""
-    proc = subprocess.run(
-        command.argv,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        env=command.env,
-        timeout=timeout,
-        check=False,
-    )
+    proc = run_group(command.argv, env=command.env, timeout=timeout)
     out = proc.stdout.decode("utf-8", "replace") + proc.stderr.decode("utf-8", "replace")
     return proc.returncode, out
 
