@@ -128,6 +128,7 @@ class AppAgent:
         self.lifetime_s = lifetime_s
         self.clock = clock
         self._proc: subprocess.Popen[bytes] | None = None
+        self._watchdog: _AgentWatchdog | None = None
         self._attached = False  # using the window's agent from a CLI command
         self._loaded: dict[str, tuple[str, float]] = {}  # platform -> (fingerprint, expiry)
         self._lock = threading.Lock()
@@ -143,16 +144,24 @@ class AppAgent:
     def start_or_attach(self, timeout_s: float = 10) -> None:
         """For a CLI command: use the window's agent when one answers on the data dir's socket
         (never restart it: that would end the window's keys), else start one for this process,
-        stopped again when the command closes its services."""
+        stopped again when the command closes its services. Two commands started together take
+        turns (a file lock): one starts the agent, the other attaches to it."""
+        import fcntl
+
         with self._lock:
             if self.running:
                 return
-            if os.path.lexists(self.paths.root):
-                self.paths.check()  # a dir someone else made, opened or linked: refused
+            self.paths.make()  # or checks a dir someone else made, opened or linked: refused
+            fd = os.open(self.paths.root / "agent.lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW,
+                         0o600)  # fmt: skip
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
                 if self._answers():
                     self._attached = True
                     return
-        self.start(timeout_s)
+                self._start_locked(timeout_s)
+            finally:
+                os.close(fd)  # closing drops the lock
 
     def _answers(self) -> bool:
         """Whether an agent of ours answers on the socket; UserError for a socket that is
@@ -168,40 +177,44 @@ class AppAgent:
     def start(self, timeout_s: float = 10) -> None:
         """Start the agent (a no-op when it runs); UserError when ssh-agent is missing."""
         with self._lock:
-            if self.running:
-                return
-            exe = shutil.which("ssh-agent")
-            if exe is None:
-                raise UserError(
-                    "ssh-agent is not installed, so `ssh ALIAS` and rsync cannot use the keys "
-                    "kept in the keyring.",
-                    hint="Install the OpenSSH client (Debian: openssh-client).",
-                )
-            self.paths.make()
-            self._stale_cleanup()
-            self._proc = subprocess.Popen(
-                [exe, "-D", "-a", str(self.paths.socket)],
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.PIPE,
-                start_new_session=True,
+            self._start_locked(timeout_s)
+
+    def _start_locked(self, timeout_s: float) -> None:
+        if self.running:
+            return
+        exe = shutil.which("ssh-agent")
+        if exe is None:
+            raise UserError(
+                "ssh-agent is not installed, so `ssh ALIAS` and rsync cannot use the keys "
+                "kept in the keyring.",
+                hint="Install the OpenSSH client (Debian: openssh-client).",
             )
-            deadline = self.clock() + timeout_s
-            while not self.paths.socket.exists():
-                if self._proc.poll() is not None or self.clock() > deadline:
-                    err = (
-                        self._proc.stderr.read().decode(errors="replace")
-                        if self._proc.stderr
-                        else ""
-                    )
-                    self._kill()
-                    raise UserError(
-                        f"The app's ssh-agent did not start: {err.strip() or 'no socket'}."
-                    )
-                time.sleep(0.01)
-            self._loaded.clear()
-            atomic_write(self.paths.root / "agent.pid", str(self._proc.pid).encode())
-            log.info("ssh-agent started at %s", self.paths.socket)
+        self.paths.make()
+        self._stale_cleanup()
+        self._proc = subprocess.Popen(
+            [exe, "-D", "-a", str(self.paths.socket)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            start_new_session=True,  # a kill -9 of the app: _AgentWatchdog ends it
+        )
+        deadline = self.clock() + timeout_s
+        while not self.paths.socket.exists():
+            if self._proc.poll() is not None or self.clock() > deadline:
+                err = (
+                    self._proc.stderr.read().decode(errors="replace")
+                    if self._proc.stderr
+                    else ""
+                )
+                self._kill()
+                raise UserError(
+                    f"The app's ssh-agent did not start: {err.strip() or 'no socket'}."
+                )
+            time.sleep(0.01)
+        self._loaded.clear()
+        atomic_write(self.paths.root / "agent.pid", str(self._proc.pid).encode())
+        self._watchdog = _AgentWatchdog(self._proc.pid)
+        log.info("ssh-agent started at %s", self.paths.socket)
 
     def _stale_cleanup(self) -> None:
         """What a crash left: the old agent (it outlives the app; its pid file names it), its
@@ -222,6 +235,7 @@ class AppAgent:
                 time.sleep(0.01)
         pid_file.unlink(missing_ok=True)
         self.paths.socket.unlink(missing_ok=True)
+        close_control_masters(self.paths.control_dir)  # a dead run's shared connections
         for stale in self.paths.identity_dir.glob("*.pub"):
             stale.unlink()
 
@@ -238,6 +252,9 @@ class AppAgent:
 
     def _kill(self) -> None:
         proc, self._proc = self._proc, None
+        watchdog, self._watchdog = self._watchdog, None
+        if watchdog is not None:
+            watchdog.dismiss()
         if proc is None:
             return
         if proc.poll() is None:
@@ -375,6 +392,43 @@ def control_options(control_dir: Path, persist_s: int = CONTROL_PERSIST_S) -> li
         "-o",
         f"ControlPath={control_dir}/%C",
     ]
+
+
+# Reads the app's end of a pipe: end-of-file without a word means the app died (kill -9, a
+# crash), and the agent it started goes too, the keys with it. ssh-agent is setgid on Debian, so
+# a parent-death signal set before its exec is cleared: this small watcher keeps one instead.
+_WATCHDOG = (
+    'if ! read -r word; then '
+    'grep -q ssh-agent "/proc/$1/cmdline" 2>/dev/null && kill "$1"; fi'
+)
+
+
+class _AgentWatchdog:
+    def __init__(self, agent_pid: int) -> None:
+        read_end, self._write_end = os.pipe()  # not inherited by later children
+        try:
+            self._proc = subprocess.Popen(
+                ["sh", "-c", _WATCHDOG, "sh", str(agent_pid)],
+                stdin=read_end,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+        finally:
+            os.close(read_end)
+
+    def dismiss(self) -> None:
+        """The app stops the agent itself: the watcher leaves without a signal."""
+        try:
+            os.write(self._write_end, b"stop\n")
+        except OSError:
+            pass
+        os.close(self._write_end)
+        try:
+            self._proc.wait(5)
+        except subprocess.TimeoutExpired:
+            self._proc.kill()
+            self._proc.wait()
 
 
 def close_control_masters(control_dir: Path) -> int:

@@ -239,6 +239,23 @@ class Store:
         )
 
     def migrate(self) -> None:
+        """`_migrate`, one process at a time: two commands started together on a new data dir
+        both found it empty and both created the tables ("table platforms already exists")."""
+        import fcntl
+
+        try:
+            fd = os.open(self.path.with_name(f".{self.path.name}.migrate-lock"),
+                         os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)  # fmt: skip
+        except OSError:  # a read-only folder: `_migrate` says so in words
+            self._migrate()
+            return
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            self._migrate()
+        finally:
+            os.close(fd)
+
+    def _migrate(self) -> None:
         """Bring the file to this build's schema: adopt a file from before the migrations table,
         then run, in list order and one transaction each, every migration not recorded.
 
