@@ -78,6 +78,13 @@ def test_a_host_is_not_renamed_while_a_transfer_to_it_runs(fleet, tmp_path: Path
     with pytest.raises(ValidationError, match="A transfer to box-b is running"):
         s.registry.save_host(replace(host, alias="box-b-renamed"))
     assert s.registry.host("box-b") is not None
+    # a job left "running" by a command that was killed (-9) holds nothing
+    boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    with s.store.transaction() as db:  # pid 1 never started at tick 0: a gone process
+        db.execute("UPDATE transfer_jobs SET owner = ? WHERE id = ?", [f"{boot}:1:0", job.id])
+    s.registry.save_host(replace(host, alias="box-b-gone-owner"))
+    assert s.transfers.get(job.id).host_alias == "box-b-gone-owner"
+    host = s.registry.host("box-b-gone-owner")
     s.transfers._save(replace(job, state=JobState.PAUSED))
     s.registry.save_host(replace(host, alias="box-b-renamed"))  # paused: it moves with the host
     assert s.transfers.get(job.id).host_alias == "box-b-renamed"

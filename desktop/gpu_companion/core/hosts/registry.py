@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from gpu_companion.core.common.errors import ValidationError
 from gpu_companion.core.common.listeners import Listeners
 from gpu_companion.core.common.money import CURRENCIES as CURRENCIES  # re-exported
+from gpu_companion.core.common.owner import owner_alive, this_machine
 from gpu_companion.core.common.validation import (
     validate_alias,
     validate_hostname,
@@ -107,13 +108,22 @@ def _table_exists(db: Any, table: str) -> bool:
 
 
 def _transfer_running(db: Any, alias: str) -> bool:
-    """A transfer lane holds the host's alias while it runs a job (it is keyed by it)."""
-    return _table_exists(db, "transfer_jobs") and (
-        db.execute(
+    """A transfer lane holds the host's alias while it runs a job (it is keyed by it); a job
+    left "running" by a process that died (kill -9) holds nothing."""
+    if not _table_exists(db, "transfer_jobs"):
+        return False
+    columns = {r[1] for r in db.execute("PRAGMA table_info(transfer_jobs)").fetchall()}
+    if "owner" not in columns:
+        return db.execute(
             "SELECT 1 FROM transfer_jobs WHERE host_alias = ? AND state = 'running'", [alias]
-        ).fetchone()
-        is not None
-    )
+        ).fetchone() is not None
+    rows = db.execute(
+        "SELECT owner, owner_machine FROM transfer_jobs WHERE host_alias = ? AND state = 'running'",
+        [alias],
+    ).fetchall()
+    here = this_machine()
+    return any(not owner or machine not in ("", here) or owner_alive(owner)
+               for owner, machine in rows)  # fmt: skip
 
 
 def _rename_alias_rows(db: Any, old: str, new: str) -> None:
