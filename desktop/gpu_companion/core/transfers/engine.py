@@ -21,6 +21,7 @@ from gpu_companion.core.common.backoff import Backoff
 from gpu_companion.core.common.children import run_group
 from gpu_companion.core.common.errors import UserError
 from gpu_companion.core.common.lazy import lazy_import
+from gpu_companion.core.common.ssh_problems import SshProblem, openssh_problem
 from gpu_companion.core.hosts.registry import Host
 from gpu_companion.core.transfers.job import (
     PARTIAL_DIR,
@@ -308,7 +309,8 @@ class TransferEngine:
 
     def _auth_message(self, host: Host, ssh_said: str) -> str:
         """A refused key or host key in plain words; ssh's own last line kept for the log."""
-        if "Permission denied" in ssh_said and self.auth_help is not None:
+        refused = openssh_problem(ssh_said) is SshProblem.AUTH_FAILED
+        if refused and self.auth_help is not None:
             return self.auth_help(host)
         return explain_exit_code(255, ssh_said).message
 

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from gpu_companion.core.common.ssh_problems import SshProblem, openssh_problem
 from gpu_companion.core.transfers.rsync.versions import RsyncVersion, parse_version_string
 
 ExitCategory = Literal[
@@ -51,6 +52,7 @@ class ExitInfo:
     category: ExitCategory
     message: str
     retryable: bool
+    problem: SshProblem | None = None  # what ssh said, in the words the app's own SSH uses
 
 
 def parse_error_line(line: str) -> RsyncErrorLine | None:
@@ -309,9 +311,10 @@ def explain_exit_code(code: int, output: str = "") -> ExitInfo:
     if code < 0:  # Python's returncode for a process killed by a signal
         return ExitInfo(code, "cancelled", f"rsync was stopped by signal {-code}." + _RETRY, False)
     if code != 0 and output:
+        problem = openssh_problem(output)
         for pattern, category, message, retryable in _OUTPUT_HINTS:
             if pattern.search(output):
-                return ExitInfo(code, category, message, retryable)
+                return ExitInfo(code, category, message, retryable, problem)
     known = _EXITS.get(code)
     if known is not None:
         return ExitInfo(code, *known)
