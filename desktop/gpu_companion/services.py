@@ -382,6 +382,8 @@ class Services:
             self._monitor.stop()
         if "tunnels" in self.__dict__:
             self.tunnels.close_all()
+        if "runs" in self.__dict__:
+            self.runs.close()
         if "shared_sessions" in self.__dict__:
             self.shared_sessions.close_all()  # after the monitor, the tunnels and the release
         if "agent" in self.__dict__:

@@ -165,3 +165,31 @@ def test_local_inputs_go_over_first_and_each_shards_result_file_comes_back(fleet
     assert back == sizes  # every result returned, each counted on a host
     remote_home = Path(pwd.getpwuid(os.getuid()).pw_dir)  # where ssh lands on the harness host
     assert not list((remote_home / "in").glob("*-part-*")), "--cleanup left files on the host"
+
+
+def test_the_registry_tells_its_listeners_when_a_run_changes(fleet, tmp_path: Path):
+    """Events, not polling: a run started elsewhere (another process's Runs on the same folder)
+    is followed from its joblog, and its end is heard."""
+    from gpu_companion.core.fleet.runs import Runs
+    from tests.harness.util import wait_for
+
+    runs = fleet.services.runs
+    runs.follow_every_s = 0.1
+    heard: list[tuple[str, bool]] = []
+    def listener(run_id: str) -> None:
+        heard.append((run_id, runs.status(run_id).running))
+
+    unsubscribe = runs.subscribe(listener)
+    try:
+        other = Runs(runs.root, runs.ssh_argv, prepare=runs.prepare)  # the `run` command's
+        run_id = other.start(_spec(fleet, "sleep 1; echo {}", inputs=("a", "b", "c")))
+        wait_for(lambda: (run_id, True) in heard, 10, "an event while the run runs")
+        wait_for(lambda: (run_id, False) in heard, 60, "the event of its end")
+        assert runs.status(run_id).count("done") == 3
+        assert {r for r, _ in heard} == {run_id}
+        n = len(heard)
+        time.sleep(0.5)
+        assert len(heard) == n  # nothing more once it is over
+    finally:
+        unsubscribe()
+    assert runs._follower is None  # the last listener gone: no thread follows

@@ -12,11 +12,13 @@ the record of what finished.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shlex
 import shutil
 import signal
 import subprocess
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
@@ -24,8 +26,11 @@ from decimal import Decimal
 from pathlib import Path
 
 from gpu_companion.core.common.errors import UserError
+from gpu_companion.core.common.listeners import Listeners
 from gpu_companion.core.common.money import format_money, to_minor
 from gpu_companion.core.spend.ledger import SpendLedger
+
+log = logging.getLogger(__name__)
 
 INSTALL_HINT = "Install GNU parallel (Debian/Ubuntu: sudo apt-get install parallel)."
 SHARD_TAIL_BYTES = 256 * 1024  # of each stream, for the Runs page (a shard may log gigabytes)
@@ -160,6 +165,87 @@ class Runs:
         self.ssh_argv = list(ssh_argv)
         self.parallel = parallel
         self.prepare = prepare  # e.g. the hosts' keys into the app's agent
+        # a run id whenever a run changes: started, resumed or cancelled here, or a shard ended
+        # (GNU parallel writes the joblog from its own process: one follower thread reads it,
+        # only while someone listens and a run is live)
+        self.on_change: Listeners[str] = Listeners("runs")
+        self._follow_lock = threading.Lock()
+        self._listeners = 0
+        self._follower: threading.Thread | None = None
+        self._follow_stop = threading.Event()
+        self.follow_every_s = 0.5
+        self._touched: set[str] = set()  # started or cancelled here: looked at next round
+
+    def _changed_here(self, run_id: str) -> None:
+        with self._follow_lock:
+            self._touched.add(run_id)
+        self.on_change.emit(run_id)
+
+    def subscribe(self, listener: Callable[[str], None]) -> Callable[[], None]:
+        """`listener(run_id)` on each change, on the follower's (or the acting) thread."""
+        unsubscribe = self.on_change.subscribe(listener)
+        with self._follow_lock:
+            self._listeners += 1
+            if self._follower is None:
+                self._follow_stop.clear()
+                self._follower = threading.Thread(target=self._follow, name="runs-follower",
+                                                  daemon=True)  # fmt: skip
+                self._follower.start()
+
+        def done() -> None:
+            unsubscribe()
+            with self._follow_lock:
+                self._listeners -= 1
+                thread = self._follower if self._listeners == 0 else None
+                if thread is not None:
+                    self._follower = None
+                    self._follow_stop.set()
+            if thread is not None and thread is not threading.current_thread():
+                thread.join(5)
+
+        return done
+
+    def close(self) -> None:
+        """Stop following (the app exits); listeners stay subscribed but hear nothing more."""
+        with self._follow_lock:
+            thread, self._follower = self._follower, None
+            self._follow_stop.set()
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(5)
+
+    def _signature(self, run_id: str) -> tuple[object, ...]:
+        run = self.root / run_id
+        try:
+            log = (run / "joblog").stat()
+            logged: tuple[int, int] = (log.st_mtime_ns, log.st_size)
+        except OSError:
+            logged = (0, 0)
+        try:
+            started = sum(1 for _ in (run / "out").iterdir())
+        except OSError:
+            started = 0
+        return (*logged, started, self._alive(run) is not None)
+
+    def _follow(self) -> None:
+        seen: dict[str, tuple[object, ...]] = {}
+        while not self._follow_stop.wait(self.follow_every_s):
+            try:
+                ids = self.ids()
+                with self._follow_lock:
+                    touched, self._touched = self._touched, set()
+                live = touched | {i for i in ids if i in seen and seen[i][-1]} | {
+                    i for i in ids if self._alive(self.root / i) is not None
+                }
+                for run_id in ids:
+                    if run_id not in live and run_id in seen:
+                        continue
+                    signature = self._signature(run_id)
+                    if seen.get(run_id) != signature:
+                        if run_id in seen or run_id in touched:
+                            self.on_change.emit(run_id)
+                        seen[run_id] = signature
+            except Exception:  # a run folder removed while read: the next round sees it
+                log.debug("following the runs failed", exc_info=True)
 
     def _dir(self, run_id: str) -> Path:
         path = self.root / run_id
@@ -253,6 +339,7 @@ class Runs:
             )
         (run / "pid").write_text(str(proc.pid))
         self._procs[proc.pid] = proc
+        self._changed_here(run_id)
 
     _procs: dict[int, subprocess.Popen[bytes]] = {}
 
@@ -348,6 +435,7 @@ class Runs:
             except subprocess.TimeoutExpired:
                 os.killpg(pid, signal.SIGKILL)
                 proc.wait(5)
+        self._changed_here(run_id)
         return True
 
 

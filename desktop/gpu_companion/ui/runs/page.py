@@ -8,7 +8,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QTextCursor
 from PySide6.QtWidgets import (
     QFileDialog,
@@ -51,6 +51,7 @@ def _duration(seconds: float) -> str:
 
 class RunsPage(EmptyStatePage):
     key, title, icon_name = "runs", "Runs", "runs"
+    run_changed = Signal(str)
 
     def __init__(self, ctx: Services, nav: Navigator, parent: QWidget | None = None) -> None:
         super().__init__(ctx, nav, parent)
@@ -67,9 +68,11 @@ class RunsPage(EmptyStatePage):
         )
         self.stack.addWidget(self.empty)
         self.stack.addWidget(self._build_content())
-        self.timer = QTimer(self)
-        self.timer.setInterval(1000)
-        self.timer.timeout.connect(self.reload)
+        # the run registry says when a run changed (its follower reads GNU parallel's joblog);
+        # re-posted to the GUI thread, where the page reads the runs again off it
+        self.run_changed.connect(self._on_run_changed, Qt.ConnectionType.QueuedConnection)
+        self._unsubscribe = ctx.runs.subscribe(lambda run_id: self.run_changed.emit(run_id))
+        self._again = False  # a change came while a read was under way: read once more
         self._loading = False
         self.refresh()
 
@@ -165,9 +168,13 @@ class RunsPage(EmptyStatePage):
             out.append((status, run_cost(self.ctx.ledger, status)))
         return out
 
+    def _on_run_changed(self, _run_id: str) -> None:
+        self.reload()
+
     def reload(self) -> None:
-        """Read every run's joblog off the GUI thread; poll each second while one runs."""
+        """Read every run's joblog off the GUI thread (when the registry says one changed)."""
         if self._loading:
+            self._again = True
             return
         self._loading = True
         run_in_thread(self._load, on_result=self._loaded, on_error=self._load_failed)
@@ -186,11 +193,9 @@ class RunsPage(EmptyStatePage):
         finally:
             self._reselecting = False
         self._show_run()
-        running = [s for s, _ in rows if s.running]
-        if running and not self.timer.isActive():
-            self.timer.start()
-        elif not running:
-            self.timer.stop()
+        if self._again:
+            self._again = False
+            self.reload()
 
     def _load_failed(self, exc: BaseException) -> None:
         self._loading = False
@@ -323,4 +328,5 @@ class RunsPage(EmptyStatePage):
                             "are reached through the app's ssh config and agent.")  # fmt: skip
 
     def stop(self) -> None:
-        self.timer.stop()
+        self._unsubscribe()
+        self._unsubscribe = lambda: None
