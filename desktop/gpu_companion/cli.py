@@ -67,7 +67,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser(commands=not GUI_OPTIONS.issuperset(given)).parse_args(given)
     handler = getattr(args, "handler", None)
     if handler is not None:
-        return int(handler(args))
+        try:
+            return int(handler(args))
+        except BrokenPipeError:  # `gpu-companion ledger report | head`: the reader has enough
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())  # the exit's own flush must not fail again
+            return 141
     import gpu_companion.services  # noqa: F401  # before Qt: see below
 
     # Every module imported after PySide6 has its source read by PySide6's feature check; the

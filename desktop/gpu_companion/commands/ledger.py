@@ -111,7 +111,7 @@ def _export(args: argparse.Namespace) -> int:
             except BaseException:
                 Path(tmp).unlink(missing_ok=True)
                 raise
-        print(f"Exported {count} rows to {args.file}.", file=sys.stderr)
+        print(f"Exported {count} row{'' if count == 1 else 's'} to {args.file}.", file=sys.stderr)
         return 0
     except OSError as exc:
         return _fail(f"could not write {args.file}: {exc.strerror or exc}")
@@ -141,7 +141,8 @@ def _import(args: argparse.Namespace) -> int:
             return 1
         if args.dry_run:
             print(
-                f"Dry run: {len(preview.good)} rows would be imported, {len(preview.bad)} refused."
+                f"Dry run: {len(preview.good)} row{'' if len(preview.good) == 1 else 's'} would be "
+                f"imported, {len(preview.bad)} refused."
             )
             return 1 if preview.bad else 0
         result = apply_import(ledger, preview)

@@ -97,7 +97,9 @@ def _parse_text(text: str, what: str, decimal_sep: str | None) -> Decimal:
     for ch in _IGNORED:
         body = body.replace(ch, "")
     if _EXPONENT.fullmatch(body):
-        return Decimal(body)  # "1e30" from a spreadsheet: the range check names it
+        # "1e3" from a spreadsheet, kept as the plain number it is (an export writes "1000",
+        # not "1E+3"); "1e30": the range check names it
+        return Decimal(format(Decimal(body), "f"))
     if not _PLAIN.fullmatch(body):
         raise ValueError(f"{what} {text!r} is not a number; {HINT}")
     sign = "-" if body.startswith("-") else ""

@@ -79,3 +79,10 @@ def test_the_instance_rate_is_shown_with_its_derivation():
     assert format_amount(D("0.3945"), "USD") == "$0.3945"
     with pytest.raises(ValueError, match="at least one GPU"):
         rate_derivation(D("1"), 0, "USD")
+
+
+def test_an_exponent_from_a_spreadsheet_is_kept_as_the_plain_number() -> None:
+    """A rate typed as 1e3 reads as 1000 and is written back as 1000, never "1E+3"."""
+    assert str(parse_decimal("1e3", "the rate")) == "1000"
+    assert str(parse_decimal("2.5E-1", "the rate")) == "0.25"
+    assert decimal_text(to_minor(parse_decimal("1e3"), "USD"), "USD") == "1000.00"
