@@ -240,8 +240,6 @@ class Services:
         """Releases a dead process left half-done, read back and finished or alerted."""
         from gpu_companion.core.release.recovery import resolve_interrupted
 
-        if not self.release.journal.orphaned():
-            return []
         return resolve_interrupted(self.release, self.notifier)
 
     @cached_property

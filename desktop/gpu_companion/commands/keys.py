@@ -77,30 +77,16 @@ def _err(text: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from gpu_companion.commands.opening import open_services
-    from gpu_companion.core.common.errors import UserError
-    from gpu_companion.core.ssh.keyring_errors import KeyringUnavailable
+    from gpu_companion.commands.opening import run_action
 
-    services = open_services()
-    if services is None:
-        return 2
-    try:
-        action = {
-            "list": _list,
-            "generate": _generate,
-            "rotate": _rotate,
-            "show-public": _show_public,
-            "delete": _delete,
-        }
-        return action[args.keys_action](services, args)
-    except KeyringUnavailable as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return USAGE
-    except UserError as exc:
-        _err(str(exc))
-        return 1
-    finally:
-        services.close()  # writes the managed ssh config for a change made here
+    actions = {
+        "list": _list,
+        "generate": _generate,
+        "rotate": _rotate,
+        "show-public": _show_public,
+        "delete": _delete,
+    }
+    return run_action("keys", actions, args.keys_action, args)
 
 
 def _platform(services: Services, name: str) -> Platform | None:

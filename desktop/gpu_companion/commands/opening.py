@@ -4,7 +4,8 @@ corrupt, read-only, disk full) is reported with the message the window shows, no
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from gpu_companion.services import Services
@@ -20,3 +21,31 @@ def open_services() -> Services | None:
     except StoreError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return None
+
+
+def run_action(
+    command: str, actions: dict[str, Callable[[Services, Any], int]], name: str, args: Any
+) -> int:
+    """Open the services, run the action `name`, close them; the exit codes every setup command
+    shares: 1 refused (`refused (field): … Nothing was changed.`) or a user error, 2 an unusable
+    data dir or keyring (one `error:` line)."""
+    from gpu_companion.core.common.errors import UserError, ValidationError
+    from gpu_companion.core.ssh.keyring_errors import KeyringUnavailable
+
+    services = open_services()
+    if services is None:
+        return 2
+    try:
+        return actions[name](services, args)
+    except KeyringUnavailable as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except ValidationError as exc:
+        print(f"gpu-companion {command}: refused ({exc.field}): {exc.message} Nothing was "
+              "changed.", file=sys.stderr)  # fmt: skip
+        return 1
+    except UserError as exc:
+        print(f"gpu-companion {command}: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        services.close()  # writes the managed ssh config for a change made here

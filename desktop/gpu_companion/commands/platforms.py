@@ -62,10 +62,6 @@ def _platform_fields(p: argparse.ArgumentParser, defaults: bool) -> None:
     )  # fmt: skip
 
 
-def _err(text: str) -> None:
-    print(f"gpu-companion platforms: {text}", file=sys.stderr)
-
-
 def find_platform(registry: HostRegistry, name: str, command: str) -> Platform | None:
     """The platform called `name` (any case), or None once `gpu-companion COMMAND: no platform
     named …` with the known names was printed."""
@@ -84,23 +80,10 @@ def find_platform(registry: HostRegistry, name: str, command: str) -> Platform |
 
 
 def run(args: argparse.Namespace) -> int:
-    from gpu_companion.commands.opening import open_services
-    from gpu_companion.core.common.errors import UserError, ValidationError
+    from gpu_companion.commands.opening import run_action
 
-    services = open_services()
-    if services is None:
-        return 2
-    try:
-        action = {"list": _list, "add": _add, "edit": _edit, "remove": _remove}
-        return action[args.platforms_action](services, args)
-    except ValidationError as exc:
-        _err(f"refused ({exc.field}): {exc.message} Nothing was changed.")
-        return 1
-    except UserError as exc:
-        _err(str(exc))
-        return 1
-    finally:
-        services.close()
+    actions = {"list": _list, "add": _add, "edit": _edit, "remove": _remove}
+    return run_action("platforms", actions, args.platforms_action, args)
 
 
 def _hosts_by_platform(services: Services) -> dict[int, list[str]]:

@@ -70,34 +70,17 @@ def _err(text: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from gpu_companion.commands.opening import open_services
-    from gpu_companion.core.common.errors import UserError, ValidationError
-    from gpu_companion.core.ssh.keyring_errors import KeyringUnavailable
+    from gpu_companion.commands.opening import run_action
 
-    services = open_services()
-    if services is None:
-        return USAGE
-    try:
-        action = {
-            "list": _list,
-            "add": _add,
-            "remove": _remove,
-            "test": _test,
-            "sync": _sync,
-            "import": _import,
-        }
-        return action[args.providers_action](services, args)
-    except KeyringUnavailable as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return USAGE
-    except ValidationError as exc:
-        _err(f"refused ({exc.field}): {exc.message} Nothing was changed.")
-        return 1
-    except UserError as exc:
-        _err(str(exc))
-        return 1
-    finally:
-        services.close()
+    actions = {
+        "list": _list,
+        "add": _add,
+        "remove": _remove,
+        "test": _test,
+        "sync": _sync,
+        "import": _import,
+    }
+    return run_action("providers", actions, args.providers_action, args)
 
 
 def _list(services: Services, args: argparse.Namespace) -> int:

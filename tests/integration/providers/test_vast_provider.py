@@ -18,6 +18,7 @@ import pytest
 from gpu_companion.core.common.errors import ValidationError
 from gpu_companion.core.providers.model import Instance, ProviderError
 from gpu_companion.core.providers.vast import VastProvider
+from tests.conftest import missing_component
 from tests.harness.fake_vast import FakeVast
 
 pytest.importorskip("vastai.api.instances", reason="the providers extra (vastai) is not installed")
@@ -404,7 +405,7 @@ def test_the_vastai_cli_destroy_aborts_without_a_terminal_and_exits_0(vast: Fake
     "Aborted." and exits 0 having sent nothing; with -y a refused destroy exits 0 too: its exit
     code says nothing about a destroy."""
     if not VASTAI_CLI.exists():
-        pytest.skip(f"no vastai CLI at {VASTAI_CLI}")
+        missing_component(f"no vastai CLI at {VASTAI_CLI} (the providers extra installs it)")
     vast.add_instance(1401)
     env = {**os.environ, "VASTAI_NO_UPDATE_CHECK": "1"}
     done = subprocess.run(

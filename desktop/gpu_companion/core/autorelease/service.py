@@ -15,7 +15,6 @@ from dataclasses import asdict, replace
 from datetime import datetime, timedelta, timezone
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
 
 from gpu_companion.core.autorelease.away import Reachability, SleepDetector
 from gpu_companion.core.autorelease.ladder import AutoRelease, Case, ChecklistOutcome, Step
@@ -65,14 +64,12 @@ class AutoReleaseService:
         *,
         wall: Callable[[], float] = time.time,
         mono: Callable[[], float] = time.monotonic,
-        release_timing: dict[str, Any] | None = None,
         last_sync: Callable[[str], datetime | None] = lambda _alias: None,
         budgets: Budgets | None = None,
     ) -> None:
         self.store, self.registry, self.ledger = store, registry, ledger
         self.wiring, self.notifier = wiring, notifier
         self.wall, self.last_sync = wall, last_sync
-        self.release_timing = release_timing or {}  # the read-back's deadline and pace
         self.budgets = budgets
         self.ladder = AutoRelease(self)
         self.detectors: dict[str, Detector] = {}
@@ -268,8 +265,7 @@ class AutoReleaseService:
                 "can release it while you are away.",
                 hint="Add a provider account (gpu-companion providers add vast.ai|runpod).",
             )
-        services = replace(self.wiring.services(), **self.release_timing)
-        record = release_host(checklist, services, act)
+        record = release_host(checklist, self.wiring.services(), act)
         return record.command_output
 
     def record(self, step: Step) -> None:

@@ -262,7 +262,7 @@ class HostsPage(EmptyStatePage):
                 ("Add platform", self.add_platform),
                 ("Add host", self.add_host),
                 ("Import from ~/.ssh/config", self.import_config),
-                ("Provider accounts…", self.provider_accounts),
+                (self.tr("Provider accounts…"), self.provider_accounts),
             ],
         )
         self.stack.addWidget(self.empty)
@@ -320,9 +320,9 @@ class HostsPage(EmptyStatePage):
         # the provider actions sit on the hosts' title row (the button row above is full)
         provider_buttons = []
         for label, slot, name in (
-            ("Provider accounts…", self.provider_accounts, "providerAccounts"),
-            ("Sync providers", self.sync_providers, "syncProviders"),
-            ("Forgotten instances…", self.forgotten_instances, "orphans"),
+            (self.tr("Provider accounts…"), self.provider_accounts, "providerAccounts"),
+            (self.tr("Sync providers"), self.sync_providers, "syncProviders"),
+            (self.tr("Forgotten instances…"), self.forgotten_instances, "orphans"),
         ):
             b = QPushButton(label)
             b.setObjectName(name)

@@ -94,7 +94,7 @@ class AddAccountDialog(QDialog):
     def __init__(self, ctx: Services, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.ctx = ctx
-        self.setWindowTitle("Add a provider account")
+        self.setWindowTitle(self.tr("Add a provider account"))
         self.setMinimumWidth(520)
         self.account: Account | None = None
         self.worker: Worker | None = None
@@ -107,10 +107,10 @@ class AddAccountDialog(QDialog):
         self.api_key = QLineEdit()
         self.api_key.setObjectName("apiKey")
         self.api_key.setEchoMode(QLineEdit.EchoMode.Password)
-        self.api_key.setPlaceholderText("paste the key from the provider's console")
+        self.api_key.setPlaceholderText(self.tr("paste the key from the provider's console"))
         self.api_base = QLineEdit()
         self.api_base.setObjectName("apiBase")
-        self.api_base.setPlaceholderText("optional: the provider's own address is used")
+        self.api_base.setPlaceholderText(self.tr("optional: the provider's own address is used"))
         self.fields: dict[str, QWidget] = {
             "kind": self.kind,
             "platform": self.platform,
@@ -118,17 +118,17 @@ class AddAccountDialog(QDialog):
             "api_base": self.api_base,
         }
         form = QFormLayout()
-        form.addRow("Provider", self.kind)
-        form.addRow("Platform", self.platform)
-        form.addRow("API key", self.api_key)
-        form.addRow("API address", self.api_base)
+        form.addRow(self.tr("Provider"), self.kind)
+        form.addRow(self.tr("Platform"), self.platform)
+        form.addRow(self.tr("API key"), self.api_key)
+        form.addRow(self.tr("API address"), self.api_base)
         self.hint = _plain(QLabel())
         self.error = _plain(form_error_label())
         self.buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel
         )
         self.save_btn = self.buttons.button(QDialogButtonBox.StandardButton.Save)
-        self.save_btn.setText("Add")
+        self.save_btn.setText(self.tr("Add"))
         self.buttons.accepted.connect(self.save)
         self.buttons.rejected.connect(self.reject)
         lay = QVBoxLayout(self)
@@ -198,7 +198,7 @@ class ProviderAccountsDialog(QDialog):
     def __init__(self, ctx: Services, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.ctx = ctx
-        self.setWindowTitle("Provider accounts")
+        self.setWindowTitle(self.tr("Provider accounts"))
         self.worker: Worker | None = None
         self.add_dialog: AddAccountDialog | None = None
         self.changed = False  # an account (and maybe its platform) was added or removed
@@ -213,17 +213,19 @@ class ProviderAccountsDialog(QDialog):
         self.view.selectionModel().selectionChanged.connect(lambda *_: self._sync())
         intro = _plain(
             QLabel(
-                "A platform with an account is released, stopped and synced through the "
-                "provider's API: the instance is read back until the provider confirms. API keys "
-                "stay in the system keyring."
+                self.tr(
+                    "A platform with an account is released, stopped and synced through the "
+                    "provider's API: the instance is read back until the provider confirms. API "
+                    "keys stay in the system keyring."
+                )
             )
         )
         self.status = _plain(QLabel())
         self.status.setObjectName("accountStatus")
         bar = QHBoxLayout()
-        self.add_btn = _button(bar, "Add…", "addAccount", self.add)
-        self.remove_btn = _button(bar, "Remove", "removeAccount", self.remove_selected)
-        self.test_btn = _button(bar, "Test", "testAccount", self.test_selected)
+        self.add_btn = _button(bar, self.tr("Add…"), "addAccount", self.add)
+        self.remove_btn = _button(bar, self.tr("Remove"), "removeAccount", self.remove_selected)
+        self.test_btn = _button(bar, self.tr("Test"), "testAccount", self.test_selected)
         bar.addStretch(1)
         close = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         close.rejected.connect(self.reject)
@@ -355,7 +357,7 @@ class OrphansDialog(QDialog):
     ) -> None:
         super().__init__(parent)
         self.ctx, self.nav, self.on_import = ctx, nav, on_import
-        self.setWindowTitle("Forgotten instances")
+        self.setWindowTitle(self.tr("Forgotten instances"))
         self.worker: Worker | None = None
         self.imported: list[str] = []
         self.model: RowTableModel[Orphan] = RowTableModel(
@@ -370,18 +372,20 @@ class OrphansDialog(QDialog):
         self.view.selectionModel().selectionChanged.connect(lambda *_: self._sync())
         intro = _plain(
             QLabel(
-                "These instances run (and bill) at the provider, but GPU Companion does not meter "
-                "them. Import one to meter it as a host, or import it and release it."
+                self.tr(
+                    "These instances run (and bill) at the provider, but GPU Companion does not "
+                    "meter them. Import one to meter it as a host, or import it and release it."
+                )
             )
         )
         self.status = _plain(QLabel())
         self.status.setObjectName("orphanStatus")
         bar = QHBoxLayout()
-        self.import_btn = _button(bar, "Import", "importOrphan", self.import_selected)
+        self.import_btn = _button(bar, self.tr("Import"), "importOrphan", self.import_selected)
         self.release_btn = _button(
-            bar, "Import and release…", "importAndRelease", self.import_and_release
+            bar, self.tr("Import and release…"), "importAndRelease", self.import_and_release
         )
-        self.again_btn = _button(bar, "Look again", "lookAgain", self.look_again)
+        self.again_btn = _button(bar, self.tr("Look again"), "lookAgain", self.look_again)
         bar.addStretch(1)
         close = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         close.rejected.connect(self.reject)
@@ -400,7 +404,9 @@ class OrphansDialog(QDialog):
         if self.model.rowCount():
             self.view.selectRow(0)
         elif not self.busy():
-            self.status.setText("No forgotten instance: the last provider sync found none.")
+            self.status.setText(
+                self.tr("No forgotten instance: the last provider sync found none.")
+            )
         self._sync()
 
     def selected(self) -> Orphan | None:
@@ -452,7 +458,7 @@ class OrphansDialog(QDialog):
     def look_again(self) -> None:
         if self.busy():
             return
-        self.status.setText("Reading the provider accounts …")
+        self.status.setText(self.tr("Reading the provider accounts …"))
         self.worker = run_in_thread(
             self.ctx.provider_sync.sync, False,
             on_result=self._looked, on_error=self._failed, on_finished=self._finished,

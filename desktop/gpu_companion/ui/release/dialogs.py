@@ -86,7 +86,7 @@ class ChecklistSettingsDialog(QDialog):
         form.addRow("Ignore processes", self.ignored)
         self.provider = ProviderCommandBox(accounts, settings.commands(host.platform_id), host)
         self.provider.setEnabled(host.platform_id is not None)
-        form.addRow("Release at the provider", self.provider)
+        form.addRow(self.tr("Release at the provider"), self.provider)
         self.error = QLabel()
         self.error.setObjectName("settingsError")
         self.error.setTextFormat(Qt.TextFormat.PlainText)

@@ -102,7 +102,7 @@ class ProviderCommandBox(QWidget):
                 f"({self.account.platform_name}): the instance is read back until the provider "
                 "reports it gone."
             )
-            self.test_btn = QPushButton("Check the account")
+            self.test_btn = QPushButton(self.tr("Check the account"))
             self.test_btn.setObjectName("checkAccount")
             self.test_btn.clicked.connect(self.check_account)
             row = QHBoxLayout()
@@ -116,15 +116,15 @@ class ProviderCommandBox(QWidget):
                 "No provider account for this platform: its own commands release it (or, with "
                 "none, you release the instance in the provider's console)."
             )
-            self.test_btn = QPushButton("Test the command")
+            self.test_btn = QPushButton(self.tr("Test the command"))
             self.test_btn.setObjectName("testCommand")
             self.test_btn.clicked.connect(self.test)
             form = QFormLayout()
             form.setContentsMargins(0, 0, 0, 0)
-            form.addRow("Release command", self.release)
-            form.addRow("Verify command (read-only)", self.verify)
-            form.addRow("Output once gone", self.gone_when)
-            form.addRow("Output while running", self.running_when)
+            form.addRow(self.tr("Release command"), self.release)
+            form.addRow(self.tr("Verify command (read-only)"), self.verify)
+            form.addRow(self.tr("Output once gone"), self.gone_when)
+            form.addRow(self.tr("Output while running"), self.running_when)
             lay.addWidget(self.summary)
             lay.addLayout(form)
             lay.addWidget(self.hint)
@@ -148,16 +148,16 @@ class ProviderCommandBox(QWidget):
     def _command_fields(self, commands: CustomCommands) -> None:
         self.release = QLineEdit(commands.release)
         self.release.setObjectName("releaseCommand")
-        self.release.setPlaceholderText("e.g. mycloud delete {instance_id} --yes")
+        self.release.setPlaceholderText(self.tr("e.g. mycloud delete {instance_id} --yes"))
         self.verify = QLineEdit(commands.verify)
         self.verify.setObjectName("verifyCommand")
-        self.verify.setPlaceholderText("read-only, e.g. mycloud show {instance_id}")
+        self.verify.setPlaceholderText(self.tr("read-only, e.g. mycloud show {instance_id}"))
         self.gone_when = QLineEdit(commands.gone_when)
         self.gone_when.setObjectName("goneWhen")
-        self.gone_when.setPlaceholderText("e.g. not found")
+        self.gone_when.setPlaceholderText(self.tr("e.g. not found"))
         self.running_when = QLineEdit(commands.running_when)
         self.running_when.setObjectName("runningWhen")
-        self.running_when.setPlaceholderText("e.g. RUNNING")
+        self.running_when.setPlaceholderText(self.tr("e.g. RUNNING"))
         self.hint = QLabel(PLACEHOLDER_HINT)
         self.hint.setTextFormat(Qt.TextFormat.PlainText)
         self.hint.setWordWrap(True)
@@ -190,7 +190,7 @@ class ProviderCommandBox(QWidget):
         if self.busy():
             return
         commands, target = self.commands(), target_of(self.host)
-        self._begin("Testing …")
+        self._begin(self.tr("Testing …"))
 
         def work() -> str:
             return describe_dry_run(dry_run(commands.validated(), target))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from PySide6.QtCore import QCoreApplication
 from PySide6.QtWidgets import QMenu
 
 from gpu_companion.core.common.notifier import Message
@@ -70,7 +71,7 @@ def _orphan_banner(window: MainWindow, message: Message) -> bool:
 
     banner = window.banners.show_message(message)
     if not banner.buttons:
-        banner.set_actions([("Review…", review)])
+        banner.set_actions([(QCoreApplication.translate("OrphanBanner", "Review…"), review)])
     return window.tray is None or window.tray.icon is None  # no tray: the banner is the alert
 
 
