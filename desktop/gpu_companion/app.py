@@ -119,8 +119,8 @@ def run_gui(argv: list[str], smoke_test: bool = False, background: bool = False)
             log.warning("ssh-agent: %s", exc)
             services.notifier.warning(str(exc), source="ssh-agent")
         run_in_thread(_start_background, services)
-        if not services.start_autorelease():
-            log.info("auto-release runs in another process on this data dir")
+        if not services.start_always_on():
+            log.info("the alert and auto-release rules run in another process on this data dir")
 
     in_tray = background and window.tray is not None and window.tray.available
     if os.environ.get("GPU_COMPANION_EXIT_AFTER_FIRST_PAINT"):  # benchmarks/startup.py

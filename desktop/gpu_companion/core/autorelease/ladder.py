@@ -2,12 +2,18 @@
 the user can stop ("Keep running"), cut short ("Release now") or push back (snooze). At the end
 of the countdown the release checklist runs unattended; the instance is released (or stopped)
 only when every item passed and none is stale. Otherwise it keeps running, the user hears what
-failed, and the ladder tries again on a schedule. Every step is recorded."""
+failed, and the ladder tries again on a schedule. Every step is recorded.
+
+The user's answer wins over the ladder until the provider is called: the checklist and the
+provider call run outside the ladder's lock (held only to change a case), the case is checked
+once more just before the provider is asked (`may_proceed`), and an answer that comes after
+that is told so (`Answer.too_late`) instead of being recorded as kept."""
 
 from __future__ import annotations
 
 import enum
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -20,6 +26,8 @@ PRIORITY = ("finished", "stalled", "idle", "max-runtime", "budget", "forgotten")
 
 class Stage(str, enum.Enum):
     NOTIFIED = "notified"  # counting down
+    CHECKING = "checking"  # the unattended checklist runs: an answer still stops it
+    RELEASING = "releasing"  # the provider was asked: too late to keep it
     BLOCKED = "blocked"  # the checklist failed: kept running, tried again later
     DONE = "done"  # released or stopped
     KEPT = "kept"  # the user said keep running
@@ -57,12 +65,34 @@ class Actions(Protocol):
 
     def run_checklist(self, alias: str) -> ChecklistOutcome: ...
 
-    def act(self, alias: str, action: str, outcome: ChecklistOutcome, trigger: Trigger) -> str:
-        """Run the provider's release/stop command and end (or change) the meter; raise
-        UserError when the provider refused. Returns the command's output."""
+    def act(
+        self,
+        alias: str,
+        action: str,
+        outcome: ChecklistOutcome,
+        trigger: Trigger,
+        may_proceed: Callable[[], bool],
+    ) -> str:
+        """Release or stop through the provider and end (or change) the meter; raise UserError
+        when the provider refused. `may_proceed()` is asked right before the provider is: False
+        (the user answered meanwhile) means nothing is sent and `Withdrawn` is raised. Returns
+        what the provider said."""
         ...
 
     def record(self, step: Step) -> None: ...
+
+
+class Withdrawn(Exception):  # noqa: N818 - not an error: the user's answer came first
+    """The user answered while the checklist ran: nothing was sent to the provider."""
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What came of the user's answer, in words the banner shows as they are."""
+
+    applied: bool
+    text: str
+    too_late: bool = False
 
 
 @dataclass
@@ -73,15 +103,22 @@ class Case:
     deadline: float  # end of the countdown, or the next attempt
     attempts: int = 0
     steps: list[Step] = field(default_factory=list)
+    action: str = "release"  # the policy's action: "release" or "stop"
 
 
 class AutoRelease:
-    """One ladder per watched host; `evaluate` is called with the rules that hold right now."""
+    """One ladder per watched host; `evaluate` is called with the rules that hold right now.
+    Thread-safe: the loop evaluates while the user answers from the window or the tray."""
 
-    def __init__(self, actions: Actions) -> None:
+    def __init__(self, actions: Actions, clock: Callable[[], float] | None = None) -> None:
         self.actions = actions
+        self.clock = clock  # the time after a checklist or a provider call; None: the caller's
         self.cases: dict[str, Case] = {}
         self.kept_since: dict[str, float] = {}
+        self._lock = threading.RLock()  # held only while a case changes, never across work
+
+    def _now(self, fallback: float) -> float:
+        return self.clock() if self.clock is not None else fallback
 
     def countdown(self, alias: str, now: float) -> float | None:
         case = self.cases.get(alias)
@@ -96,12 +133,21 @@ class AutoRelease:
         return step
 
     def evaluate(self, alias: str, triggers: Sequence[Trigger], policy: Policy, now: float) -> None:
+        with self._lock:
+            case = self._evaluate(alias, triggers, policy, now)
+        if case is not None:
+            self._attempt(case, policy, now)
+
+    def _evaluate(
+        self, alias: str, triggers: Sequence[Trigger], policy: Policy, now: float
+    ) -> Case | None:
+        """The case whose attempt is due now (its stage set to CHECKING), else None."""
         case = self.cases.get(alias)
-        if case is not None and case.stage is Stage.DONE:
-            return
+        if case is not None and case.stage in (Stage.DONE, Stage.CHECKING, Stage.RELEASING):
+            return None  # done, or an attempt (the loop's or the user's) is on its way
         if case is not None and case.stage is Stage.KEPT:
             if now < case.deadline:
-                return
+                return None
             del self.cases[alias]
             case = None
         if not triggers:
@@ -110,10 +156,11 @@ class AutoRelease:
                 self.actions.notify(alias, False, f"{alias} is working again; the countdown "
                                     "stopped.", None)  # fmt: skip
                 del self.cases[alias]
-            return
+            return None
         trigger = min(triggers, key=lambda t: PRIORITY.index(t.rule))
         if case is None:
             case = Case(alias, trigger, Stage.NOTIFIED, now + policy.notice_minutes * 60)
+            case.action = policy.action
             self.cases[alias] = case
             verb = "stopped" if policy.action == "stop" else "released"
             text = (
@@ -123,59 +170,140 @@ class AutoRelease:
             )
             self._step(case, now, "notified", text)
             self.actions.notify(alias, True, text, policy.notice_minutes * 60.0)
-            return
+            return None
         case.trigger = trigger
-        if now >= case.deadline:
-            self._attempt(case, policy, now)
+        if now < case.deadline:
+            return None
+        return self._begin(case, policy)
+
+    def _begin(self, case: Case, policy: Policy) -> Case:  # under the lock
+        case.attempts += 1
+        case.stage = Stage.CHECKING
+        case.action = policy.action
+        return case
+
+    def _still_checking(self, case: Case) -> bool:
+        """Under the lock: the attempt goes on only when nobody answered meanwhile; then the
+        provider is as good as asked (RELEASING), so a later answer is told it came too late."""
+        with self._lock:
+            if self.cases.get(case.alias) is not case or case.stage is not Stage.CHECKING:
+                return False
+            case.stage = Stage.RELEASING
+            return True
 
     def _attempt(self, case: Case, policy: Policy, now: float) -> None:
-        case.attempts += 1
-        outcome = self.actions.run_checklist(case.alias)
+        """The checklist, then the provider: both outside the lock (they take minutes)."""
+        try:
+            outcome = self.actions.run_checklist(case.alias)
+        except Exception:
+            with self._lock:
+                if case.stage is Stage.CHECKING:
+                    case.stage = Stage.NOTIFIED  # tried again at the next tick
+            raise
         if outcome.safe:
             try:
-                output = self.actions.act(case.alias, policy.action, outcome, case.trigger)
+                output = self.actions.act(
+                    case.alias, policy.action, outcome, case.trigger,
+                    lambda: self._still_checking(case),
+                )  # fmt: skip
+            except Withdrawn:
+                return  # the user's answer (kept or snoozed) is the case's state now
             except UserError as exc:
                 outcome = ChecklistOutcome(False, (), (f"provider command: {exc}",),
                                            outcome.evidence)  # fmt: skip
             else:
-                case.stage = Stage.DONE
-                kind = "stopped" if policy.action == "stop" else "released"
-                text = f"{case.alias} was {kind}: {_rule_words(case.trigger)}; checklist passed."
-                self._step(case, now, kind, text, evidence=outcome.evidence,
-                           command_output=output)  # fmt: skip
+                with self._lock:
+                    case.stage = Stage.DONE
+                    kind = "stopped" if policy.action == "stop" else "released"
+                    text = (
+                        f"{case.alias} was {kind}: {_rule_words(case.trigger)}; checklist passed."
+                    )
+                    self._step(case, self._now(now), kind, text, evidence=outcome.evidence,
+                               command_output=output)  # fmt: skip
                 self.actions.notify(case.alias, False, text, None)
                 return
-        wait = ESCALATION_MINUTES[min(case.attempts - 1, len(ESCALATION_MINUTES) - 1)]
-        case.stage, case.deadline = Stage.BLOCKED, now + wait * 60
-        failing = outcome.failing + tuple(f"{name} (stale)" for name in outcome.stale)
-        text = (
-            f"{case.alias} was kept running: its backup checklist did not pass "
-            f"({'; '.join(failing) or 'not passed'}). It is still billing; the app checks again "
-            f"in {wait} min."
-        )
-        self._step(case, now, "blocked", text, failing=failing, evidence=outcome.evidence)
+        with self._lock:
+            if self.cases.get(case.alias) is not case or case.stage not in (
+                Stage.CHECKING, Stage.RELEASING
+            ):
+                return  # answered while the checklist ran: the answer stands
+            now = self._now(now)
+            wait = ESCALATION_MINUTES[min(case.attempts - 1, len(ESCALATION_MINUTES) - 1)]
+            case.stage, case.deadline = Stage.BLOCKED, now + wait * 60
+            failing = outcome.failing + tuple(f"{name} (stale)" for name in outcome.stale)
+            text = (
+                f"{case.alias} was kept running: its backup checklist did not pass "
+                f"({'; '.join(failing) or 'not passed'}). It is still billing; the app checks "
+                f"again in {wait} min."
+            )
+            self._step(case, now, "blocked", text, failing=failing, evidence=outcome.evidence)
         self.actions.notify(case.alias, True, text, None)
 
     # --- what the user says ------------------------------------------------------------------
 
-    def keep_running(self, alias: str, now: float, hours: float = 4) -> None:
-        case = self.cases.get(alias) or Case(alias, Trigger("forgotten", now, ""), Stage.KEPT, 0)
-        case.stage, case.deadline = Stage.KEPT, now + hours * 3600
-        self.cases[alias] = case
-        self.kept_since[alias] = now
-        self._step(case, now, "kept", f"Keep running: nothing is done for {hours:g} h.")
+    def _late(self, case: Case, now: float, what: str) -> Answer | None:
+        """Under the lock: the answer that can no longer change anything, in words."""
+        verb = "stopped" if case.action == "stop" else "released"
+        if case.stage is Stage.RELEASING:
+            text = (
+                f"Too late for {what}: the {'stop' if case.action == 'stop' else 'release'} of "
+                f"{case.alias} was already sent to the provider. The app reads the instance back "
+                "and says whether it is gone."
+            )
+            self._step(case, now, "answer-too-late", text)
+            return Answer(False, text, too_late=True)
+        if case.stage is Stage.DONE:
+            return Answer(False, f"{case.alias} was already {verb}.", too_late=True)
+        return None
 
-    def snooze(self, alias: str, now: float, minutes: float = 30) -> None:
-        case = self.cases.get(alias)
-        if case is not None and case.stage in (Stage.NOTIFIED, Stage.BLOCKED):
+    def keep_running(self, alias: str, now: float, hours: float = 4) -> Answer:
+        with self._lock:
+            case = self.cases.get(alias)
+            late = self._late(case, now, "Keep running") if case is not None else None
+            if late is not None:
+                return late
+            case = case or Case(alias, Trigger("forgotten", now, ""), Stage.KEPT, 0)
+            was = case.stage
+            case.stage, case.deadline = Stage.KEPT, now + hours * 3600
+            self.cases[alias] = case
+            self.kept_since[alias] = now
+            stopped = " The running checklist was stopped." if was is Stage.CHECKING else ""
+            text = f"Keep running: nothing is done for {hours:g} h.{stopped}"
+            self._step(case, now, "kept", text)
+            return Answer(
+                True,
+                f"{alias} keeps running: auto-release does nothing for {hours:g} h, then "
+                "looks again.",
+            )
+
+    def snooze(self, alias: str, now: float, minutes: float = 30) -> Answer:
+        with self._lock:
+            case = self.cases.get(alias)
+            if case is None:
+                return Answer(False, f"{alias} has no auto-release countdown to snooze.")
+            late = self._late(case, now, "Snooze")
+            if late is not None:
+                return late
+            if case.stage not in (Stage.NOTIFIED, Stage.BLOCKED, Stage.CHECKING):
+                return Answer(False, f"{alias} has no auto-release countdown to snooze.")
+            if case.stage is Stage.CHECKING:
+                case.stage = Stage.NOTIFIED  # the running attempt sees it and sends nothing
             case.deadline = max(case.deadline, now) + minutes * 60
             self._step(case, now, "snoozed", f"Snoozed for {minutes:g} min.")
+            return Answer(True, f"{alias}: auto-release waits {minutes:g} min more.")
 
-    def release_now(self, alias: str, policy: Policy, now: float) -> None:
+    def release_now(self, alias: str, policy: Policy, now: float) -> Answer:
         """The user's "Release now": the checklist still has to pass."""
-        case = self.cases.get(alias)
-        if case is not None and case.stage in (Stage.NOTIFIED, Stage.BLOCKED):
-            self._attempt(case, policy, now)
+        with self._lock:
+            case = self.cases.get(alias)
+            if case is None or case.stage not in (Stage.NOTIFIED, Stage.BLOCKED):
+                late = self._late(case, now, "Release now") if case is not None else None
+                if case is not None and case.stage is Stage.CHECKING:
+                    return Answer(False, f"{alias}'s checklist is already running.")
+                return late or Answer(False, f"{alias} has no auto-release countdown.")
+            self._begin(case, policy)
+        self._attempt(case, policy, now)
+        return Answer(True, case.steps[-1].text if case.steps else "")
 
 
 def _rule_words(trigger: Trigger) -> str:

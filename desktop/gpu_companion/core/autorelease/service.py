@@ -7,17 +7,21 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import asdict, replace
 from datetime import datetime, timedelta, timezone
 from decimal import Decimal
-from pathlib import Path
 
 from gpu_companion.core.autorelease.away import Reachability, SleepDetector
-from gpu_companion.core.autorelease.ladder import AutoRelease, Case, ChecklistOutcome, Step
+from gpu_companion.core.autorelease.ladder import (
+    Answer,
+    AutoRelease,
+    Case,
+    ChecklistOutcome,
+    Step,
+    Withdrawn,
+)
 from gpu_companion.core.autorelease.policy import Detector, Policy, Trigger
 from gpu_companion.core.common.errors import UserError
 from gpu_companion.core.common.money import format_money, to_minor
@@ -25,6 +29,7 @@ from gpu_companion.core.common.notifier import Level, Message, Notifier
 from gpu_companion.core.hosts.registry import Host, HostRegistry
 from gpu_companion.core.monitor.collector import HostState, PollEvent, SamplesEvent, StatusEvent
 from gpu_companion.core.release import ItemState, ReleaseChecklist, ReleaseRecord, release_host
+from gpu_companion.core.release.gate import Withdrawn as GateWithdrawn
 from gpu_companion.core.release.wiring import ReleaseWiring
 from gpu_companion.core.spend.alerts import format_duration
 from gpu_companion.core.spend.budgets import Budgets
@@ -71,12 +76,11 @@ class AutoReleaseService:
         self.wiring, self.notifier = wiring, notifier
         self.wall, self.last_sync = wall, last_sync
         self.budgets = budgets
-        self.ladder = AutoRelease(self)
+        self.ladder = AutoRelease(self, clock=wall)
         self.detectors: dict[str, Detector] = {}
         self.sleep = SleepDetector(wall, mono)
         self.reach = Reachability()
         self._checklists: dict[str, ReleaseChecklist] = {}
-        self._lock = threading.RLock()  # the tick thread and the user's answers take turns
         self._sessions_seen: set[str] = set()  # hosts whose policy's tmux session was seen
 
     # --- readings ------------------------------------------------------------------------------
@@ -133,8 +137,7 @@ class AutoReleaseService:
                     kept_since=self.ladder.kept_since.get(alias),
                     started_at=rental.started_at.timestamp(),
                 )
-                with self._lock:
-                    self.ladder.evaluate(alias, triggers, det.policy, now)
+                self.ladder.evaluate(alias, triggers, det.policy, now)
             except Exception:  # one host's failure never stops the others
                 log.exception("auto-release on %s failed", alias)
 
@@ -205,19 +208,18 @@ class AutoReleaseService:
         """Seconds until the unattended checklist runs, None when nothing counts down."""
         return self.ladder.countdown(alias, self.wall())
 
-    def keep_running(self, alias: str, hours: float = 4) -> None:
-        with self._lock:
-            self.ladder.keep_running(alias, self.wall(), hours)
+    def keep_running(self, alias: str, hours: float = 4) -> Answer:
+        """Wins over a countdown or a running checklist at once; once the provider was asked,
+        the answer says it came too late (the release is read back and reported as usual)."""
+        return self.ladder.keep_running(alias, self.wall(), hours)
 
-    def snooze(self, alias: str, minutes: float = 30) -> None:
-        with self._lock:
-            self.ladder.snooze(alias, self.wall(), minutes)
+    def snooze(self, alias: str, minutes: float = 30) -> Answer:
+        return self.ladder.snooze(alias, self.wall(), minutes)
 
-    def release_now(self, alias: str) -> None:
+    def release_now(self, alias: str) -> Answer:
         """The checklist still decides: a failing or stale item keeps the host."""
         det = self._detector(alias)
-        with self._lock:
-            self.ladder.release_now(alias, det.policy if det else Policy(), self.wall())
+        return self.ladder.release_now(alias, det.policy if det else Policy(), self.wall())
 
     # --- Actions for the ladder -----------------------------------------------------------------
 
@@ -253,9 +255,17 @@ class AutoReleaseService:
         evidence = tuple(e.as_dict() for e in checklist.evidence())
         return ChecklistOutcome(checklist.ready(), stale, failing, evidence)
 
-    def act(self, alias: str, action: str, outcome: ChecklistOutcome, trigger: Trigger) -> str:
-        """Through the release gate, whatever the action: the provider is asked, the instance
-        read back, and only a confirmed release or stop ends the meter."""
+    def act(
+        self,
+        alias: str,
+        action: str,
+        outcome: ChecklistOutcome,
+        trigger: Trigger,
+        may_proceed: Callable[[], bool],
+    ) -> str:
+        """Through the release gate, whatever the action: the provider is asked (unless the user
+        answered meanwhile), the instance read back, and only a confirmed release or stop ends
+        the meter."""
         host = self._host(alias)
         checklist = self._checklists.pop(alias)
         act = self.wiring.instance_action(host, "stop" if action == "stop" else "destroy")
@@ -265,7 +275,10 @@ class AutoReleaseService:
                 "can release it while you are away.",
                 hint="Add a provider account (gpu-companion providers add vast.ai|runpod).",
             )
-        record = release_host(checklist, self.wiring.services(), act)
+        try:
+            record = release_host(checklist, self.wiring.services(), act, may_proceed=may_proceed)
+        except GateWithdrawn as exc:
+            raise Withdrawn(alias) from exc
         return record.command_output
 
     def record(self, step: Step) -> None:
@@ -283,55 +296,3 @@ class AutoReleaseService:
                 command_output=step.command_output,
             )
         )
-
-
-class AutoReleaseLoop:
-    """One per data dir: a file lock says which process acts (a second window or `watch` on the
-    same data would act twice), and a daemon thread ticks the policies."""
-
-    def __init__(self, lock_path: Path, every_s: float = 30.0) -> None:
-        self.lock_path, self.every_s = lock_path, every_s
-        self._fd: int | None = None
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-
-    def claim(self) -> bool:
-        import fcntl
-
-        fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            os.close(fd)
-            return False
-        os.ftruncate(fd, 0)
-        os.write(fd, f"{os.getpid()}\n".encode())
-        self._fd = fd
-        return True
-
-    def start(
-        self, *steps: Callable[[], object], first_only: tuple[Callable[[], object], ...] = ()
-    ) -> None:
-        """Run `steps` every `every_s`; those also in `first_only` run on the first round only."""
-
-        def run() -> None:
-            todo = list(steps)
-            while not self._stop.is_set():
-                for step in todo:
-                    try:
-                        step()
-                    except Exception:
-                        log.exception("auto-release tick failed")
-                todo = [s for s in steps if s not in first_only]
-                self._stop.wait(self.every_s)
-
-        self._thread = threading.Thread(target=run, name="autorelease", daemon=True)
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._stop.set()
-        if self._thread is not None:
-            self._thread.join(10)
-        if self._fd is not None:
-            os.close(self._fd)  # closing drops the lock
-            self._fd = None

@@ -47,6 +47,11 @@ def validate_override(host: Host, override: Override) -> None:
         raise ValidationError("reason", "Say why this host is released without a passed checklist.")
 
 
+class Withdrawn(Exception):  # noqa: N818 - not an error: someone said no in time
+    """`may_proceed()` said no right before the provider would have been asked: nothing was
+    sent, nothing changed."""
+
+
 @dataclass(frozen=True)
 class InstanceAction:
     """What to ask of which provider for the host's instance."""
@@ -93,8 +98,11 @@ def release_host(
     action: InstanceAction | None = None,
     override: Override | None = None,
     kind: str = "",
+    may_proceed: Callable[[], bool] | None = None,
 ) -> ReleaseRecord:
-    """Release `checklist.host` (or stop it, by `action`); `kind` names an unattended one."""
+    """Release `checklist.host` (or stop it, by `action`); `kind` names an unattended one.
+    `may_proceed()` is asked last, right before the provider is (the unattended release asks
+    whether the user kept the instance meanwhile): False raises `Withdrawn`, nothing sent."""
     host = checklist.host
     if override is None and not checklist.ready():
         names = ", ".join(it.title for it in checklist.blockers())
@@ -114,12 +122,18 @@ def release_host(
         release_command=(action.describe(),) if action else (),
     )
     if action is None:
+        if may_proceed is not None and not may_proceed():
+            raise Withdrawn(host.alias)
         return finish_release(services, host, record, "destroy", None)
-    return _through_provider(services, host, record, action)
+    return _through_provider(services, host, record, action, may_proceed)
 
 
 def _through_provider(
-    services: ReleaseServices, host: Host, record: ReleaseRecord, act: InstanceAction
+    services: ReleaseServices,
+    host: Host,
+    record: ReleaseRecord,
+    act: InstanceAction,
+    may_proceed: Callable[[], bool] | None = None,
 ) -> ReleaseRecord:
     provider, name = act.provider, act.provider.name
     instance_id = provider.check_id(act.instance_id)
@@ -141,6 +155,8 @@ def _through_provider(
         )
     if confirmed(act.action, before):  # already stopped: nothing to ask
         return _confirmed(services, host, record, act, before, None)
+    if may_proceed is not None and not may_proceed():
+        raise Withdrawn(host.alias)
     entry = None
     if services.journal is not None:
         entry = services.journal.open(

@@ -14,6 +14,7 @@ from gpu_companion.ui.common.widgets import Banner, BannerArea
 from gpu_companion.ui.common.worker import Worker, run_in_thread
 
 if TYPE_CHECKING:
+    from gpu_companion.core.autorelease.ladder import Answer
     from gpu_companion.core.autorelease.service import AutoReleaseService
     from gpu_companion.services import Services
 
@@ -82,13 +83,17 @@ class CountdownBanners(QObject):
 
     def _open(self, alias: str) -> bool:
         case = self.service.case(alias) if alias in self.texts else None
-        return case is not None and case.stage.value in ("notified", "blocked")
+        return case is not None and case.stage.value in ("notified", "blocked", "checking")
 
     def answers(self, alias: str) -> list[tuple[str, Callable[[], None]]]:
-        """Keep running / Release now / Snooze 30 min while the countdown waits for an answer."""
+        """Keep running / Release now / Snooze 30 min while the countdown waits for an answer;
+        while the unattended checklist runs, Keep running and Snooze still stop it."""
         if not self._open(alias) or alias in self.workers:
             return []
-        return [(what, self._answer_with(alias, what)) for what in (KEEP, RELEASE, SNOOZE)]
+        case = self.service.case(alias)
+        offered = (KEEP, SNOOZE) if case and case.stage.value == "checking" else (KEEP, RELEASE,
+                                                                                   SNOOZE)
+        return [(what, self._answer_with(alias, what)) for what in offered]
 
     def _answer_with(self, alias: str, what: str) -> Callable[[], None]:
         return lambda: self.answer(alias, what)  # no arguments: Qt passes none to it
@@ -99,6 +104,10 @@ class CountdownBanners(QObject):
         left = self.service.countdown(alias)
         if alias in self.workers:
             text += "\nWorking on your answer …"
+        elif case is not None and case.stage.value == "checking":
+            text += "\nThe backup checklist is running now; Keep running still stops it."
+        elif case is not None and case.stage.value == "releasing":
+            text += "\nThe provider was asked; reading the instance back …"
         elif left is not None:
             text += f"\n{clock_text(left)} left, then the backup checklist runs unattended."
         elif case is not None and case.stage.value == "blocked":
@@ -133,23 +142,29 @@ class CountdownBanners(QObject):
         self.workers[alias] = run_in_thread(
             fn,
             alias,
+            on_result=lambda answer: self._said(alias, answer),
             on_error=lambda exc: self.ctx.notifier.error(str(exc), source="autorelease"),
-            on_finished=lambda: self._answered(alias, what),
+            on_finished=lambda: self._answered(alias),
         )
         if banner is not None:
             self.show_time(alias, banner)
         self.changed.emit()  # answered from one place: the others stop offering it
 
-    def _answered(self, alias: str, what: str) -> None:
+    def _said(self, alias: str, answer: Answer) -> None:
+        """What came of the answer, as the ladder says it: kept, snoozed, or too late (the
+        release was already sent), never a guess."""
+        banner = self.banner(alias)
+        if banner is None or not answer.text:
+            return
+        if answer.applied or answer.too_late:
+            self.texts[alias] = answer.text
+            level = Level.WARNING if answer.too_late else Level.INFO
+            banner.update_message(Message(level, answer.text, "autorelease", PREFIX + alias))
+
+    def _answered(self, alias: str) -> None:
         self.workers.pop(alias, None)
         banner = self.banner(alias)
         if banner is None:
             self.changed.emit()
             return
-        if what == KEEP:
-            self.texts[alias] = (
-                f"{alias} keeps running: auto-release does nothing for 4 h, then looks again."
-            )
-            banner.update_message(Message(Level.INFO, self.texts[alias], "autorelease",
-                                          PREFIX + alias))  # fmt: skip
         self.render(alias, banner)

@@ -6,7 +6,13 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from gpu_companion.core.autorelease.ladder import AutoRelease, ChecklistOutcome, Stage, Step
+from gpu_companion.core.autorelease.ladder import (
+    AutoRelease,
+    ChecklistOutcome,
+    Stage,
+    Step,
+    Withdrawn,
+)
 from gpu_companion.core.autorelease.policy import Policy, Trigger
 from gpu_companion.core.common.errors import UserError
 
@@ -29,9 +35,11 @@ class Recorder:
     def run_checklist(self, alias):  # type: ignore[no-untyped-def]
         return self.outcomes.pop(0)
 
-    def act(self, alias, action, outcome, trigger):  # type: ignore[no-untyped-def]
+    def act(self, alias, action, outcome, trigger, may_proceed):  # type: ignore[no-untyped-def]
         if self.refuse:
             raise UserError("The release command exited 1.")
+        if not may_proceed():
+            raise Withdrawn(alias)
         self.acts.append((alias, action))
         return "destroying instance 12345"
 
