@@ -22,7 +22,8 @@ if TYPE_CHECKING:  # imported where first used: the first window paints without 
     from gpu_companion.core.access.launch import Launcher
     from gpu_companion.core.access.manager import TunnelManager
     from gpu_companion.core.access.tunnel import TunnelStatus
-    from gpu_companion.core.autorelease.service import AutoReleaseLoop, AutoReleaseService
+    from gpu_companion.core.autorelease.loop import CoreLoop
+    from gpu_companion.core.autorelease.service import AutoReleaseService
     from gpu_companion.core.common.background import BackgroundSync
     from gpu_companion.core.fleet.runs import Runs
     from gpu_companion.core.monitor.live import Monitor
@@ -55,7 +56,7 @@ class Services:
         self._monitor: Monitor | None = None
         self._monitor_lock = threading.Lock()
         self.started = False  # start() was called: the app runs, so its agent should too
-        self._autorelease_loop: AutoReleaseLoop | None = None
+        self._core_loop: CoreLoop | None = None
         # one time line for the meter, the idle stretches and the release: an idle alert's cost
         # and the meter's end agree (tests set a ManualClock before the first service is made)
         self.clock: Clock = SystemClock()
@@ -263,8 +264,8 @@ class Services:
 
     @cached_property
     def autorelease(self) -> AutoReleaseService:
-        """Policies applied while the user is away: fed by the monitor, ticked by a thread of
-        its own from `start_autorelease()` (the window, the tray and `watch` alike)."""
+        """Policies applied while the user is away: fed by the monitor, ticked by the always-on
+        loop (`start_always_on()`: the window, the tray and `watch` alike)."""
         from gpu_companion.core.autorelease.service import AutoReleaseService
 
         service = AutoReleaseService(
@@ -279,24 +280,26 @@ class Services:
         self.monitor().subscribe(service.on_event)
         return service
 
-    def start_autorelease(self, every_s: float = 30.0) -> bool:
-        """Watch every billed host and tick the policies; False when another process on this
-        data dir (a window or `gpu-companion watch`) already does."""
-        if self._autorelease_loop is None:
-            from gpu_companion.core.autorelease.service import AutoReleaseLoop
+    def start_always_on(self, every_s: float = 30.0) -> bool:
+        """The rules that must work while the user is away, on threads of their own: spend
+        alerts, auto-release and unreachable hosts (every `every_s`), the providers' instances
+        (every few minutes), and first a release a dead process left half-done. False when
+        another process on this data dir (a window or `gpu-companion watch`) already runs them."""
+        if self._core_loop is None:
+            from gpu_companion.core.autorelease.loop import LOCK_NAME, CoreLoop
 
-            loop = AutoReleaseLoop(self.paths.data_dir / "autorelease.lock", every_s)
+            loop = CoreLoop(self.paths.data_dir / LOCK_NAME)
             if not loop.claim():
                 return False
             self.start_watching()  # the billed hosts stream (a no-op when already watching)
-            # first a release a dead process left half-done, then the policies and the
-            # providers' instances (every few minutes) on the loop's own thread
-            loop.start(
-                self.resolve_interrupted_releases, self.autorelease.tick, self.provider_sync.tick,
-                first_only=(self.resolve_interrupted_releases,),
-            )
-            self._autorelease_loop = loop
+            loop.every("alerts", self.alerts.check, every_s)
+            loop.every("autorelease", self.autorelease.tick, every_s)
+            loop.every("providers", self.provider_sync.tick, every_s)
+            loop.start(first=(self.resolve_interrupted_releases,))
+            self._core_loop = loop
         return True
+
+    start_autorelease = start_always_on  # the name `watch` still uses
 
     def _billed(self, alias: str) -> bool:
         rental = self.ledger.running_for_alias(alias)
@@ -368,8 +371,8 @@ class Services:
         self.watcher.start()
 
     def close(self) -> None:
-        if self._autorelease_loop is not None:
-            self._autorelease_loop.stop()
+        if self._core_loop is not None:
+            self._core_loop.stop()
         if "ssh_sync" in self.__dict__:
             self.ssh_sync.close()  # a pending host change still reaches the managed file
         if "watcher" in self.__dict__:

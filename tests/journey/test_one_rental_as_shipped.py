@@ -72,7 +72,7 @@ def app(app_paths, keyring_backend, qapp, qtbot, monkeypatch) -> Iterator[App]: 
     services.start_watching()
     services.start()
     assert services.start_background() == []
-    assert services.start_autorelease()  # its policies tick too, as in the app
+    assert services.start_always_on()  # its policies tick too, as in the app
     platform = f"journey-{uuid.uuid4().hex[:8]}"  # the keyring outlives a test: a fresh name
     try:
         yield App(services, window, clock, platform, messages)

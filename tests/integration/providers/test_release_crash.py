@@ -166,7 +166,7 @@ def test_the_always_on_loop_resolves_what_a_crash_left_open(rig, monkeypatch) ->
     heard: list[str] = []
     s.notifier.subscribe(lambda m: heard.append(m.text))
     try:
-        assert s.start_autorelease(every_s=3600)
+        assert s.start_always_on(every_s=3600)
         wait_for(lambda: any("interrupted" in t for t in heard), 30, "the start-up alert")
         assert _consistent(s, fake) == "active"
         assert any("vast.ai still reports instance 4242 running" in t for t in heard)

@@ -201,9 +201,22 @@ class SpendAlerts:
             if st.forecast is not None and st.percent < 100:
                 local = st.forecast.astimezone(self.ledger.tz)
                 text += f" At the current burn rate it runs out {local:%a %d %b %H:%M}."
+            text += self._billing_now(b.currency, b.platform_id)
             level = Level.ERROR if top >= 100 else Level.WARNING
             out += self._post(new[-1], level, text, f"budget:{b.id}")
         return out
+
+    def _billing_now(self, currency: str, platform_id: int | None) -> str:
+        """' Billing now: vast-4090 at ¥8.00/h, ¥24.00 so far.': what spends the budget (an
+        alert read on a phone has to say which instance to release)."""
+        now = self.ledger.now()
+        parts = [
+            f"{rental_name(r)} at {format_money(to_minor(r.hourly_rate(), r.currency), r.currency)}"
+            f"/h, {format_money(r.cost_at(now), r.currency)} so far"
+            for r in self.ledger.running()
+            if r.currency == currency and r.billed and platform_id in (None, r.platform_id)
+        ]
+        return f" Billing now: {'; '.join(parts)}." if parts else " Nothing is billing now."
 
     def _check_runtime(self, r: Rental) -> list[Message]:
         if r.planned_end is None or r.id is None or self.suppressed(r.id, "runtime"):

@@ -35,8 +35,9 @@ def notification_for(message: Message) -> tuple[str, str, QSystemTrayIcon.Messag
 
 
 class Tray(QObject):
-    """Delivers notifier messages (a tray balloon when a tray exists, else `fallback(message)`),
-    keeps the icon, tooltip and menu current, and runs the spend alerts every half minute."""
+    """Delivers notifier messages (a tray balloon when a tray exists, else `fallback(message)`)
+    and keeps the icon, tooltip and menu current every half minute. The alert rules themselves
+    run in the always-on loop (services), never here: the tray only shows them and answers."""
 
     def __init__(
         self,
@@ -86,17 +87,14 @@ class Tray(QObject):
             self.timer.start()
 
     def attach(self, model: TrayModel, alerts: SpendAlerts | None = None) -> None:
-        """Start showing the ledger and running the alert rules (the app does it right after the
-        first paint: until then the tray says "nothing running")."""
+        """Start showing the ledger; `alerts` answers the menu's snooze and mute (the app does it
+        right after the first paint: until then the tray says "nothing running")."""
         self.model, self.alerts = model, alerts
         self.refresh()
         self.timer.start()
 
     # --- state ----------------------------------------------------------------------------
     def tick(self) -> None:
-        """Run the alert rules and refresh what the tray shows."""
-        if self.alerts is not None:
-            self.alerts.check()
         self.refresh()
 
     def refresh(self) -> None:
