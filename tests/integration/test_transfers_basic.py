@@ -35,7 +35,7 @@ def test_upload_then_download_awkward_names_end_verified(tmp_path: Path, store, 
 
     back = tmp_path / "back here"
     down = queue.add(TransferJob("gpu-test", "download", str(back), str(remote)))
-    queue.run_until_idle(60)
+    queue.run_until_idle(120)  # a timeout says where the lane waits
     got = queue.get(down.id)
     assert got.state is JobState.DONE and got.verified, got.message
     assert tree_hashes(back) == expected

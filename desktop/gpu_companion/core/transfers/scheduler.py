@@ -102,9 +102,32 @@ class LaneScheduler:
             self.start_lanes()
             left = None if deadline is None else max(deadline - time.monotonic(), 0)
             if not self.wait_idle(left):
-                raise TimeoutError("transfers still running")
+                raise TimeoutError(f"transfers still running after {timeout_s:g} s: "
+                                   f"{self._where()}")  # fmt: skip
             if not self.queue.lanes_to_start():
                 return
+
+    def _where(self) -> str:
+        """What each running lane is doing: its jobs' states and the line its thread waits on
+        (what a hung transfer needs to be understood from a log)."""
+        import sys
+        import traceback
+
+        frames = sys._current_frames()
+        with self._cond:
+            threads = dict(self._threads)
+        out = []
+        for alias, thread in sorted(threads.items()):
+            jobs = [
+                f"job {j.id} {j.direction} {j.state.value} {j.bytes_done} B: {j.message!r}"
+                for j in self.queue.jobs()
+                if j.host_alias == alias and not j.state.finished
+            ]
+            frame = frames.get(thread.ident or -1)
+            stack = traceback.format_stack(frame, limit=4) if frame is not None else []
+            where = " <- ".join(line.strip().replace("\n", " ") for line in reversed(stack))
+            out.append(f"{alias}: {'; '.join(jobs) or 'no job'}; at {where}")
+        return " | ".join(out) or "no lane"
 
     # --- the threads ---------------------------------------------------------------------
 

@@ -111,6 +111,18 @@ def test_before_start_an_added_job_waits_and_run_until_idle_runs_it(store) -> No
     assert q.get(job.id).state is JobState.DONE
 
 
+def test_a_lane_that_outlasts_run_until_idle_says_what_it_waits_on(store) -> None:
+    engine = CountingEngine(hold=30)
+    q = _queue(store, engine)
+    job = q.add(TransferJob("a", "upload", "/slow", "x"))
+    with pytest.raises(TimeoutError) as err:
+        q.run_until_idle(0.3)
+    said = str(err.value)
+    assert said.startswith("transfers still running after 0.3 s: a: ")
+    assert f"job {job.id} upload running" in said and "control.wait(self.hold)" in said
+    q.shutdown()
+
+
 def test_resume_and_retry_start_the_lane(store) -> None:
     engine = CountingEngine(hold=5)
     q = _queue(store, engine)
