@@ -94,7 +94,10 @@ def _release(services: Services, args: argparse.Namespace) -> int:
     except UserError as exc:
         _err(str(exc))
         return NOT_RELEASED
-    checklist = ReleaseChecklist.build(host, wiring.settings.config(host.alias))
+    settings = wiring.settings
+    checklist = ReleaseChecklist.build(
+        host, settings.config(host.alias), settings.confirmations(host.alias)
+    )
     wanted = {t.strip().lower() for t in args.confirm}
     for item in checklist.items:
         if isinstance(item, ManualConfirmation) and item.title.strip().lower() in wanted:

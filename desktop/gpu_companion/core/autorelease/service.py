@@ -235,7 +235,9 @@ class AutoReleaseService:
 
     def run_checklist(self, alias: str) -> ChecklistOutcome:
         host = self._host(alias)
-        checklist = ReleaseChecklist.build(host, self.wiring.settings.config(alias))
+        settings = self.wiring.settings  # what the user confirmed in the window counts here too
+        confirmed = settings.confirmations(alias)
+        checklist = ReleaseChecklist.build(host, settings.config(alias), confirmed)
         ctx = self.wiring.context(host)
         try:
             for _ in checklist.run_all(ctx):

@@ -4,7 +4,7 @@ whether the host may be released."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 from gpu_companion.core.common.errors import UserError
 from gpu_companion.core.hosts.registry import Host
@@ -36,9 +36,17 @@ class ReleaseChecklist:
         self.items = items
 
     @classmethod
-    def build(cls, host: Host, config: ChecklistConfig) -> ReleaseChecklist:
+    def build(
+        cls, host: Host, config: ChecklistConfig, confirmed: Mapping[str, str] | None = None
+    ) -> ReleaseChecklist:
+        """`confirmed`: the manual items the user already confirmed (label -> note), as the
+        store keeps them for the running rental."""
         items: list[ChecklistItem] = [k() for k in BUILTINS if k.key not in config.disabled]
-        items += [ManualConfirmation(label, i) for i, label in enumerate(config.manual)]
+        for i, label in enumerate(config.manual):
+            manual = ManualConfirmation(label, i)
+            if confirmed is not None and label in confirmed:
+                manual.tick(confirmed[label])
+            items.append(manual)
         items += [CustomCommandItem(c.label, c.command, i) for i, c in enumerate(config.custom)]
         return cls(host, items)
 

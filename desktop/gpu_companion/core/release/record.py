@@ -54,6 +54,42 @@ class ChecklistSettings:
             )
         return cfg
 
+    # --- what the user confirmed by hand ----------------------------------------------------
+    def _confirmed_key(self, alias: str) -> str | None:
+        """One rental's confirmations: a new rental of the same host starts unconfirmed."""
+        host_id = _host_id(self.store, alias)
+        if host_id is None:
+            return None
+        row = self.store.db.execute(
+            "SELECT id FROM rentals WHERE host_id = ? AND ended_at IS NULL ORDER BY id DESC",
+            [host_id],
+        ).fetchone()
+        return f"release.confirmed.{host_id}.{row[0] if row else 'none'}"
+
+    def confirmations(self, alias: str) -> dict[str, str]:
+        """The manual items the user confirmed for the host's running rental: label -> note.
+        Kept in the store, so the unattended checklist (another thread, maybe another
+        process) counts what was confirmed in the window."""
+        key = self._confirmed_key(alias)
+        raw = self.store.get_setting(key) if key else None
+        try:
+            data = json.loads(raw) if raw else {}
+        except ValueError:
+            return {}
+        return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
+
+    def confirm(self, alias: str, label: str, note: str | None) -> None:
+        """Record (a note, possibly "") or withdraw (None) the confirmation of `label`."""
+        key = self._confirmed_key(alias)
+        if key is None:
+            raise UserError(f"There is no host called {alias!r}.")
+        done = self.confirmations(alias)
+        if note is None:
+            done.pop(label, None)
+        else:
+            done[label] = note.strip()
+        self.store.set_setting(key, json.dumps(done, sort_keys=True))
+
     def commands(self, platform_id: int | None) -> CustomCommands:
         if platform_id is None:
             return CustomCommands()

@@ -199,8 +199,10 @@ class ReleasePage(ReleaseFlow, EmptyStatePage):
         if host is None:
             return None
         if host.alias not in self.checklists:
-            config = self.wiring.settings.config(host.alias)
-            self.checklists[host.alias] = ReleaseChecklist.build(host, config)
+            settings = self.wiring.settings
+            self.checklists[host.alias] = ReleaseChecklist.build(
+                host, settings.config(host.alias), settings.confirmations(host.alias)
+            )
         checklist = self.checklists[host.alias]
         checklist.host = host
         return checklist
@@ -351,6 +353,7 @@ class ReleasePage(ReleaseFlow, EmptyStatePage):
         if note is None:
             return
         item.tick(note)
+        self.wiring.settings.confirm(host.alias, item.title, note)  # the unattended run counts it
         list(checklist.run_item(key, self.context(host)))  # no SSH: a manual item only
         self._on_finished(None)
 
