@@ -121,4 +121,8 @@ def test_a_budget_reached_triggers_the_ladder(rented, standin, vast_api):
     s.budgets.set_budget("month", Decimal("0.01"), "USD")  # already spent more than that
     s.ledger.add_charge(host.platform_id, "storage", "1.00", description="volume")
     service.tick()
+    assert not any("box-a: its budget is reached" in m for m in messages)  # not asked for
+    save_policy(s.store, host.id, Policy(idle_minutes=0, stall_minutes=0, notice_minutes=1,
+                                         on_budget=True))  # fmt: skip
+    service.tick()
     assert any("box-a: its budget is reached" in m for m in messages)

@@ -19,7 +19,7 @@ from tests.harness.util import wait_for
 
 def _gated_checklist(s, host, tmp_path: Path, marker: Path) -> tuple[Path, Path]:  # type: ignore[no-untyped-def]
     """The checklist's one item runs on the host until the test says go (then passes)."""
-    from gpu_companion.core.release.config import ChecklistConfig, CustomCommand
+    from gpu_companion.core.release.config import CustomCommand
 
     started, go = tmp_path / "check-started", tmp_path / "check-go"
     command = (

@@ -51,7 +51,7 @@ def answer_policy(monkeypatch, **fields):  # type: ignore[no-untyped-def]
         seen.append(dialog)
         for name, value in fields.items():
             widget = getattr(dialog, name)
-            if name == "enabled":
+            if name in ("enabled", "budget"):
                 widget.setChecked(value)
             elif name == "session":
                 widget.setText(value)
@@ -74,14 +74,15 @@ def test_the_policy_saved_from_the_release_page_is_what_load_policy_reads(
     assert page.policy_label.text() == "Auto-release: off"
     answer_policy(monkeypatch, enabled=True, idle=20, idle_util=8, idle_power=25, stall=40,
                   stall_util=95, session="train", grace=15, forgotten=6, notice=5,
-                  action="stop")  # fmt: skip
+                  action="stop", budget=True)  # fmt: skip
     page.policy_btn.click()
     assert load_policy(ctx.store, rented_host.id) == Policy(
         idle_minutes=20, idle_util_pct=8, idle_power_share=0.25, stall_minutes=40,
         stall_util_pct=95, finished_session="train", runtime_grace_minutes=15,
-        forgotten_hours=6, notice_minutes=5, action="stop",
+        forgotten_hours=6, notice_minutes=5, action="stop", on_budget=True,
     )  # fmt: skip
     assert page.policy_label.text().startswith("Auto-stop: on (idle 20 min, stalled 40 min")
+    assert "budget used up" in page.policy_label.text()  # no rule acts unseen
     # the service's detector runs on the same policy
     assert ctx.autorelease._detector("vast-4090").policy.idle_minutes == 20
 

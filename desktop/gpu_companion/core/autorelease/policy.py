@@ -28,6 +28,7 @@ class Policy:
     finished_session: str = ""  # a tmux session on the host: gone means the job ended
     runtime_grace_minutes: int = 30  # after the rental's planned end
     forgotten_hours: int = 12  # act regardless, M hours after the last "Keep running"
+    on_budget: bool = False  # act when a budget covering the rental is used up (opt-in)
     notice_minutes: int = 10  # the countdown before anything is done
     action: str = "release"  # or "stop" where the platform distinguishes them
 
@@ -137,7 +138,7 @@ class Detector:
                                f"tmux session {p.finished_session!r} has ended"))  # fmt: skip
         if planned_end is not None and now >= planned_end + p.runtime_grace_minutes * 60:
             out.append(Trigger("max-runtime", planned_end, "the planned end has passed"))
-        if budget_reached:
+        if budget_reached and p.on_budget:
             out.append(Trigger("budget", now, budget_reached))
         anchor = kept_since if kept_since is not None else started_at
         if p.forgotten_hours and anchor is not None and now - anchor >= p.forgotten_hours * 3600:

@@ -133,7 +133,7 @@ class AutoReleaseService:
                 triggers = det.triggers(
                     now,
                     planned_end=planned,
-                    budget_reached=self._budget_reached(rental),
+                    budget_reached=self._budget_reached(rental) if det.policy.on_budget else "",
                     kept_since=self.ladder.kept_since.get(alias),
                     started_at=rental.started_at.timestamp(),
                 )

@@ -39,6 +39,8 @@ def policy_summary(policy: Policy | None) -> str:
     rules.append(f"planned end + {policy.runtime_grace_minutes} min")
     if policy.forgotten_hours:
         rules.append(f"unattended {policy.forgotten_hours} h")
+    if policy.on_budget:
+        rules.append("budget used up")
     verb = "stop" if policy.action == "stop" else "release"
     return (
         f"Auto-{verb}: on ({', '.join(rules)}); {policy.notice_minutes} min notice, only when "
@@ -80,6 +82,9 @@ class PolicyDialog(QDialog):
         self.session.setPlaceholderText("e.g. train (empty: not watched)")
         self.grace = _spin(p.runtime_grace_minutes, 7 * 24 * 60, " min", "graceMinutes")
         self.forgotten = _spin(p.forgotten_hours, 24 * 30, " h", "forgottenHours")
+        self.budget = QCheckBox("when a budget that covers it is used up")
+        self.budget.setObjectName("onBudget")
+        self.budget.setChecked(p.on_budget)
         self.notice = _spin(p.notice_minutes, 24 * 60, " min", "noticeMinutes")
         self.action = QComboBox()
         self.action.setObjectName("policyAction")
@@ -94,6 +99,7 @@ class PolicyDialog(QDialog):
         form.addRow("Finished: when this tmux session ends", self.session)
         form.addRow("Planned end passed by", self.grace)
         form.addRow("Act regardless after, unattended", self.forgotten)
+        form.addRow("Budget:", self.budget)
         form.addRow("Countdown before acting", self.notice)
         form.addRow("Then", self.action)
         note = QLabel(
@@ -123,6 +129,7 @@ class PolicyDialog(QDialog):
         for kind in (QSpinBox, QLineEdit, QComboBox):
             for w in self.findChildren(kind):
                 w.setEnabled(on)
+        self.budget.setEnabled(on)
 
     def edited(self) -> Policy:
         session = self.session.text().strip()
@@ -137,6 +144,7 @@ class PolicyDialog(QDialog):
             finished_session=session,
             runtime_grace_minutes=self.grace.value(),
             forgotten_hours=self.forgotten.value(),
+            on_budget=self.budget.isChecked(),
             notice_minutes=self.notice.value(),
             action=str(self.action.currentData()),
         ).validated()

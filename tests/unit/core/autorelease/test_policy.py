@@ -81,7 +81,11 @@ def test_runtime_budget_forgotten_and_finished():
                           finished_session="train"))  # fmt: skip
     assert rules(det, 1000, planned_end=0) == []  # within the grace
     assert rules(det, 1800, planned_end=0) == ["max-runtime"]
+    assert rules(det, 5, budget_reached="Monthly budget reached") == []  # not asked for
+    det.policy = Policy(idle_minutes=0, on_budget=True)
     assert rules(det, 5, budget_reached="Monthly budget reached") == ["budget"]
+    det.policy = Policy(idle_minutes=0, runtime_grace_minutes=30, forgotten_hours=12,
+                        finished_session="train")  # fmt: skip
     assert rules(det, 12 * 3600, started_at=0) == ["forgotten"]
     assert rules(det, 12 * 3600, started_at=0, kept_since=4 * 3600) == []
     det.on_session_gone(50)
