@@ -153,3 +153,22 @@ def test_the_tray_offers_the_countdown_answers_with_the_banner_closed(
     service.tick()
     assert calls(vast_api) == [] and s.ledger.running()
     worker.wait_all()
+
+
+def test_a_kept_running_banner_goes_when_the_host_is_released_by_hand(
+    rented,
+    standin,
+    vast_api,
+    qtbot,
+):
+    from dataclasses import replace
+
+    s, host, rental, service, clock, marker, messages = rented  # no marker: an item fails
+    win, banner = _counting_down(rented, standin, qtbot)
+    banner.button(RELEASE).click()
+    qtbot.waitUntil(lambda: "was kept running" in banner.label.text(), timeout=WAIT)
+    worker.wait_all()
+    # released by hand (the provider's console, then the host marked released here)
+    s.registry.save_host(replace(s.registry.host("box-a"), state="released"))
+    qtbot.waitUntil(lambda: win.countdowns.banner("box-a") is None, timeout=WAIT)
+    assert "box-a" not in win.countdowns.texts

@@ -137,6 +137,9 @@ class Banner(QFrame):
     def button(self, label: str) -> QPushButton | None:
         return next((b for b in self.buttons if b.text() == label), None)
 
+    def dismiss(self) -> None:
+        self._dismiss()
+
     def _dismiss(self) -> None:
         self.hide()
         self.dismissed.emit()
@@ -162,12 +165,17 @@ class BannerArea(QWidget):
     def find(self, key: str) -> Banner | None:
         return next((b for b in self.banners() if key and b.message.key == key), None)
 
+    def _forget(self, banner: Banner) -> None:
+        if banner in self._banners:
+            self._banners.remove(banner)
+
     def show_message(self, message: Message) -> Banner:
         for b in self.banners():
             if message.key and b.message.key == message.key:
                 b.update_message(message)
                 return b
         banner = Banner(message, self)
+        banner.dismissed.connect(lambda: self._forget(banner))  # before its deleteLater runs
         self._lay.insertWidget(0, banner)
         self._banners.insert(0, banner)
         banner.show()

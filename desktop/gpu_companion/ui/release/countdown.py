@@ -33,6 +33,7 @@ class CountdownBanners(QObject):
     answers are offered wherever the rental is shown (`answers(alias)`: the tray's menu)."""
 
     changed = Signal()  # a countdown opened, was answered or closed: menus offering it refresh
+    _hosts_changed = Signal()  # from any thread: the registry changed (a host was released)
 
     def __init__(
         self,
@@ -48,6 +49,9 @@ class CountdownBanners(QObject):
         self.timer = QTimer(self)
         self.timer.setInterval(1000)
         self.timer.timeout.connect(self.tick)
+        self._hosts_changed.connect(self._drop_gone_hosts)
+        unsubscribe = ctx.registry.on_hosts_changed.subscribe(lambda _: self._hosts_changed.emit())
+        self.destroyed.connect(lambda *_: unsubscribe())
 
     @property
     def service(self) -> AutoReleaseService:
@@ -126,6 +130,23 @@ class CountdownBanners(QObject):
             shown = shown or bool(banner.buttons)
         if not shown:
             self.timer.stop()
+
+    def _drop_gone_hosts(self) -> None:
+        """A host released or stopped (by hand, or elsewhere) takes its countdown banner with
+        it: "kept running" must not stay on show for an instance that is gone. Auto-release's
+        own "was released" words stay: they are the news."""
+        for alias in list(self.texts):
+            host = self.ctx.registry.host(alias)
+            if host is not None and host.state == "active":
+                continue
+            case = self.service.case(alias)
+            if case is not None and case.stage.value in ("releasing", "done"):
+                continue
+            banner = self.banner(alias)
+            if banner is not None:
+                banner.dismiss()
+            self.texts.pop(alias, None)
+            self.changed.emit()
 
     def answer(self, alias: str, what: str) -> None:
         """From the banner or the tray (whose answer works with the banner closed too)."""
