@@ -53,7 +53,7 @@ def test_checkpoints_downloaded_on_the_transfers_page_satisfy_the_checklist(
     item = _check(window, qtbot, "checkpoints")
     assert (
         item.state is ItemState.FAILED
-        and "no verified copy in the backup folder" in item.evidence.summary
+        and "no verified download whose copy is still on this computer" in item.evidence.summary
     )
     assert ctx.alerts.last_sync(rented.id) is None
 
@@ -73,13 +73,13 @@ def test_checkpoints_downloaded_on_the_transfers_page_satisfy_the_checklist(
 
     item = _check(window, qtbot, "checkpoints")
     assert item.state is ItemState.PASSED, item.evidence
-    assert f"(transfer #{job.id})" in item.evidence.summary
+    assert f"(transfer #{job.id} to {landed})" in item.evidence.summary
     assert ctx.alerts.last_sync(rented.id) is not None  # the spot-rental alert is reset
     shutil.move(landed, landed.with_name("moved-away"))  # the local copy is gone: not a backup
     item = _check(window, qtbot, "checkpoints")
     assert (
         item.state is ItemState.FAILED
-        and "no verified copy in the backup folder" in item.evidence.summary
+        and "no verified download whose copy is still on this computer" in item.evidence.summary
     )
     shutil.move(landed.with_name("moved-away"), landed)
     (box.remote / "ckpt" / "step-200.pt").write_bytes(b"newer than the download")
@@ -88,20 +88,27 @@ def test_checkpoints_downloaded_on_the_transfers_page_satisfy_the_checklist(
     assert item.evidence.details == (str(box.remote / "ckpt" / "step-200.pt"),)
 
 
-def test_a_copy_elsewhere_is_not_the_hosts_backup(window, ctx, qtbot, box, rented, tmp_path):  # noqa: F811
+def test_a_verified_copy_in_a_folder_the_user_chose_counts_and_is_named(
+    window, ctx, qtbot, box, rented, tmp_path  # noqa: F811
+):
     cfg = passing_setup(box, disabled=ONLY_CHECKPOINTS, manual=(), custom=())
     ctx.release.settings.save_config("box", cfg)
     transfers = window.navigate("transfers")
-    dialog = SyncCheckpointsDialog(transfers._hosts(), lambda h: None, str(tmp_path / "mine"))
+    mine = tmp_path / "my checkpoints"
+    dialog = SyncCheckpointsDialog(transfers._hosts(), lambda h: None, str(mine))
     qtbot.addWidget(dialog)
     dialog.remote.setText(str(box.remote / "ckpt"))
     job = transfers.queue_checkpoint_sync(dialog)
     qtbot.waitUntil(lambda: ctx.transfers.get(job.id).state is JobState.DONE, timeout=WAIT)
+    landed = Path(ctx.transfers.get(job.id).local_path)
+    assert landed.is_relative_to(mine)
     item = _check(window, qtbot, "checkpoints")
-    assert (
-        item.state is ItemState.FAILED
-        and "no verified copy in the backup folder" in item.evidence.summary
-    )
+    assert item.state is ItemState.PASSED, item.evidence
+    assert f"(transfer #{job.id} to {landed})" in item.evidence.summary  # where the copy is
+    shutil.rmtree(landed)  # the copy deleted: no longer a backup, and it says so
+    item = _check(window, qtbot, "checkpoints")
+    assert item.state is ItemState.FAILED
+    assert "no verified download whose copy is still on this computer" in item.evidence.summary
 
 
 def test_sync_now_is_a_queue_job_with_progress_and_cancel(window, ctx, qtbot, box, rented):  # noqa: F811

@@ -29,7 +29,8 @@ else:
 
 @dataclass(frozen=True)
 class VerifiedSync:
-    """A finished, verified download of one remote folder into the host's backup folder."""
+    """A finished, verified download of one remote folder whose local copy is still there (in
+    the host's backup folder or wherever the user downloaded it)."""
 
     job_id: int
     remote_dir: str

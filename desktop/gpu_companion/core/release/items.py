@@ -41,8 +41,9 @@ def changed_files(ctx: ReleaseContext, path: str, since: float, limit: int = 200
 
 
 class CheckpointsSynced(ChecklistItem):
-    """Passes on the transfer queue's record: a verified download of each declared folder into
-    the host's backup folder, with no file on the host newer than that download."""
+    """Passes on the transfer queue's record: a verified download of each declared folder (into
+    the host's backup folder or a folder the user chose) whose copy is still here, with no file
+    on the host newer than that download."""
 
     key = "checkpoints"
     title = "Checkpoints synced"
@@ -74,12 +75,15 @@ class CheckpointsSynced(ChecklistItem):
             if done is None or not done.local_dir.is_dir():  # never copied, or the copy deleted
                 never.append(d)
                 continue
-            jobs.append(f"#{done.job_id}")
+            jobs.append(f"#{done.job_id} to {done.local_dir}")
             pending += changed_files(ctx, full, done.since + offset)
         if missing:
             summary = f"{', '.join(missing)}: no such directory on {ctx.host.alias}"
         elif never:
-            summary = f"{', '.join(never)}: no verified copy in the backup folder (use Sync now)"
+            summary = (
+                f"{', '.join(never)}: no verified download whose copy is still on this computer "
+                "(use Sync now, or download the folder on the Transfers page with verification on)"
+            )
         elif pending:
             summary = f"{len(pending)} file(s) newer than the last verified download"
         else:

@@ -77,8 +77,10 @@ class QueuedCheckpointSync:
                 continue
             if (resolve(job.remote_path).rstrip("/") or "/") != want:
                 continue
-            if not self._in_backups(host, job):
-                continue  # a copy elsewhere is the user's, not the host's backup
+            # wherever it landed (the backup folder, or a folder the user chose on the Transfers
+            # page): the newest copy that is still there counts
+            if not Path(job.local_path).is_dir():
+                continue
             if best is None or (job.finished_at or 0) > (best.finished_at or 0):
                 best = job
         if best is None or best.id is None or best.finished_at is None:
@@ -88,20 +90,6 @@ class QueuedCheckpointSync:
         return VerifiedSync(
             best.id, best.remote_path, Path(best.local_path), since, best.finished_at
         )
-
-    def _in_backups(self, host: Host, job: TransferJob) -> bool:
-        """The job's copy is the backup folder of its remote folder, under the host's alias or
-        under another alias folder of the backups: the job is this host's (its rows follow a
-        rename), so that folder is the one the host's alias named when the copy was made."""
-        local = Path(job.local_path)
-        own = self.local_dir(host, job.remote_path)
-        if local == own:
-            return True
-        try:
-            under = local.relative_to(self.backup_root).parts
-        except ValueError:
-            return False
-        return len(under) > 1 and Path(*under[1:]) == own.relative_to(self.backup_root / host.alias)
 
     def sync(self, host: Host, remote_dirs: Sequence[str]) -> Iterator[str]:
         def add() -> list[TransferJob]:
