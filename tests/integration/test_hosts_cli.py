@@ -70,17 +70,22 @@ def test_add_list_edit_remove_and_their_exit_codes(app_paths, capsys) -> None:
         main(["hosts", "add", "gpu2"])
     assert usage.value.code == 2
     code, out, _ = cli(capsys, "list")
-    assert out.count("\n") == 1
+    assert out.count("\n") == 2 and out.startswith("ALIAS  ADDRESS")  # a header, then the host
 
     code, out, _ = cli(capsys, "edit", "gpu1", "--alias", "gpu-a", "--instance-id", "99",
                        "--user", "ubuntu")  # fmt: skip
     assert code == 0 and out == "saved gpu-a (ubuntu@ssh4.vast.ai:41022)\n"
     code, out, _ = cli(capsys, "list")
-    assert out.startswith("gpu-a\tubuntu@ssh4.vast.ai:41022\tvast.ai\t99\tactive\t")
+    header, row = out.splitlines()
+    assert header.split() == ["ALIAS", "ADDRESS", "PLATFORM", "INSTANCE", "STATE", "HOST", "KEY"]
+    assert row.split() == ["gpu-a", "ubuntu@ssh4.vast.ai:41022", "vast.ai", "99", "active",
+                           "not", "trusted"]  # fmt: skip
+    assert header.index("ADDRESS") == row.index("ubuntu@")  # aligned
     assert "Host gpu-a\n" in config.read_text() and "Host gpu1\n" not in config.read_text()
     code, out, _ = cli(capsys, "remove", "gpu-a")
     assert code == 0 and out == "removed gpu-a\n"
     assert cli(capsys, "list", "--json")[1].strip() == "[]"
+    assert cli(capsys, "list")[1].startswith("No hosts yet: gpu-companion hosts add")
     assert "Host gpu-a" not in config.read_text()
     assert cli(capsys, "remove", "gpu-a")[0] == 2
 

@@ -145,12 +145,17 @@ def _list(services: Services, args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
-    for r in rows:
-        trusted = "trusted" if r["host_key_trusted"] else "host key not trusted"
-        print(
-            f"{r['alias']}\t{r['user']}@{r['host']}:{r['port']}\t{r['platform'] or '-'}\t"
-            f"{r['instance_id'] or '-'}\t{r['state']}\t{trusted}"
-        )
+    if not rows:
+        print("No hosts yet: gpu-companion hosts add ALIAS HOSTNAME (or providers sync).")
+        return 0
+    from gpu_companion.core.common.text import format_table
+
+    headers = ("ALIAS", "ADDRESS", "PLATFORM", "INSTANCE", "STATE", "HOST KEY")
+    print(format_table(headers, [
+        (r["alias"], f"{r['user']}@{r['host']}:{r['port']}", r["platform"], r["instance_id"],
+         r["state"], "trusted" if r["host_key_trusted"] else "not trusted")
+        for r in rows
+    ]))  # fmt: skip
     return 0
 
 

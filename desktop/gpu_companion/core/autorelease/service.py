@@ -26,12 +26,12 @@ from gpu_companion.core.autorelease.policy import Detector, Policy, Trigger
 from gpu_companion.core.common.errors import UserError
 from gpu_companion.core.common.money import format_money, to_minor
 from gpu_companion.core.common.notifier import Level, Message, Notifier
+from gpu_companion.core.common.text import format_duration
 from gpu_companion.core.hosts.registry import Host, HostRegistry
 from gpu_companion.core.monitor.collector import HostState, PollEvent, SamplesEvent, StatusEvent
 from gpu_companion.core.release import ItemState, ReleaseChecklist, ReleaseRecord, release_host
 from gpu_companion.core.release.gate import Withdrawn as GateWithdrawn
 from gpu_companion.core.release.wiring import ReleaseWiring
-from gpu_companion.core.spend.alerts import format_duration
 from gpu_companion.core.spend.budgets import Budgets
 from gpu_companion.core.spend.ledger import SpendLedger
 from gpu_companion.core.spend.metering import Rental

@@ -14,6 +14,7 @@ from decimal import Decimal
 from gpu_companion.core.common.clock import from_iso, to_iso
 from gpu_companion.core.common.money import format_money, to_minor
 from gpu_companion.core.common.notifier import Level, Message, Notifier
+from gpu_companion.core.common.text import format_duration
 from gpu_companion.core.spend.budgets import Budgets
 from gpu_companion.core.spend.ledger import SpendLedger
 from gpu_companion.core.spend.metering import Rental
@@ -32,14 +33,6 @@ LastSync = Callable[[int], "datetime | None"]
 
 def _no_sync_known(host_id: int) -> datetime | None:
     return None
-
-
-def format_duration(delta: timedelta) -> str:
-    minutes = int(delta.total_seconds() // 60)
-    if minutes < 60:
-        return f"{minutes} min"
-    hours, rest = divmod(minutes, 60)
-    return f"{hours} h {rest} min" if rest else f"{hours} h"
 
 
 def save_idle_minutes(store: Store, host_id: int, minutes: int) -> None:

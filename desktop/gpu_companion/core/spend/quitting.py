@@ -4,7 +4,8 @@ stops a rented instance, so the user is told which meters go on before the app g
 from __future__ import annotations
 
 from gpu_companion.core.common.money import format_money, to_minor
-from gpu_companion.core.spend.alerts import format_duration, rental_name
+from gpu_companion.core.common.text import format_duration
+from gpu_companion.core.spend.alerts import rental_name
 from gpu_companion.core.spend.ledger import SpendLedger
 
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from gpu_companion.core.common.money import format_money, format_totals
-from gpu_companion.core.spend.alerts import format_duration, rental_name
+from gpu_companion.core.common.text import format_duration
+from gpu_companion.core.spend.alerts import rental_name
 from gpu_companion.core.spend.budgets import Budgets
 from gpu_companion.core.spend.ledger import SpendLedger
 from gpu_companion.core.spend.reports import burn_text, today

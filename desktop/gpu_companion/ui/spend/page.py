@@ -25,7 +25,8 @@ from PySide6.QtWidgets import (
 
 from gpu_companion.core.common.errors import UserError
 from gpu_companion.core.common.money import format_money, format_totals
-from gpu_companion.core.spend.alerts import format_duration, rental_name
+from gpu_companion.core.common.text import format_duration
+from gpu_companion.core.spend.alerts import rental_name
 from gpu_companion.core.spend.ledger import HistoryFilter
 from gpu_companion.core.spend.ledger_csv import export_csv
 from gpu_companion.core.spend.metering import Rental, period_of
