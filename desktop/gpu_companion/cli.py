@@ -28,6 +28,7 @@ COMMAND_MODULES: list[str] = [
     "watch",
     "providers",
     "release",
+    "notify",
 ]
 
 
@@ -62,6 +63,14 @@ def build_parser(commands: bool = True) -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from gpu_companion.core.system.platform_support import support
+
+    kind, said = support()
+    if kind == "unsupported":  # the window and every command alike: plainly, before anything
+        print(f"gpu-companion: {said}", file=sys.stderr)
+        return 2
+    if kind == "untested":
+        print(f"gpu-companion: {said}", file=sys.stderr)
     given = sys.argv[1:] if argv is None else list(argv)
     # the window starts without importing every command module (benchmarks/startup.py)
     args = build_parser(commands=not GUI_OPTIONS.issuperset(given)).parse_args(given)
