@@ -284,10 +284,15 @@ class MonitorPage(Page):
         return [r for a in self.fleet_model.aliases() if (r := self.fleet_model.row_for(a))]
 
     def _fleet_summary(self) -> str:
+        """'2 of 2 hosts live, 16 GPUs': the rented hosts; this computer only when it has
+        GPUs to show (a laptop without nvidia-smi is not a host that failed)."""
         rows = self._fleet_rows()
-        live = sum(1 for r in rows if r.status.state == HostState.LIVE)
-        gpus = sum(len(r.gpus) for r in rows)
-        return f"{live} of {len(rows)} hosts live, {gpus} GPUs"
+        hosts = [r for r in rows if r.alias != LOCAL_ALIAS]
+        local = [r for r in rows if r.alias == LOCAL_ALIAS and r.status.state == HostState.LIVE]
+        live = sum(1 for r in hosts if r.status.state == HostState.LIVE)
+        gpus = sum(len(r.gpus) for r in hosts + local)
+        here = " (this computer's included)" if local and local[0].gpus else ""
+        return f"{live} of {len(hosts)} hosts live, {gpus} GPUs{here}"
 
     def _tick(self) -> None:
         """The throttled redraw: only the visible view, only when its data moved."""
