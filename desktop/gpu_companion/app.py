@@ -118,9 +118,8 @@ def run_gui(argv: list[str], smoke_test: bool = False, background: bool = False)
         except UserError as exc:
             log.warning("ssh-agent: %s", exc)
             services.notifier.warning(str(exc), source="ssh-agent")
-        run_in_thread(_start_background, services)
-        if not services.start_always_on():
-            log.info("the alert and auto-release rules run in another process on this data dir")
+        shows_balloons = window.tray is not None and window.tray.icon is not None
+        run_in_thread(_start_background, services, shows_balloons)
 
     in_tray = background and window.tray is not None and window.tray.available
     if os.environ.get("GPU_COMPANION_EXIT_AFTER_FIRST_PAINT"):  # benchmarks/startup.py
@@ -187,8 +186,11 @@ def _welcome(services: Services, window: MainWindow) -> None:
     show_welcome_once(services, window)
 
 
-def _start_background(services: Services) -> None:
-    """Keys into the app's agent and the managed ssh config, off the GUI thread (keyring, ssh)."""
+def _start_background(services: Services, shows_balloons: bool) -> None:
+    """Off the GUI thread: keys into the app's agent and the managed ssh config (keyring, ssh),
+    then the always-on rules and their notification channels (imports, the store, threads)."""
+    if not services.start_always_on(desktop_shown_here=shows_balloons):
+        log.info("the alert and auto-release rules run in another process on this data dir")
     for problem in services.start_background():
         log.warning("ssh-agent: %s", problem)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from datetime import datetime, timezone
 from functools import cached_property
 from pathlib import Path
@@ -28,6 +29,7 @@ if TYPE_CHECKING:  # imported where first used: the first window paints without 
     from gpu_companion.core.fleet.runs import Runs
     from gpu_companion.core.monitor.live import Monitor
     from gpu_companion.core.monitor.watcher import HostWatcher
+    from gpu_companion.core.notify.center import NotifyCenter
     from gpu_companion.core.providers.accounts import ProviderAccounts
     from gpu_companion.core.providers.reconcile import ProviderSync
     from gpu_companion.core.release.wiring import ReleaseWiring
@@ -57,6 +59,7 @@ class Services:
         self._monitor_lock = threading.Lock()
         self.started = False  # start() was called: the app runs, so its agent should too
         self._core_loop: CoreLoop | None = None
+        self._notify_detach: Callable[[], None] | None = None
         # one time line for the meter, the idle stretches and the release: an idle alert's cost
         # and the meter's end agree (tests set a ManualClock before the first service is made)
         self.clock: Clock = SystemClock()
@@ -183,6 +186,14 @@ class Services:
         return alerts
 
     @cached_property
+    def notify(self) -> NotifyCenter:
+        """Off-desk alert channels (ntfy, webhooks, e-mail, desktop), secrets in the keyring.
+        Built only: the always-on loop attaches it to the notifier and starts its thread."""
+        from gpu_companion.core.notify.center import NotifyCenter
+
+        return NotifyCenter(self.store, self.vault, self.clock)
+
+    @cached_property
     def tunnels(self) -> TunnelManager:
         """Port tunnels over the app's verified connections; closed with their host."""
         from gpu_companion.core.access.manager import TunnelManager
@@ -280,17 +291,25 @@ class Services:
         self.monitor().subscribe(service.on_event)
         return service
 
-    def start_always_on(self, every_s: float = 30.0) -> bool:
+    def start_always_on(self, every_s: float = 30.0, desktop_shown_here: bool = False) -> bool:
         """The rules that must work while the user is away, on threads of their own: spend
         alerts, auto-release and unreachable hosts (every `every_s`), the providers' instances
-        (every few minutes), and first a release a dead process left half-done. False when
-        another process on this data dir (a window or `gpu-companion watch`) already runs them."""
+        (every few minutes), and first a release a dead process left half-done; their alerts
+        go out through the notification channels (ntfy, webhooks, e-mail, the desktop).
+        `desktop_shown_here`: this process shows desktop notifications itself (the window's
+        tray), so the desktop channel is left to processes without one. False when another
+        process on this data dir (a window or `gpu-companion watch`) already runs the rules
+        (its alerts are still queued for the channels here; that process delivers them)."""
         if self._core_loop is None:
             from gpu_companion.core.autorelease.loop import LOCK_NAME, CoreLoop
 
+            if self._notify_detach is None:
+                self.notify.shows_desktop_itself = desktop_shown_here
+                self._notify_detach = self.notify.attach(self.notifier)
             loop = CoreLoop(self.paths.data_dir / LOCK_NAME)
             if not loop.claim():
                 return False
+            self.notify.start()
             self.start_watching()  # the billed hosts stream (a no-op when already watching)
             loop.every("alerts", self.alerts.check, every_s)
             loop.every("autorelease", self.autorelease.tick, every_s)
@@ -298,8 +317,6 @@ class Services:
             loop.start(first=(self.resolve_interrupted_releases,))
             self._core_loop = loop
         return True
-
-    start_autorelease = start_always_on  # the name `watch` still uses
 
     def _billed(self, alias: str) -> bool:
         rental = self.ledger.running_for_alias(alias)
@@ -373,6 +390,8 @@ class Services:
     def close(self) -> None:
         if self._core_loop is not None:
             self._core_loop.stop()
+        if "notify" in self.__dict__:
+            self.notify.stop(5.0)  # what is still queued stays in the store for the next start
         if "ssh_sync" in self.__dict__:
             self.ssh_sync.close()  # a pending host change still reaches the managed file
         if "watcher" in self.__dict__:

@@ -41,3 +41,36 @@ def test_readme_links_the_guide_and_docs():
     ):
         assert f"]({doc})" in readme
         assert (REPO / doc).exists()
+
+
+def _core_bullets() -> dict[str, str]:
+    """docs/architecture.md's bullet per core package: '- **`name/`**: ...' up to the next."""
+    text = (REPO / "docs" / "architecture.md").read_text()
+    part = text.split("## The core packages", 1)[1].split("\n## ", 1)[0]
+    return {
+        m.group(1): m.group(2)
+        for m in re.finditer(r"^- \*\*`(\w+)/`\*\*(.*?)(?=^- \*\*|\Z)", part, re.M | re.S)
+    }
+
+
+# words in backticks that name something other than a module of the package (a function, an
+# attribute, a class's member, a CLI verb): the rest must be the package's modules
+NOT_MODULES = {"check_id", "instances", "read", "request", "on_hosts_changed", "on_job_changed",
+               "schema_migrations", "storage", "common", "python3", "vastai", "runpodctl"}
+
+
+def test_the_architecture_names_every_core_package_and_module_and_only_real_ones():
+    core = REPO / "desktop" / "gpu_companion" / "core"
+    packages = {p.name for p in core.iterdir() if (p / "__init__.py").exists()}
+    bullets = _core_bullets()
+    assert packages - set(bullets) == set(), "core packages missing from docs/architecture.md"
+    assert set(bullets) - packages == set(), "docs/architecture.md names core packages gone"
+    for name, bullet in bullets.items():
+        modules = {
+            p.stem if p.suffix == ".py" else p.name
+            for p in [*(core / name).iterdir(), *(core / name).glob("*/*.py")]
+            if (p.suffix == ".py" and p.stem != "__init__") or (p / "__init__.py").exists()
+        }
+        named = set(re.findall(r"`([a-z_][a-z0-9_]*)`", bullet)) - NOT_MODULES
+        assert named - modules == set(), f"core/{name}: named in the docs but gone"
+        assert modules - named == set(), f"core/{name}: modules the docs do not name"

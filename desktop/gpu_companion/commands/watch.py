@@ -32,7 +32,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     setup_logging(services.paths.log_file)
     services.notifier.subscribe(lambda m: print(f"{m.level.name.lower()}: {m.text}", flush=True))
-    if not services.start_autorelease(args.every):
+    if not services.start_always_on(args.every):
         print(
             "gpu-companion watch: another GPU Companion (a window or a watch) already applies "
             f"the policies for {services.paths.data_dir}; not starting a second one.",

@@ -323,6 +323,59 @@ def _v10_transfer_owners(db: sqlite_utils.Database) -> None:
     db.execute("ALTER TABLE transfer_jobs ADD COLUMN heartbeat_at FLOAT")
 
 
+def _v11_notify(db: sqlite_utils.Database) -> None:
+    """Off-desk alert channels (ntfy, webhooks, e-mail, desktop; their secrets live in the OS
+    keyring), the outbox that keeps their deliveries across a restart, and what each channel
+    was last sent per alert key (one delivery per alert, a changed text at most every N min)."""
+    db.execute(
+        "CREATE TABLE notify_channels ("
+        " id INTEGER PRIMARY KEY,"
+        " type TEXT NOT NULL,"  # ntfy | webhook | email | desktop
+        " name TEXT NOT NULL DEFAULT '',"
+        " config TEXT NOT NULL DEFAULT '{}',"  # JSON, never a secret
+        " secrets TEXT NOT NULL DEFAULT '',"  # the keyring slots that hold one: token,url,...
+        " kinds TEXT NOT NULL,"  # alert kinds it gets, comma-separated
+        " quiet TEXT NOT NULL DEFAULT '',"  # HH:MM-HH:MM local time, '' for none
+        " remind_minutes INTEGER NOT NULL DEFAULT 30,"
+        " enabled INTEGER NOT NULL DEFAULT 1,"
+        " created_at TEXT NOT NULL,"
+        " last_ok_at TEXT,"
+        " last_error TEXT NOT NULL DEFAULT '',"
+        " last_error_at TEXT)"
+    )
+    db.execute(
+        "CREATE TABLE notify_outbox ("
+        " id INTEGER PRIMARY KEY,"
+        " channel_id INTEGER NOT NULL REFERENCES notify_channels(id) ON DELETE CASCADE,"
+        " alert_key TEXT NOT NULL,"
+        " kind TEXT NOT NULL,"
+        " level TEXT NOT NULL,"
+        " source TEXT NOT NULL DEFAULT '',"
+        " title TEXT NOT NULL,"
+        " text TEXT NOT NULL,"
+        " at TEXT NOT NULL,"  # when the alert was raised (UTC ISO)
+        " created_at TEXT NOT NULL,"  # when it was queued: one not sent within a day is dropped
+        " state TEXT NOT NULL DEFAULT 'pending',"  # pending | sending | sent | failed | dropped
+        " attempts INTEGER NOT NULL DEFAULT 0,"
+        " next_at TEXT NOT NULL,"  # a channel sends its oldest item first: a retry waits
+        " owner TEXT NOT NULL DEFAULT '',"  # the process sending it (see common.owner)
+        " owner_machine TEXT NOT NULL DEFAULT '',"
+        " claimed_at TEXT,"
+        " done_at TEXT,"
+        " error TEXT NOT NULL DEFAULT '')"
+    )
+    db.execute("CREATE INDEX notify_outbox_due ON notify_outbox (state, next_at)")
+    db.execute("CREATE INDEX notify_outbox_channel ON notify_outbox (channel_id, state)")
+    db.execute(
+        "CREATE TABLE notify_sent ("
+        " channel_id INTEGER NOT NULL REFERENCES notify_channels(id) ON DELETE CASCADE,"
+        " alert_key TEXT NOT NULL,"
+        " text_hash TEXT NOT NULL,"
+        " at TEXT NOT NULL,"
+        " PRIMARY KEY (channel_id, alert_key))"
+    )
+
+
 # Tables that name a host by its alias (lanes and graphs are per alias): a rename rewrites them in
 # the same transaction, so the host keeps its transfer history, checkpoint evidence and graphs.
 ALIAS_COLUMNS: tuple[tuple[str, str], ...] = (
@@ -343,6 +396,7 @@ SHIPPED: tuple[str, ...] = (
     "0008_identity_by_id",
     "0009_providers",
     "0010_transfer_owners",
+    "0011_notify",
 )
 
 MIGRATIONS: list[Migration] = [
@@ -357,6 +411,7 @@ MIGRATIONS: list[Migration] = [
     Migration("0008_identity_by_id", migrate_to_ids),
     Migration("0009_providers", _v9_providers),
     Migration("0010_transfer_owners", _v10_transfer_owners),
+    Migration("0011_notify", _v11_notify),
 ]
 
 _NAME = re.compile(r"[0-9]{4}_[a-z0-9_]+")
