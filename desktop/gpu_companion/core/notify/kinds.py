@@ -66,7 +66,11 @@ _BY_SOURCE: dict[str, str] = {"release": "release", "autorelease": "autorelease"
 
 
 def alert_kind(message: Message) -> str:
-    """One of KINDS: by the key's prefix, then by the source, else `other`."""
+    """One of KINDS: by the key's prefix, then by the source, else `other`. The live monitor's
+    own hints are `other` (window chatter): an idle hint on a billed host is followed by the spend
+    alert under the same key, which carries the cost and honours snooze and mute."""
+    if message.source == "monitor":
+        return "other"
     prefix = message.key.split(":", 1)[0]
     return _BY_KEY.get(prefix) or _BY_SOURCE.get(message.source, "other")
 

@@ -25,7 +25,7 @@ from gpu_companion.core.notify.kinds import (
         ("spend", "runtime:12", "runtime"),
         ("spend", "overnight:12", "overnight"),
         ("spend", "idle:gpu-a", "idle"),
-        ("monitor", "idle:gpu-a", "idle"),
+        ("monitor", "idle:gpu-a", "other"),  # the spend alert with the cost follows it
         ("spend", "spot-sync:12", "spot-sync"),
         ("autorelease", "autorelease:gpu-a", "autorelease"),
         ("autorelease", "unreachable:gpu-a", "unreachable"),
