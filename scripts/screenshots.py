@@ -2,11 +2,14 @@
 """Screenshots of the real app in a real X window (Xvfb), with demo data in a temp data dir.
 
     python scripts/screenshots.py [--out docs/screenshots] [--pages hosts,keys,...] [--wizard]
+                                  [--size 1100x700]
 
 Starts Xvfb when no DISPLAY is set, runs the app with QT_QPA_PLATFORM=xcb, and captures the
 whole X screen with ImageMagick's `import -window root` once each page has painted. Without
 --pages every page of the sidebar is captured, plus `welcome` (the first-run dialog with its
-environment check); the docs/user-guide.md pictures come from this one command.
+environment check); the docs/user-guide.md pictures come from this one command. `--size WxH`
+sizes the window (default 1180x720) and, when not the default, names the files `KEY-WxH.png`
+(scripts/screenshots_1100x700.py: every page at the smallest size the app supports).
 """
 
 from __future__ import annotations
@@ -54,6 +57,8 @@ from gpu_companion.core.common.paths import AppPaths
 from gpu_companion.core.hosts.registry import Host, Platform
 
 out, pages = sys.argv[1], sys.argv[2].split(",")
+width, height = map(int, sys.argv[4].split("x"))
+suffix = "" if (width, height) == (1180, 720) else f"-{width}x{height}"
 if pages == ["all"]:
     from gpu_companion.ui.shell.build import PAGES
     pages = [p.key for p in PAGES] + ["monitor-lambda-h100", "monitor-vast-4090", "welcome",
@@ -250,15 +255,15 @@ if "orphan-alert" in pages:  # a vast.ai account (a local stand-in of its API) a
     ctx.providers.add("vast.ai", fake_vast.api_key)
     fake_vast.add_instance(21734412, label="llama-sweep-3", gpu_name="RTX 4090", num_gpus=2,
                            dph_total=0.78)
-win.resize(1180, 720)
+win.resize(width, height)
 win.move(50, 40)
 win.show()
 todo = list(pages)
 
 def capture(key, geometry):
-    subprocess.run(["import", "-window", "root", "-crop", geometry, f"{out}/{key}.png"],
+    subprocess.run(["import", "-window", "root", "-crop", geometry, f"{out}/{key}{suffix}.png"],
                    check=True)
-    print(f"{out}/{key}.png")
+    print(f"{out}/{key}{suffix}.png")
 
 def shoot_welcome():
     from gpu_companion.ui.shell.welcome import WelcomeDialog
@@ -289,7 +294,7 @@ def shoot():
         QTimer.singleShot(300, lambda: win.pages["hosts"].providers().open_orphans().move(
             win.x() + 300, win.y() + 370))  # below the hosts and their provider buttons
         def grab_orphans():
-            capture(key, "1180x720+50+40")
+            capture(key, f"{width}x{height}+50+40")
             win.pages["hosts"].providers().orphans_dialog.close()
             QTimer.singleShot(50, shoot)
         QTimer.singleShot(900, grab_orphans)
@@ -323,7 +328,7 @@ def shoot():
     if key == "runs" and page.shards_model.rowCount() > 6:
         page.shards_table.selectRow(6)  # the failed shard: its exit code, host and stderr
     def grab():
-        capture(key, "1180x720+50+40")
+        capture(key, f"{width}x{height}+50+40")
         QTimer.singleShot(50, shoot)
     QTimer.singleShot(400, grab)
 
@@ -416,6 +421,7 @@ def main() -> int:
     parser.add_argument(
         "--pages", default="all", help="comma-separated page keys, `welcome`, or all (default)"
     )
+    parser.add_argument("--size", default="1180x720", help="the window's WIDTHxHEIGHT")
     args = parser.parse_args()
     if not shutil.which("import"):
         sys.exit("ImageMagick's `import` is not installed (Debian: imagemagick)")
@@ -434,7 +440,10 @@ def main() -> int:
             done = subprocess.run(
                 [sys.executable, "-c", WIZARD_DRIVER, str(args.out.resolve())]
                 if args.wizard
-                else [sys.executable, "-c", DRIVER, str(args.out.resolve()), args.pages, str(REPO)],
+                else [
+                    sys.executable, "-c", DRIVER, str(args.out.resolve()), args.pages, str(REPO),
+                    args.size,
+                ],  # fmt: skip
                 env=env,
                 timeout=120,
                 check=False,

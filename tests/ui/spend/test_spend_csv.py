@@ -6,6 +6,8 @@ from PySide6.QtCore import Qt
 
 from gpu_companion.core.hosts.registry import Platform
 
+RESULT = 6  # Line, Type, Platform, What, Rate, Amount, Result
+
 
 def test_import_preview_marks_bad_rows_and_imports_the_rest(
     window, ctx, manual_clock, qtbot, qtmodeltester, tmp_path
@@ -25,7 +27,8 @@ def test_import_preview_marks_bad_rows_and_imports_the_rest(
     qtbot.waitUntil(lambda: dialog.preview is not None, timeout=10000)
     qtmodeltester.check(dialog.model)
     result = [
-        dialog.model.data(dialog.model.index(i, 4), Qt.ItemDataRole.DisplayRole) for i in range(3)
+        dialog.model.data(dialog.model.index(i, RESULT), Qt.ItemDataRole.DisplayRole)
+        for i in range(3)
     ]
     assert result[0] == "will be imported" and result[2] == "will be imported"
     assert result[1].startswith("refused: started_at 'not-a-date' is not a date")
@@ -90,3 +93,53 @@ def test_a_providers_bill_is_previewed_as_understood_and_imported_with_its_platf
     qtbot.waitUntil(lambda: dialog.result_value is not None, timeout=10000)
     [rental] = ctx.ledger.history()
     assert (rental.platform_name, rental.cost_minor, rental.gpu_count) == ("lambda", 4240, 8)
+
+
+def _cells(dialog, row: int) -> dict[str, str]:
+    model = dialog.model
+    heads = [
+        model.headerData(c, Qt.Orientation.Horizontal, Qt.ItemDataRole.DisplayRole)
+        for c in range(model.columnCount())
+    ]
+    return {
+        h: model.data(model.index(row, c), Qt.ItemDataRole.DisplayRole)
+        for c, h in enumerate(heads)
+    }
+
+
+def test_a_tab_separated_bill_is_previewed_with_its_amounts(window, ctx, qtbot, tmp_path):
+    ctx.registry.save_platform(Platform("vast.ai", "", "second", "USD"))
+    page = window.navigate("spend")
+    bill = tmp_path / "vast-2025-01.tsv"
+    bill.write_bytes(
+        b"type\tplatform\tcurrency\tstarted_at\thours\trate\tamount\n"
+        b"rental\tvast.ai\tUSD\t2025-01-02T10:00:00Z\t3\t1.5\t\n"
+        b"rental\tvast.ai\tUSD\t2025-01-03T10:00:00Z\t2\t0.3945\t0.79\n"
+        b"storage\tvast.ai\tUSD\t2025-01-04\t\t\t1234.5\n"
+    )
+    dialog = page.run_import(bill)
+    qtbot.addWidget(dialog)
+    qtbot.waitUntil(lambda: dialog.preview is not None, timeout=10000)
+    assert dialog.understood.text().startswith("Columns separated by tabs")
+    rows = [_cells(dialog, i) for i in range(3)]
+    assert (rows[0]["Rate"], rows[0]["Amount"]) == ("$1.50/h", "$4.50")  # 3 h at $1.50
+    assert (rows[1]["Rate"], rows[1]["Amount"]) == ("$0.3945/h", "$0.79")  # as billed
+    assert (rows[2]["Rate"], rows[2]["Amount"]) == ("", "$1,234.50")  # format_money
+    assert all(r["Result"] == "will be imported" for r in rows)
+
+
+def test_the_import_file_picker_offers_tsv_and_all_files(window, ctx, qtbot, monkeypatch):
+    from PySide6.QtWidgets import QFileDialog
+
+    page = window.navigate("spend")
+    asked: list[str] = []
+
+    def pick(parent, title, start, filters):  # type: ignore[no-untyped-def]
+        asked.append(filters)
+        return "", ""
+
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", staticmethod(pick))
+    page.import_csv()
+    [filters] = asked
+    assert "*.tsv" in filters.split(";;")[0] and "*.csv" in filters.split(";;")[0]
+    assert "All files (*)" in filters.split(";;")

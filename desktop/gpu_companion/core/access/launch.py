@@ -29,7 +29,9 @@ TERMINALS: dict[str, str] = {
     "macos-terminal": "Terminal (macOS)",
     "windows-terminal": "Windows Terminal",
     "cmd": "Command Prompt (Windows)",
+    "custom": "Custom command…",
 }
+CUSTOM = "custom"
 AUTO_ORDER = {
     "linux": ("x-terminal-emulator", "gnome-terminal", "konsole", "xterm"),
     "darwin": ("macos-terminal",),
@@ -42,6 +44,8 @@ _EXECUTABLE = {
 }
 _TMUX_RE = re.compile(r"^[A-Za-z0-9_-]{1,32}$")
 DEFAULT_TMUX = "main"
+PLACEHOLDERS = ("{ssh}", "{alias}")
+_PLACEHOLDER_RE = re.compile(r"\{[^{}]*\}")
 
 
 class LaunchProblem(UserError):
@@ -108,11 +112,66 @@ def terminal_argv(kind: str, command: list[str], executable: str) -> list[str]:
     raise LaunchProblem(f"Unknown terminal {kind!r}.", hint="Choose one in Settings.")
 
 
-def find_terminal(choice: str, which: Which = shutil.which, platform: str = "") -> tuple[str, str]:
-    """The terminal kind and its executable for the setting `choice` ("auto" tries in order)."""
+def system_key(platform: str = "") -> str:
+    """The AUTO_ORDER key of this (or the given) system: linux, darwin or win32."""
     platform = platform or sys.platform
     key = "linux" if platform.startswith(("linux", "freebsd")) else platform
-    kinds = AUTO_ORDER.get(key, AUTO_ORDER["linux"]) if choice == "auto" else (choice,)
+    return key if key in AUTO_ORDER else "linux"
+
+
+def terminal_choices(which: Which = shutil.which, platform: str = "") -> list[str]:
+    """What the setting offers here: "auto", this system's terminals that are installed, and a
+    custom command (never another system's terminals)."""
+    kinds = [k for k in AUTO_ORDER[system_key(platform)] if which(_EXECUTABLE.get(k, k))]
+    return ["auto", *kinds, CUSTOM]
+
+
+def parse_custom_terminal(template: str) -> list[str]:
+    """A custom terminal command: an argv template split like a shell would (shlex, but never
+    run by one) with `{ssh}` (the ssh command) or `{alias}` (the host's alias) in it."""
+    text = template.strip()
+    if not text:
+        raise ValidationError("custom_terminal", "Give the command that opens your terminal.")
+    if any(ord(c) < 32 or c == "\x7f" for c in text):
+        raise ValidationError("custom_terminal", "The command cannot contain control characters.")
+    try:
+        words = shlex.split(text)
+    except ValueError as exc:
+        raise ValidationError("custom_terminal", f"The command cannot be read: {exc}.") from None
+    if not words:
+        raise ValidationError("custom_terminal", "Give the command that opens your terminal.")
+    unknown = sorted({m for w in words for m in _PLACEHOLDER_RE.findall(w)} - set(PLACEHOLDERS))
+    if unknown:
+        raise ValidationError(
+            "custom_terminal",
+            f"Unknown placeholder {', '.join(unknown)}: use {{ssh}} or {{alias}}.",
+        )
+    if not any(p in w for w in words[1:] for p in PLACEHOLDERS):
+        raise ValidationError(
+            "custom_terminal",
+            "Put {ssh} (the ssh command) or {alias} (the host) in the command's arguments, "
+            "e.g. kitty -- {ssh}.",
+        )
+    if any(p in words[0] for p in PLACEHOLDERS):
+        raise ValidationError("custom_terminal", "The command's first word is the program.")
+    return words
+
+
+def custom_terminal_argv(words: list[str], command: list[str], alias: str) -> list[str]:
+    """Fill the template: a word that is exactly `{ssh}` becomes the ssh command's words; inside
+    a longer word it becomes that command quoted as one string; `{alias}` the alias."""
+    out: list[str] = []
+    for word in words:
+        if word == "{ssh}":
+            out.extend(command)
+            continue
+        out.append(word.replace("{ssh}", shlex.join(command)).replace("{alias}", alias))
+    return out
+
+
+def find_terminal(choice: str, which: Which = shutil.which, platform: str = "") -> tuple[str, str]:
+    """The terminal kind and its executable for the setting `choice` ("auto" tries in order)."""
+    kinds = AUTO_ORDER[system_key(platform)] if choice == "auto" else (choice,)
     for kind in kinds:
         found = which(_EXECUTABLE.get(kind, kind))
         if found:
@@ -164,6 +223,16 @@ class LaunchPrefs:
         self.store.set_setting("access.terminal", value)
 
     @property
+    def custom_terminal(self) -> str:
+        """The custom command's template as typed ("" when none was given)."""
+        return self.store.get_setting("access.custom_terminal", "") or ""
+
+    @custom_terminal.setter
+    def custom_terminal(self, value: str) -> None:
+        parse_custom_terminal(value)
+        self.store.set_setting("access.custom_terminal", value.strip())
+
+    @property
     def tmux_session(self) -> str:
         return self.store.get_setting("access.tmux_session", DEFAULT_TMUX) or DEFAULT_TMUX
 
@@ -197,9 +266,31 @@ class Launcher:
     def plan_terminal(self, alias: str, tmux: bool = False, terminal: str = "") -> LaunchPlan:
         command = ssh_command(alias, self.prefs.tmux_session if tmux else "")
         check_ssh_config(self.writer, alias)
-        kind, exe = find_terminal(terminal or self.prefs.terminal, self.which, self.platform)
+        choice = terminal or self.prefs.terminal
         where = f" (tmux session {self.prefs.tmux_session})" if tmux else ""
+        if choice == CUSTOM:
+            return LaunchPlan(self._custom_argv(command, alias), f"a terminal on {alias}{where}")
+        kind, exe = find_terminal(choice, self.which, self.platform)
         return LaunchPlan(terminal_argv(kind, command, exe), f"a terminal on {alias}{where}")
+
+    def _custom_argv(self, command: list[str], alias: str) -> list[str]:
+        template = self.prefs.custom_terminal
+        if not template:
+            raise LaunchProblem(
+                "No custom terminal command is set.",
+                hint="Give it in Settings → Terminal, e.g. kitty -- {ssh}.",
+            )
+        try:
+            words = parse_custom_terminal(template)
+        except ValidationError as exc:
+            raise LaunchProblem(exc.message, hint="Correct it in Settings → Terminal.") from None
+        program = self.which(words[0])
+        if not program:
+            raise LaunchProblem(
+                f"The custom terminal command's program {words[0]!r} was not found.",
+                hint="Give its full path, or install it, in Settings → Terminal.",
+            )
+        return custom_terminal_argv([program, *words[1:]], command, validate_alias(alias))
 
     def plan_code(self, alias: str, path: str) -> LaunchPlan:
         alias = validate_alias(alias)

@@ -165,7 +165,8 @@ class SpendLedger:
         self.store = store
         self.clock: Clock = clock or SystemClock()
         self.tz = tz or local_offset()
-        # a rental started, ended or deleted: what is watched and alerted follows it
+        # a rental started, ended, changed or deleted: what is watched, alerted and shown in the
+        # tray follows it (listeners run on the writing thread: they only enqueue)
         self.on_rentals_changed: Listeners[None] = Listeners("rentals changed")
 
     def now(self) -> datetime:
@@ -297,6 +298,7 @@ class SpendLedger:
         row = rental_row(updated)
         with self.store.transaction() as db:
             db.table("rentals").update(rental_id, {k: row[k] for k in changes})
+        self.on_rentals_changed.emit(None)  # the tray's line names the GPU and the planned end
         return self.rental(rental_id)
 
     def delete_rental(self, rental_id: int) -> None:

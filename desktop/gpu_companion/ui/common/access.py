@@ -7,8 +7,18 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Qt, QUrl, Signal
-from PySide6.QtGui import QDesktopServices
-from PySide6.QtWidgets import QInputDialog, QMenu, QWidget
+from PySide6.QtGui import QDesktopServices, QGuiApplication
+from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
+    QInputDialog,
+    QLabel,
+    QLineEdit,
+    QMenu,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from gpu_companion.core.common.errors import UserError
 from gpu_companion.core.hosts.registry import Host
@@ -42,6 +52,7 @@ class AccessActions(QObject):
         parent.destroyed.connect(lambda *_: self._unsubscribe())
         self.open_url: Callable[[str], object] = lambda url: QDesktopServices.openUrl(QUrl(url))
         self.ask_path: Callable[[Host, str], str | None] = self._ask_path
+        self.browser_failed: NoBrowserDialog | None = None  # the last "no browser" dialog
 
     def _say(self, text: str, problem: bool = False) -> None:
         self.last_message = text
@@ -138,12 +149,12 @@ class AccessActions(QObject):
         tunnel = self.ctx.tunnels.tunnel(status.host_id, status.spec.name)
         client = tunnel.link.client() if tunnel is not None else None
         if client is None or not is_jupyter(status.spec):
-            self.open_url(status.url)
+            self.browse(status.url)
             return
         from gpu_companion.core.access.jupyter import jupyter_url
 
         def opened(url: str | None) -> None:
-            self.open_url(url or status.url)
+            self.browse(url or status.url)
 
         run_in_thread(
             jupyter_url,
@@ -151,8 +162,56 @@ class AccessActions(QObject):
             status.spec.remote_port,
             status.local_port,
             on_result=opened,
-            on_error=lambda _exc: self.open_url(status.url),
+            on_error=lambda _exc: self.browse(status.url),
         )
+
+    def browse(self, url: str) -> bool:
+        """Open `url` in the default browser; when none opens (no browser set, QDesktopServices
+        answers False) say so, with the URL to copy and what to set."""
+        if self.open_url(url) is not False:
+            return True
+        self._say(f"No web browser opened for {url}: copy the address into a browser.", True)
+        if self.browser_failed is not None:  # one at a time: the newest address
+            self.browser_failed.close()
+            self.browser_failed.deleteLater()
+        self.browser_failed = NoBrowserDialog(url, self.parent_widget)
+        self.browser_failed.open()
+        return False
+
+
+class NoBrowserDialog(QDialog):
+    """Says that no browser opened, with the address to copy and how to set a default one."""
+
+    def __init__(self, url: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("noBrowserDialog")
+        self.setWindowTitle("No web browser opened")
+        text = QLabel(
+            "The system did not open a web browser: no default browser seems to be set. Copy "
+            "the address below into a browser, or set a default web browser in your desktop's "
+            "settings (on Linux for example <code>xdg-settings set default-web-browser "
+            "firefox.desktop</code>) and try again."
+        )
+        text.setWordWrap(True)
+        text.setTextFormat(Qt.TextFormat.RichText)
+        self.url = QLineEdit(url)
+        self.url.setObjectName("browserUrl")
+        self.url.setReadOnly(True)
+        self.url.selectAll()
+        self.copy = QPushButton("Copy")
+        self.copy.setObjectName("copyUrl")
+        self.copy.clicked.connect(self.copy_url)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        buttons.addButton(self.copy, QDialogButtonBox.ButtonRole.ActionRole)
+        buttons.rejected.connect(self.reject)
+        lay = QVBoxLayout(self)
+        lay.addWidget(text)
+        lay.addWidget(self.url)
+        lay.addWidget(buttons)
+
+    def copy_url(self) -> None:
+        QGuiApplication.clipboard().setText(self.url.text())
+        self.copy.setText("Copied")
 
 
 def fill_open_menu(

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import QSize, Qt, QTimer, Signal
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
     QLabel,
+    QLayout,
     QPushButton,
+    QScrollArea,
     QSizePolicy,
     QToolButton,
     QVBoxLayout,
@@ -18,6 +21,78 @@ from PySide6.QtWidgets import (
 
 from gpu_companion.core.common.notifier import Level, Message
 from gpu_companion.ui.common.icons import icon
+
+
+class ElidedLabel(QLabel):
+    """One line of plain text (a path, an address) shortened with "…" in the middle when the
+    window is narrow; the whole text stays in the tooltip and `full_text()`."""
+
+    def __init__(self, text: str = "", parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setTextFormat(Qt.TextFormat.PlainText)
+        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self._full = ""
+        self.set_full_text(text)
+
+    def set_full_text(self, text: str) -> None:
+        self._full = text
+        self.setToolTip(text)
+        self._elide()
+
+    def full_text(self) -> str:
+        return self._full
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802 (Qt's name)
+        height = super().minimumSizeHint().height()
+        return QSize(self.fontMetrics().horizontalAdvance("…") * 8, height)
+
+    def sizeHint(self) -> QSize:  # noqa: N802
+        height = super().sizeHint().height()
+        return QSize(self.fontMetrics().horizontalAdvance(self._full) + 4, height)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802
+        super().resizeEvent(event)
+        self._elide()
+
+    def _elide(self) -> None:
+        metrics = self.fontMetrics()
+        shown = metrics.elidedText(self._full, Qt.TextElideMode.ElideMiddle, self.width())
+        if shown != self.text():
+            super().setText(shown)
+
+
+# the tallest a dialog asks to be: a 1100×700 window (a 1366×768 laptop less its panels)
+DIALOG_MAX_HEIGHT = 640
+
+
+class FormScroll(QScrollArea):
+    """A tall form in a scroll area: as tall as it needs up to `max_height`, then it scrolls;
+    as wide as the form, so only the height ever scrolls."""
+
+    def __init__(self, layout: QLayout, max_height: int = DIALOG_MAX_HEIGHT) -> None:
+        super().__init__()
+        self.setObjectName("formScroll")
+        self.max_height = max_height
+        inner = QWidget()
+        inner.setLayout(layout)
+        layout.setContentsMargins(0, 0, 0, 0)
+        self.setWidgetResizable(True)
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setWidget(inner)
+        self.setMinimumWidth(inner.sizeHint().width() + self._bar())
+
+    def _bar(self) -> int:
+        return self.verticalScrollBar().sizeHint().width()
+
+    def sizeHint(self) -> QSize:  # noqa: N802 (Qt's name)
+        inner = self.widget()
+        hint = inner.sizeHint() if inner is not None else QSize(0, 0)
+        return QSize(hint.width() + self._bar(), min(hint.height(), self.max_height))
+
+
+def scrolling(layout: QLayout, max_height: int = DIALOG_MAX_HEIGHT) -> FormScroll:
+    return FormScroll(layout, max_height)
 
 
 def form_error_label() -> QLabel:

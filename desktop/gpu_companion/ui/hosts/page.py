@@ -33,6 +33,7 @@ from gpu_companion.core.common.errors import UserError, ValidationError
 from gpu_companion.core.hosts.registry import CURRENCIES, GRANULARITIES, LOCAL_HOST, Host, Platform
 from gpu_companion.core.hosts.ssh_import import ImportCandidate, scan_ssh_config
 from gpu_companion.ui.common.access import AccessActions, context_menu_on, fill_open_menu
+from gpu_companion.ui.common.flow import button_bar
 from gpu_companion.ui.common.models import RowTableModel, row_table
 from gpu_companion.ui.common.page import EmptyStatePage, Navigator
 from gpu_companion.ui.common.widgets import EmptyState, form_error_label
@@ -269,7 +270,7 @@ class HostsPage(EmptyStatePage):
 
         content = QWidget()
         lay = QVBoxLayout(content)
-        bar = QHBoxLayout()
+        bar: list[QWidget] = []  # wraps onto a second line in a narrow window
         for label, slot, name in (
             ("Add platform", self.add_platform, "addPlatform"),
             ("Add host", self.add_host, "addHost"),
@@ -283,16 +284,15 @@ class HostsPage(EmptyStatePage):
             b = QPushButton(label)
             b.setObjectName(name)
             b.clicked.connect(slot)
-            bar.addWidget(b)
+            bar.append(b)
         self.access = AccessActions(ctx, self)
         self.open_button = QPushButton("Open")
         self.open_button.setObjectName("open")
         self.open_menu = QMenu(self.open_button)
         self.open_menu.aboutToShow.connect(self._fill_open_menu)
         self.open_button.setMenu(self.open_menu)
-        bar.addWidget(self.open_button)
-        bar.addStretch(1)
-        lay.addLayout(bar)
+        bar.append(self.open_button)
+        lay.addWidget(button_bar(*bar))
 
         split = QSplitter(Qt.Orientation.Vertical)
         self.platform_model: RowTableModel[Platform] = RowTableModel(

@@ -25,6 +25,7 @@ from gpu_companion.core.providers.accounts import ProviderAccounts
 from gpu_companion.core.release import ChecklistConfig, CustomCommand
 from gpu_companion.core.release.checklist import BUILTINS
 from gpu_companion.core.release.record import ChecklistSettings
+from gpu_companion.ui.common.widgets import scrolling
 from gpu_companion.ui.release.provider import ProviderCommandBox
 
 
@@ -99,7 +100,7 @@ class ChecklistSettingsDialog(QDialog):
         buttons.accepted.connect(self.save)
         buttons.rejected.connect(self.reject)
         lay = QVBoxLayout(self)
-        lay.addLayout(form)
+        lay.addWidget(scrolling(form), 1)  # 16 rows: taller than a 700 px window
         lay.addWidget(self.error)
         lay.addWidget(buttons)
 

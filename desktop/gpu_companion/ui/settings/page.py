@@ -6,26 +6,29 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QUrl
+from PySide6.QtCore import Qt, QUrl
 from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
     QFormLayout,
+    QFrame,
     QGroupBox,
     QHBoxLayout,
     QLabel,
     QLineEdit,
     QPushButton,
+    QScrollArea,
     QVBoxLayout,
     QWidget,
 )
 
 from gpu_companion import __version__
-from gpu_companion.core.access.launch import TERMINALS
+from gpu_companion.core.access.launch import CUSTOM, TERMINALS, terminal_choices
 from gpu_companion.core.common.errors import ValidationError
 from gpu_companion.core.system.autostart import Autostart
 from gpu_companion.ui.common.page import Navigator, Page
+from gpu_companion.ui.common.widgets import ElidedLabel
 
 if TYPE_CHECKING:
     from gpu_companion.services import Services
@@ -41,7 +44,18 @@ class SettingsPage(Page):
         super().__init__(ctx, nav, parent)
         self.autostart = Autostart()
         self.welcome: WelcomeDialog | None = None
-        lay = QVBoxLayout(self)
+        # a tall form: it scrolls in a short window (1100×700, a laptop at 125 % scaling)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        scroll = QScrollArea()
+        scroll.setObjectName("settingsScroll")
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.Shape.NoFrame)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        inner = QWidget()
+        scroll.setWidget(inner)
+        outer.addWidget(scroll)
+        lay = QVBoxLayout(inner)
 
         startup = QGroupBox("Start-up")
         slay = QVBoxLayout(startup)
@@ -59,9 +73,10 @@ class SettingsPage(Page):
         self.check_button = QPushButton("Check this computer…")
         self.check_button.setObjectName("checkEnvironment")
         self.check_button.clicked.connect(self.open_check)
-        check_row.addWidget(QLabel("Keyring, ssh, ssh-agent and rsync, and how to install them:"))
+        check_label = QLabel("Keyring, ssh, ssh-agent and rsync, and how to install them:")
+        check_label.setWordWrap(True)
+        check_row.addWidget(check_label, 1)
         check_row.addWidget(self.check_button)
-        check_row.addStretch(1)
         slay.addLayout(check_row)
         lay.addWidget(startup)
 
@@ -75,7 +90,7 @@ class SettingsPage(Page):
             ("Logs", ctx.paths.log_dir),
         ):
             row = QHBoxLayout()
-            text = QLabel(str(path))
+            text = ElidedLabel(str(path))  # a long home directory must not push the button off
             text.setTextInteractionFlags(text.textInteractionFlags().TextSelectableByMouse)
             row.addWidget(text, 1)
             button = QPushButton("Open folder")
@@ -85,30 +100,40 @@ class SettingsPage(Page):
         lay.addWidget(box)
         about = QGroupBox("About")
         alay = QVBoxLayout(about)
-        alay.addWidget(
-            QLabel(
-                f"GPU Companion {__version__}. Private keys live only in your system keyring; "
-                "the app "
-                "never stores them in plain files. The colour theme follows your system."
-            )
+        about_text = QLabel(
+            f"GPU Companion {__version__}. Private keys live only in your system keyring; "
+            "the app never stores them in plain files. The colour theme follows your system."
         )
+        about_text.setWordWrap(True)
+        alay.addWidget(about_text)
         lay.addWidget(about)
         lay.addStretch(1)
 
     def _terminal_box(self) -> QGroupBox:
-        """Which terminal “Open terminal” starts, and the tmux session it can attach to."""
+        """Which terminal “Open terminal” starts (this system's installed ones, or a command of
+        the user's own), and the tmux session it can attach to."""
         prefs = self.ctx.launcher.prefs
         box = QGroupBox("Terminal")
         form = QFormLayout(box)
         self.terminal = QComboBox()
         self.terminal.setObjectName("terminalChoice")
-        for key, label in TERMINALS.items():
-            self.terminal.addItem(label, key)
-        self.terminal.setCurrentIndex(max(0, self.terminal.findData(prefs.terminal)))
-        self.terminal.currentIndexChanged.connect(
-            lambda _i: setattr(prefs, "terminal", self.terminal.currentData())
-        )
+        self._fill_terminals()
+        self.terminal.currentIndexChanged.connect(lambda _i: self._terminal_chosen())
         form.addRow("Open terminals in", self.terminal)
+        self.custom_terminal = QLineEdit(prefs.custom_terminal)
+        self.custom_terminal.setObjectName("customTerminal")
+        self.custom_terminal.setPlaceholderText("e.g. kitty -- {ssh}   or   wezterm ssh {alias}")
+        self.custom_terminal.setToolTip(
+            "The program and its arguments, split like a shell would but never run by one. "
+            "{ssh} is the ssh command (ssh ALIAS, or with the tmux session), {alias} the host."
+        )
+        self.custom_terminal.editingFinished.connect(self._save_custom_terminal)
+        self.custom_note = QLabel()
+        self.custom_note.setObjectName("customTerminalNote")
+        self.custom_note.setWordWrap(True)
+        form.addRow("Custom command", self.custom_terminal)
+        form.addRow("", self.custom_note)
+        self._show_custom()
         self.tmux_session = QLineEdit(prefs.tmux_session)
         self.tmux_session.setObjectName("tmuxSession")
         self.tmux_note = QLabel(
@@ -121,6 +146,46 @@ class SettingsPage(Page):
         form.addRow("", self.tmux_note)
         return box
 
+    def _fill_terminals(self) -> None:
+        """This system's installed terminals (looked up again on each visit: one may have been
+        installed meanwhile), and the saved choice even when it is no longer found."""
+        prefs = self.ctx.launcher.prefs
+        keys = terminal_choices(self.ctx.launcher.which, self.ctx.launcher.platform)
+        chosen = prefs.terminal
+        self.terminal.blockSignals(True)
+        self.terminal.clear()
+        for key in keys:
+            self.terminal.addItem(TERMINALS[key], key)
+        if chosen not in keys:
+            self.terminal.insertItem(1, f"{TERMINALS[chosen]} (not found)", chosen)
+        self.terminal.setCurrentIndex(max(0, self.terminal.findData(chosen)))
+        self.terminal.blockSignals(False)
+
+    def _terminal_chosen(self) -> None:
+        self.ctx.launcher.prefs.terminal = self.terminal.currentData()
+        self._show_custom()
+        if self.terminal.currentData() == CUSTOM and not self.ctx.launcher.prefs.custom_terminal:
+            self.custom_terminal.setFocus()
+
+    def _show_custom(self) -> None:
+        custom = self.terminal.currentData() == CUSTOM
+        self.custom_terminal.setEnabled(custom)
+        if not custom:
+            self.custom_note.setText("")
+        elif not self.ctx.launcher.prefs.custom_terminal:
+            self.custom_note.setText(
+                "Give the command: {ssh} is replaced by the ssh command, {alias} by the host."
+            )
+
+    def _save_custom_terminal(self) -> None:
+        prefs = self.ctx.launcher.prefs
+        try:
+            prefs.custom_terminal = self.custom_terminal.text()
+        except ValidationError as exc:
+            self.custom_note.setText(f"Not saved: {exc.message}")
+            return
+        self.custom_note.setText("Saved: “Open terminal” runs this command.")
+
     def _save_tmux(self) -> None:
         try:
             self.ctx.launcher.prefs.tmux_session = self.tmux_session.text()
@@ -132,6 +197,8 @@ class SettingsPage(Page):
         self.tmux_note.setText(f"Saved: terminals attach to tmux session “{name}”.")
 
     def refresh(self) -> None:
+        self._fill_terminals()
+        self._show_custom()
         enabled = self.autostart.is_enabled()  # the user may have removed the entry by hand
         if enabled != self.start_at_login.isChecked():
             self.start_at_login.blockSignals(True)

@@ -52,10 +52,20 @@ def build_window(services: Services) -> MainWindow:
     )
     window.message_handlers.append(window.countdowns.handle)  # type: ignore[attr-defined]
     window.message_handlers.append(lambda m: _orphan_banner(window, m))
+    window.message_handlers.append(_monitor_idle_hint)
     window.countdowns.changed.connect(tray.refresh)  # type: ignore[attr-defined]
     if tray.icon is not None:  # a countdown balloon brings the window with its buttons
         tray.icon.messageClicked.connect(window.bring_forward)
     return window
+
+
+def _monitor_idle_hint(message: Message) -> bool:
+    """One alert per idle stretch. The monitor's idle hint (`idle:<alias>`, source "monitor")
+    is followed at once by the spend alert under the same key, which says what the stretch cost
+    and honours the rental's snooze and mute: only that one reaches the tray or a banner (the
+    hint stays in the status bar and on the Monitor page). Hints fire only for billed hosts, so
+    the spend alert is always there to take its place."""
+    return message.source == "monitor" and message.key.startswith("idle:")
 
 
 def _orphan_banner(window: MainWindow, message: Message) -> bool:

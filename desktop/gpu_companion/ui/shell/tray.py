@@ -7,7 +7,7 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QEvent, QObject, QTimer
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMenu, QSystemTrayIcon, QWidget
 
@@ -37,7 +37,11 @@ def notification_for(message: Message) -> tuple[str, str, QSystemTrayIcon.Messag
 class Tray(QObject):
     """Delivers notifier messages (a tray balloon when a tray exists, else `fallback(message)`)
     and keeps the icon, tooltip and menu current every half minute. The alert rules themselves
-    run in the always-on loop (services), never here: the tray only shows them and answers."""
+    run in the always-on loop (services), never here: the tray only shows them and answers.
+    A rental started, ended or changed anywhere (the wizard, a page, another thread) refreshes it
+    at once through `ledger_changed`, queued onto the GUI thread."""
+
+    ledger_changed = Signal()
 
     def __init__(
         self,
@@ -80,18 +84,32 @@ class Tray(QObject):
         self.timer = QTimer(self)
         self.timer.setInterval(REFRESH_MS)
         self.timer.timeout.connect(self.tick)
+        self.ledger_changed.connect(self.refresh, Qt.ConnectionType.QueuedConnection)
+        self._unsubscribe_ledger: Callable[[], None] = lambda: None
         self.refresh()
         if self.icon is not None:
             self.icon.show()
         if model is not None:
+            self._listen(model)
             self.timer.start()
 
     def attach(self, model: TrayModel, alerts: SpendAlerts | None = None) -> None:
         """Start showing the ledger; `alerts` answers the menu's snooze and mute (the app does it
         right after the first paint: until then the tray says "nothing running")."""
         self.model, self.alerts = model, alerts
+        self._listen(model)
         self.refresh()
         self.timer.start()
+
+    def _listen(self, model: TrayModel) -> None:
+        """Follow the ledger's changes; the listener only emits (any thread), the refresh runs
+        queued on the GUI thread."""
+        self._unsubscribe_ledger()
+        unsubscribe = model.ledger.on_rentals_changed.subscribe(
+            lambda _none: self.ledger_changed.emit()
+        )
+        self._unsubscribe_ledger = unsubscribe
+        self.destroyed.connect(lambda *_: unsubscribe())
 
     # --- state ----------------------------------------------------------------------------
     def tick(self) -> None:
@@ -205,6 +223,7 @@ class Tray(QObject):
 
     def hide(self) -> None:
         self.timer.stop()
+        self._unsubscribe_ledger()
         if self.icon is not None:
             self.icon.hide()
 

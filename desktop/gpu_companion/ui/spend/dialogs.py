@@ -26,6 +26,7 @@ from gpu_companion.core.common.errors import ValidationError
 from gpu_companion.core.common.money import (
     CURRENCIES,
     format_amount,
+    format_money,
     instance_rate,
     rate_derivation,
     sentence,
@@ -259,6 +260,29 @@ class AlertsDialog(_FormDialog):
                     self.ctx.alerts.snooze(r.id, kind, timedelta(hours=1))
 
 
+def _rate(row: ImportRow) -> str:
+    """The row's rate as the bill gives it (never rounded: '$0.3945/h')."""
+    r = row.rental
+    if r is None:
+        return ""
+    return f"{format_amount(r.rate, r.currency)}/{rate_unit(r.billing_mode).replace('hour', 'h')}"
+
+
+def _amount(row: ImportRow) -> str:
+    """What the row costs: a charge's amount, a rental's billed or metered cost ('' while one
+    still runs)."""
+    if row.charge is not None:
+        return format_money(row.charge.amount_minor, row.charge.currency)
+    r = row.rental
+    if r is None:
+        return ""
+    if r.cost_minor is not None:
+        return format_money(r.cost_minor, r.currency)
+    if r.ended_at is not None:
+        return format_money(r.cost_at(r.ended_at), r.currency)
+    return "running"
+
+
 def _status(row: ImportRow) -> str:
     if row.errors:
         return "refused: " + "; ".join(row.errors)
@@ -305,6 +329,8 @@ class CsvImportDialog(QDialog):
                 ("Type", lambda r: r.kind),
                 ("Platform", lambda r: r.platform),
                 ("What", lambda r: r.summary),
+                ("Rate", _rate),
+                ("Amount", _amount),
                 ("Result", _status),
             ]
         )

@@ -36,6 +36,7 @@ from gpu_companion.core.spend.reports import (
     period_report,
     today,
 )
+from gpu_companion.ui.common.flow import button_bar
 from gpu_companion.ui.common.models import RowTableModel, row_table
 from gpu_companion.ui.common.page import EmptyStatePage, Navigator
 from gpu_companion.ui.common.widgets import EmptyState
@@ -53,6 +54,10 @@ if TYPE_CHECKING:
     from gpu_companion.services import Services
 
 HISTORY_LIMIT = 5000
+# a provider's bill comes as .csv or tab-separated .tsv (the reader finds the delimiter itself)
+IMPORT_FILTER = (
+    "Ledger and bills (*.csv *.tsv);;CSV files (*.csv);;Tab-separated (*.tsv);;All files (*)"
+)
 PERIODS = {  # filter label -> (bucket, how many back), None: everything
     "Last 30 days": ("30 days", 0),
     "This month": ("month", 0),
@@ -81,13 +86,13 @@ class SpendPage(EmptyStatePage):
         self.stack.addWidget(body)
         lay = QVBoxLayout(body)
 
-        top = QHBoxLayout()
         self.summary = QLabel()
         self.summary.setObjectName("spendSummary")
         font = self.summary.font()
         font.setPointSizeF(font.pointSizeF() * 1.15)
         self.summary.setFont(font)
-        top.addWidget(self.summary, 1)
+        self.summary.setWordWrap(True)
+        lay.addWidget(self.summary)
         self.buttons: dict[str, QPushButton] = {}
         for name, label, slot in (
             ("start", "Start rental…", self.start_rental),
@@ -100,9 +105,8 @@ class SpendPage(EmptyStatePage):
             b = QPushButton(label)
             b.setObjectName(f"spend_{name}")
             b.clicked.connect(slot)
-            top.addWidget(b)
             self.buttons[name] = b
-        lay.addLayout(top)
+        lay.addWidget(button_bar(*self.buttons.values()))  # wraps in a narrow window
         self.budget_box = QVBoxLayout()
         lay.addLayout(self.budget_box)
         self.budget_bars: list[QProgressBar] = []
@@ -358,7 +362,7 @@ class SpendPage(EmptyStatePage):
             self.refresh()
 
     def import_csv(self) -> None:
-        name, _ = QFileDialog.getOpenFileName(self, "Import rentals", "", "CSV files (*.csv)")
+        name, _ = QFileDialog.getOpenFileName(self, "Import rentals", "", IMPORT_FILTER)
         if name:
             self.run_import(Path(name))
 

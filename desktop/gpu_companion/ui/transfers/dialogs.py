@@ -65,7 +65,7 @@ class TransferDialog(QDialog):
         self.delete.setToolTip("A dry run lists what would be deleted before anything runs.")
         form = QFormLayout()
         form.addRow("Host", self.host)
-        form.addRow("On this computer", self._with_button(self.local, self._browse_local))
+        form.addRow("On this computer", self._local_row())
         form.addRow("On the host", self._with_button(self.remote, self._browse_remote))
         form.addRow("Bandwidth limit", self.bwlimit)
         form.addRow("Exclude (comma separated)", self.excludes)
@@ -96,11 +96,35 @@ class TransferDialog(QDialog):
         row.addWidget(b)
         return box
 
-    def _browse_local(self) -> None:
-        if self.direction == "upload":
-            path, _ = QFileDialog.getOpenFileName(self, "File to upload")
-        else:
-            path = QFileDialog.getExistingDirectory(self, "Download into")
+    def _local_row(self) -> QWidget:
+        """An upload is most often a folder (a dataset, a project), sometimes one file: a button
+        for each; a download lands in a folder."""
+        if self.direction != "upload":
+            return self._with_button(self.local, self._browse_local_folder)
+        box = QWidget()
+        row = QHBoxLayout(box)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(self.local)
+        self.browse_folder = QPushButton("Folder…")
+        self.browse_folder.setObjectName("browse_folder")
+        self.browse_folder.setToolTip("Upload a folder and everything in it")
+        self.browse_folder.clicked.connect(self._browse_local_folder)
+        self.browse_file = QPushButton("File…")
+        self.browse_file.setObjectName("browse_file")
+        self.browse_file.setToolTip("Upload one file")
+        self.browse_file.clicked.connect(self._browse_local_file)
+        row.addWidget(self.browse_folder)
+        row.addWidget(self.browse_file)
+        return box
+
+    def _browse_local_folder(self) -> None:
+        title = "Folder to upload" if self.direction == "upload" else "Download into"
+        path = QFileDialog.getExistingDirectory(self, title, self.local.text().strip())
+        if path:
+            self.local.setText(path)
+
+    def _browse_local_file(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "File to upload", self.local.text().strip())
         if path:
             self.local.setText(path)
 

@@ -38,6 +38,7 @@ from gpu_companion.core.transfers.presets import (
     upload_options,
 )
 from gpu_companion.core.transfers.queue import TransferQueue
+from gpu_companion.ui.common.flow import button_bar
 from gpu_companion.ui.common.page import EmptyStatePage, Navigator
 from gpu_companion.ui.common.widgets import EmptyState
 from gpu_companion.ui.common.worker import run_in_thread
@@ -140,7 +141,6 @@ class TransfersPage(EmptyStatePage):
 
         right = QWidget()
         rl = QVBoxLayout(right)
-        bar = QHBoxLayout()
         self.buttons: dict[str, QPushButton] = {}
         for name, label, slot in (
             ("upload", "Upload…", lambda: self.new_transfer("upload")),
@@ -155,10 +155,8 @@ class TransfersPage(EmptyStatePage):
             b = QPushButton(label)
             b.setObjectName(f"transfer_{name}")
             b.clicked.connect(slot)
-            bar.addWidget(b)
             self.buttons[name] = b
-        bar.addStretch(1)
-        rl.addLayout(bar)
+        rl.addWidget(button_bar(*self.buttons.values()))  # wraps in a narrow window
         self.model = TransferTableModel(self)
         self.table = QTableView()
         self.table.setObjectName("transferTable")
