@@ -50,7 +50,7 @@ def start_xvfb() -> tuple[subprocess.Popen[bytes] | None, str]:
 DRIVER = r"""
 import subprocess, sys
 from PySide6.QtCore import QTimer
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QScrollArea
 from gpu_companion.services import build_services
 from gpu_companion.ui.shell.build import build_window
 from gpu_companion.core.common.paths import AppPaths
@@ -62,7 +62,8 @@ suffix = "" if (width, height) == (1180, 720) else f"-{width}x{height}"
 if pages == ["all"]:
     from gpu_companion.ui.shell.build import PAGES
     pages = [p.key for p in PAGES] + ["monitor-lambda-h100", "monitor-vast-4090", "welcome",
-                                      "release-countdown", "release-policy", "orphan-alert"]
+                                      "release-countdown", "release-policy", "orphan-alert",
+                                      "settings-away"]
 app = QApplication([])
 app.setStyle("Fusion")
 ctx = build_services(AppPaths.default())
@@ -255,6 +256,17 @@ if "orphan-alert" in pages:  # a vast.ai account (a local stand-in of its API) a
     ctx.providers.add("vast.ai", fake_vast.api_key)
     fake_vast.add_instance(21734412, label="llama-sweep-3", gpu_name="RTX 4090", num_gpus=2,
                            dph_total=0.78)
+if "settings-away" in pages and not ctx.notify.channels.all():  # where alerts go when away
+    from gpu_companion.core.notify.kinds import QuietHours
+    if "keys" not in pages and "orphan-alert" not in pages:  # else the demo keyring is set
+        ctx.vault.backend = DemoKeyring()
+    ctx.notify.channels.add_ntfy("https://ntfy.sh", "gpu-7fk2q9x4", name="phone",
+                                 quiet=QuietHours.parse("23:00-07:00"))
+    ctx.notify.channels.add_email("smtp.example.com", 587, "starttls", "alerts@example.com",
+                                  ["me@example.com"], user="alerts@example.com",
+                                  password="demo-password", name="mail")
+    ctx.notify.channels.add_webhook("https://open.feishu.cn/open-apis/bot/v2/hook/demo-token",
+                                    "feishu", name="team chat")
 win.resize(width, height)
 win.move(50, 40)
 win.show()
@@ -314,6 +326,19 @@ def shoot():
             dialog.close()
             QTimer.singleShot(50, shoot)
         QTimer.singleShot(400, grab_dialog)
+        return
+    if key == "settings-away":  # the notification channels, a test just sent
+        page = win.navigate("settings")
+        section = page.notify
+        def show_section():
+            section.table.selectRow(0)
+            section.result.setText("#1 phone: Delivered to https://ntfy.sh/gpu-7fk2q9x4.")
+            page.findChild(QScrollArea).ensureWidgetVisible(section, 0, 0)
+        QTimer.singleShot(300, show_section)
+        def grab_section():
+            capture(key, f"{width}x{height}+50+40")
+            QTimer.singleShot(50, shoot)
+        QTimer.singleShot(900, grab_section)
         return
     if key == "release-countdown":  # the countdown banner above the release page
         ctx.autorelease.ladder.evaluate("vast-4090", [idle], policy, time.time() - 133)

@@ -80,6 +80,11 @@ class SettingsPage(Page):
         slay.addLayout(check_row)
         lay.addWidget(startup)
 
+        from gpu_companion.ui.settings.notify_section import NotifySection
+
+        self.notify = NotifySection(ctx)  # where alerts go while the user is away
+        lay.addWidget(self.notify)
+
         lay.addWidget(self._terminal_box())
 
         box = QGroupBox("Where GPU Companion keeps its files")
