@@ -32,7 +32,7 @@ echo $$
 echo '## ps'
 ps -eo pid=,ppid=,args= 2>/dev/null
 echo '## comm'
-ps -eo pid=,comm= 2>/dev/null
+ps -eo pid=,stat=,comm= 2>/dev/null
 echo '## tmux'
 fmt='#{socket_path}|#|#{pane_pid}|#|#{pane_current_command}|#|#{session_name}'
 inodes=''
@@ -100,9 +100,14 @@ def parse_probe(out: str, ignored: tuple[str, ...]) -> Findings:
             mem = f", {app.used_memory_mib} MiB" if app.used_memory_mib is not None else ""
             gpu.append(f"GPU process {app.pid} {app.process_name or '?'}{mem}")
     own = {line.strip() for line in s.get("self", [])}
-    comms = {}
+    comms, zombies = {}, set()
     for line in s.get("comm", []):
-        pid, _, comm = line.strip().partition(" ")
+        fields = line.split(None, 2)
+        if len(fields) < 2:
+            continue
+        pid, stat, comm = fields[0], fields[1], fields[2] if len(fields) > 2 else ""
+        if stat.startswith("Z"):  # exited, only waiting for its parent to read its status
+            zombies.add(pid)
         comms[pid] = comm.strip()
     procs = []
     for line in s.get("ps", []):
@@ -110,6 +115,8 @@ def parse_probe(out: str, ignored: tuple[str, ...]) -> Findings:
         if len(parts) < 2 or parts[0] in own or parts[1] in own:
             continue
         pid, args = parts[0], parts[2] if len(parts) > 2 else ""
+        if pid in zombies:  # a dead process is no work (`python3 <defunct>`)
+            continue
         comm = comms.get(pid, "")
         first = args.split(" ", 1)[0].rsplit("/", 1)[-1]
         if not (WORK_NAMES.match(comm) or WORK_NAMES.match(first)):

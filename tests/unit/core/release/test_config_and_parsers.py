@@ -105,12 +105,12 @@ PROBE = """## gpu
     900     899 sh -c script
     901     900 ps -eo pid=,ppid=,args=
 ## comm
-      1 init
-    120 networkd-dispat
-    300 torchrun
-    301 python3.11
-    900 sh
-    901 ps
+      1 Ss   init
+    120 Ssl  networkd-dispat
+    300 Sl   torchrun
+    301 Rl   python3.11
+    900 S    sh
+    901 R    ps
 ## tmux
 /tmp/tmux-0/default|#|555|#|sleep|#|my run|#|x
 ## screen
@@ -143,3 +143,29 @@ def test_a_gpu_that_cannot_be_queried_fails_and_a_missing_nvidia_smi_does_not():
     missing = "## gpu\nsh: 1: nvidia-smi: not found\n## gpu-exit 127\n## ps\n## tmux\n"
     f = parse_probe(missing, ())
     assert f.all == [] and "not installed" in f.gpu_problem
+
+
+def test_a_zombie_is_not_work_read_from_the_real_ps(tmp_path):
+    """A python that exited but whose parent never reaped it (`python3 <defunct>`): real ps
+    output, the probe's own ps commands."""
+    import subprocess
+    import time
+
+    parent = subprocess.Popen(["sh", "-c", "python3 -c pass & exec sleep 30"])
+    try:
+        deadline = time.monotonic() + 10
+        while True:
+            stat = subprocess.run(["ps", "-o", "pid=,stat=", "--ppid", str(parent.pid)],
+                                  capture_output=True, text=True).stdout.split()  # fmt: skip
+            if len(stat) == 2 and stat[1].startswith("Z") or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        assert len(stat) == 2 and stat[1].startswith("Z"), stat
+        ps = subprocess.run(["ps", "-eo", "pid=,ppid=,args="], capture_output=True, text=True)
+        comm = subprocess.run(["ps", "-eo", "pid=,stat=,comm="], capture_output=True, text=True)
+        out = f"## gpu-exit 127\n## self\n1\n## ps\n{ps.stdout}## comm\n{comm.stdout}"
+        found = parse_probe(out, ignored=())
+        assert not any(f"process {stat[0]} " in p for p in found.processes), found.processes
+    finally:
+        parent.kill()
+        parent.wait()
