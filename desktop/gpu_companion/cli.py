@@ -90,7 +90,24 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     if args.smoke_test and not os.environ.get("QT_QPA_PLATFORM") and not os.environ.get("DISPLAY"):
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
+    elif no_display():
+        print(
+            "gpu-companion: there is no display here (neither DISPLAY nor WAYLAND_DISPLAY is "
+            "set), so the window cannot open. Start it from your desktop session, or over ssh "
+            "use the commands instead: `gpu-companion --help` lists them, and `gpu-companion "
+            "watch` keeps the alert and auto-release rules running without a window.",
+            file=sys.stderr,
+        )
+        return 2
     return run_gui([sys.argv[0]], smoke_test=args.smoke_test, background=args.background)
+
+
+def no_display() -> bool:
+    """Linux without an X11 or Wayland display and no Qt platform chosen: Qt would abort with
+    its own message and a hint about libxcb that is not the problem."""
+    if not sys.platform.startswith("linux") or os.environ.get("QT_QPA_PLATFORM"):
+        return False
+    return not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
 
 
 def gui_main() -> int:

@@ -25,3 +25,12 @@ def test_the_cli_warns_on_an_untested_system(monkeypatch, capsys) -> None:  # ty
     with pytest.raises(SystemExit):
         main(["--version"])
     assert "not been tested end to end on macOS" in capsys.readouterr().err
+
+
+def test_without_a_display_the_window_says_so(monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
+    for name in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM"):
+        monkeypatch.delenv(name, raising=False)
+    assert main([]) == 2
+    err = capsys.readouterr().err
+    assert "there is no display here" in err and "gpu-companion watch" in err
+    assert "xcb" not in err
