@@ -165,8 +165,33 @@ def test_one_failing_start_up_step_does_not_hold_back_the_others(app_paths, qapp
     try:
         with qtbot.capture_exceptions() as raised:
             win.after_first_paint()
+            qtbot.waitUntil(lambda: win.first_paint_done, timeout=10000)  # a step per turn
         assert [str(e[1]) for e in raised] == ["the ledger is unreadable"]
         assert ran == ["later step"] and all(win.pages.built(k) for k in win.pages)
+    finally:
+        ctx.close()
+
+
+def test_the_deferred_start_up_gives_the_event_loop_a_turn_between_steps(app_paths, qapp, qtbot):
+    """Right after the first paint the window answers: the other pages and the start-up calls
+    run one per turn of the event loop, never all in one go (which froze it for ~1 s)."""
+    from PySide6.QtCore import QTimer
+
+    ctx = build_services(app_paths)
+    win = build_window(ctx)
+    qtbot.addWidget(win)
+    order: list[str] = []
+    ticker = QTimer()
+    ticker.timeout.connect(lambda: order.append("event loop"))
+    ticker.start(0)
+    win.after_first_paint_calls.append(lambda: order.append("call"))
+    try:
+        win.after_first_paint()
+        assert order == []  # one step ran at most; the rest wait for their turns
+        qtbot.waitUntil(lambda: win.first_paint_done, timeout=10000)
+        ticker.stop()
+        assert "event loop" in order[: order.index("call")]  # the loop ran between steps
+        assert all(win.pages.built(k) for k in win.pages)
     finally:
         ctx.close()
 

@@ -154,6 +154,7 @@ class MainWindow(QMainWindow):
         self._unsubscribe = ctx.notifier.subscribe(self.message_posted.emit)
         self._restore()
         self.first_paint_done = False
+        self._deferred_started = False
         self.after_first_paint_calls: list[Callable[[], None]] = []  # run once painted
         self.installEventFilter(_AfterFirstPaint(self))
         self._paint_fallback = QTimer(self)  # started in the tray (no paint): do it anyway
@@ -162,17 +163,36 @@ class MainWindow(QMainWindow):
         self._paint_fallback.start(1000)
 
     def after_first_paint(self) -> None:
-        """Build the other pages and run the deferred start-up work, once."""
-        if self.first_paint_done:
+        """Build the other pages and run the deferred start-up work, once: one page or call per
+        turn of the event loop, so the window answers between them (built all at once, the
+        pages froze it for most of a second right after it appeared). `first_paint_done` is
+        True once every step ran."""
+        if self._deferred_started or self.first_paint_done:
             return
-        self.first_paint_done = True
+        self._deferred_started = True
         self._paint_fallback.stop()
         calls, self.after_first_paint_calls = self.after_first_paint_calls, []
-        for call in [self.build_all_pages, *calls]:
-            try:  # one failing step (a page, the ledger) does not hold back the others
-                call()
-            except Exception:  # noqa: BLE001 - reported as any unexpected error is
-                sys.excepthook(*sys.exc_info())  # type: ignore[arg-type]
+        pages = [self._page_builder(key) for key in self.pages]
+        self._run_deferred([*pages, *calls])
+
+    def _page_builder(self, key: str) -> Callable[[], None]:
+        def build() -> None:
+            self.pages[key]  # built on first access
+
+        return build
+
+    def _run_deferred(self, steps: list[Callable[[], None]]) -> None:
+        if self.first_paint_done:  # closing meanwhile: nothing more starts
+            return
+        if not steps:
+            self.first_paint_done = True
+            return
+        step = steps.pop(0)
+        try:  # one failing step (a page, the ledger) does not hold back the others
+            step()
+        except Exception:  # noqa: BLE001 - reported as any unexpected error is
+            sys.excepthook(*sys.exc_info())  # type: ignore[arg-type]
+        QTimer.singleShot(0, lambda: self._run_deferred(steps))
 
     def _place(self, row: int, page: Page) -> None:
         """Put a newly built page where its placeholder stood."""
