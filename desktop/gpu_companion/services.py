@@ -3,6 +3,7 @@ the same `Services` (no Qt here, so headless commands and tests build exactly wh
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable
@@ -18,6 +19,9 @@ from gpu_companion.core.common.notifier import Notifier
 from gpu_companion.core.common.paths import AppPaths
 from gpu_companion.core.hosts.registry import HostRegistry
 from gpu_companion.core.storage.store import Store
+
+log = logging.getLogger(__name__)
+REFUSED_RETRY_S = 60.0  # a host that refused the key is tried again this often
 
 if TYPE_CHECKING:  # imported where first used: the first window paints without them
     from gpu_companion.core.access.launch import Launcher
@@ -60,6 +64,8 @@ class Services:
         self.started = False  # start() was called: the app runs, so its agent should too
         self._core_loop: CoreLoop | None = None
         self._notify_detach: Callable[[], None] | None = None
+        self._refused_retry: threading.Thread | None = None
+        self._closing = threading.Event()
         # one time line for the meter, the idle stretches and the release: an idle alert's cost
         # and the meter's end agree (tests set a ManualClock before the first service is made)
         self.clock: Clock = SystemClock()
@@ -384,10 +390,38 @@ class Services:
         return HostWatcher(self.registry, self.ledger, self.monitor)  # made when first needed
 
     def start_watching(self) -> None:
-        """Called once at launch (window shown or not): the rented hosts stream from now on."""
+        """Called once at launch (window shown or not): the rented hosts stream from now on,
+        and a host that refused the key is tried again every minute (the key may have been
+        added at the provider meanwhile)."""
         self.watcher.start()
+        if self._refused_retry is None:
+            self._refused_retry = threading.Thread(
+                target=self._retry_refused_loop, name="monitor-refused-retry", daemon=True
+            )
+            self._refused_retry.start()
+
+    def retry_refused_hosts(self) -> list[str]:
+        """Connect again to the watched hosts that refused the app's key: a collector stops
+        at "auth failed" until asked (a wrong key would otherwise be tried in a loop)."""
+        from gpu_companion.core.monitor.collector import HostState
+
+        if self._monitor is None:
+            return []
+        monitor = self._monitor
+        refused = [a for a in monitor.aliases() if monitor.status(a).state is HostState.AUTH_FAILED]
+        for alias in refused:
+            monitor.reconnect(alias)
+        return refused
+
+    def _retry_refused_loop(self) -> None:
+        while not self._closing.wait(REFUSED_RETRY_S):
+            try:
+                self.retry_refused_hosts()
+            except Exception:  # the loop outlives one bad round
+                log.exception("retrying the hosts that refused the key failed")
 
     def close(self) -> None:
+        self._closing.set()
         if self._core_loop is not None:
             self._core_loop.stop()
         if "notify" in self.__dict__:

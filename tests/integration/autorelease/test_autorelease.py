@@ -126,3 +126,27 @@ def test_a_budget_reached_triggers_the_ladder(rented, standin, vast_api):
                                          on_budget=True))  # fmt: skip
     service.tick()
     assert any("box-a: its budget is reached" in m for m in messages)
+
+
+def test_a_refused_key_is_no_preemption_and_is_tried_again_once_the_key_is_back(
+    rented, standin, fleet
+):
+    """The host answers "Permission denied": no "preempted or down?" alert; once the key is
+    authorized again the monitor connects by itself (no restart)."""
+    from gpu_companion.core.monitor.collector import HostState
+
+    s, host, rental, service, clock, marker, messages = rented
+    wait_for_readings(service)
+    server = fleet.servers[0]
+    authorized = server.authorized_keys.read_text()
+    server.authorized_keys.write_text("")  # the key was removed at the provider
+    server.kill_sessions()  # the next connection logs in again
+    wait_for(lambda: s.monitor().status("box-a").state is HostState.AUTH_FAILED, 30,
+             "auth failed")  # fmt: skip
+    clock.advance(5)
+    service.tick()
+    assert not any("stopped answering" in m for m in messages)
+    assert "box-a" not in service.reach.down_since
+    server.authorized_keys.write_text(authorized)  # added back
+    assert s.retry_refused_hosts() == ["box-a"]  # what the services do every minute
+    wait_for(lambda: s.monitor().status("box-a").state is HostState.LIVE, 30, "live again")

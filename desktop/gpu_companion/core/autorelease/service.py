@@ -38,6 +38,8 @@ from gpu_companion.core.spend.metering import Rental
 from gpu_companion.core.storage.store import Store
 
 log = logging.getLogger(__name__)
+# the states in which a billed host may have gone (preempted, down, off the network)
+SILENT = frozenset({HostState.CONNECTING, HostState.RECONNECTING, HostState.STOPPED})
 SETTING = "autorelease.policy.{host_id}"
 
 
@@ -99,7 +101,10 @@ class AutoReleaseService:
     def on_event(self, event: object) -> None:
         """Subscribe this to the monitor (`Monitor.subscribe`)."""
         if isinstance(event, StatusEvent):
-            self.reach.on_status(event.alias, event.status.state is HostState.LIVE, self.wall())
+            # a refused key, a changed host key or a GPU problem is an answer from the host: not
+            # the silence of a preempted or dead one (the monitor shows what to fix)
+            answered = event.status.state not in SILENT
+            self.reach.on_status(event.alias, answered, self.wall())
             return
         if isinstance(event, SamplesEvent | PollEvent):
             det = self._detector(event.alias)
