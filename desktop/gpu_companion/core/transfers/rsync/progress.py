@@ -179,6 +179,19 @@ def _parse_hms(text: str) -> int | None:
     return h * 3600 + m * 60 + s
 
 
+_ESCAPED = re.compile(rb"\\#([0-7]{3})")
+
+
+def unescape_name(name: str) -> str:
+    """A name as rsync printed it under LC_ALL=C: every byte it thinks unprintable (all of
+    UTF-8's multi-byte characters) as `\\#ooo`; back to the text the user named the file with
+    ("\\#303\\#251" is "é"). Bytes that are not UTF-8 show as the replacement character."""
+    if "\\#" not in name:
+        return name
+    raw = name.encode("utf-8", "surrogateescape")
+    return _ESCAPED.sub(lambda m: bytes([int(m.group(1), 8)]), raw).decode("utf-8", "replace")
+
+
 def classify_line(text: str) -> MessageLevel | None:
     """The level of a non-progress line, or None when it may be a file name (rsync -v output)."""
     if any(r.search(text) for r in _WARNING_RES):
@@ -333,6 +346,7 @@ class RsyncProgressParser:
             events.append(RsyncMessage(rest, classify_line(rest) or "info"))
 
     def _start_file(self, name: str, events: list[ProgressEvent]) -> None:
+        name = unescape_name(name)
         self._current_file = name
         events.append(FileStarted(name))
 
