@@ -11,6 +11,14 @@ import threading
 from typing import Any
 
 
+class _EveryAction(argparse.Action):
+    """Stores --every and notes that it was given, so only a given value goes into a service."""
+
+    def __call__(self, parser: Any, namespace: Any, values: Any, option: Any = None) -> None:
+        setattr(namespace, self.dest, values)
+        namespace.every_given = True
+
+
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "watch",
@@ -19,11 +27,51 @@ def register(sub: Any) -> None:
         "release checklist unattended and releases only when it passes. Messages go to stdout "
         "and the log file.",
     )
-    p.add_argument("--every", type=float, default=30.0, help="seconds between checks")
+    p.add_argument(
+        "--every", type=float, default=30.0, action=_EveryAction, help="seconds between checks"
+    )
+    service = p.add_mutually_exclusive_group()
+    service.add_argument(
+        "--install",
+        action="store_true",
+        help="install `watch` as a user service that starts at login and restarts on failure "
+        "(Linux: systemd user unit; macOS: launchd agent); --every carries into it",
+    )
+    service.add_argument(
+        "--uninstall", action="store_true", help="stop the service and remove its definition"
+    )
+    service.add_argument(
+        "--status", action="store_true", help="say whether the service is installed, enabled "
+        "and running, and where its logs are",
+    )  # fmt: skip
     p.set_defaults(handler=run)
 
 
+def run_service_action(args: argparse.Namespace) -> int:
+    """--install / --uninstall / --status: 0 ok, 1 failed, 2 not supported on this OS."""
+    import math
+
+    from gpu_companion.core.system.service_unit import WatchService, watch_command
+
+    every = args.every if getattr(args, "every_given", False) else None
+    if args.install and every is not None and not (math.isfinite(every) and every > 0):
+        print(f"gpu-companion watch: --every must be a positive number of seconds, not {every:g}",
+              file=sys.stderr)  # fmt: skip
+        return 1
+    service = WatchService()
+    if args.install:
+        outcome = service.install(watch_command(every))
+    elif args.uninstall:
+        outcome = service.uninstall()
+    else:
+        outcome = service.status()
+    print(outcome.text, file=sys.stdout if outcome.code == 0 else sys.stderr, flush=True)
+    return outcome.code
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.install or args.uninstall or args.status:
+        return run_service_action(args)
     from gpu_companion.commands.opening import open_services
     from gpu_companion.logsetup import setup_logging
 
