@@ -136,7 +136,8 @@ def run_gui(argv: list[str], smoke_test: bool = False, background: bool = False)
     restore_signals = _end_on_signals(app, window)
     code = app.exec()
     window.save_state()
-    window.tray and window.tray.hide()
+    if window.tray is not None:
+        window.tray.hide()
     services.close()  # the agent's runtime dir goes: a new launch may make its own from now
     if instance is not None:
         instance.release()

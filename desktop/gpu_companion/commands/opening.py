@@ -3,9 +3,10 @@ corrupt, read-only, disk full) is reported with the message the window shows, no
 
 from __future__ import annotations
 
+import argparse
 import sys
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from gpu_companion.services import Services
@@ -24,7 +25,10 @@ def open_services() -> Services | None:
 
 
 def run_action(
-    command: str, actions: dict[str, Callable[[Services, Any], int]], name: str, args: Any
+    command: str,
+    actions: Mapping[str, Callable[[Services, argparse.Namespace], int]],
+    name: str,
+    args: argparse.Namespace,
 ) -> int:
     """Open the services, run the action `name`, close them; the exit codes every setup command
     shares: 1 refused (`refused (field): … Nothing was changed.`) or a user error, 2 an unusable

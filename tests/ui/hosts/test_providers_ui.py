@@ -204,8 +204,8 @@ def test_a_forgotten_instance_is_alerted_listed_with_its_price_and_imported(
 
     # the alert: a warning with the orphan's key, shown as a banner where no tray exists
     key = f"orphan:{account.id}:7201"
-    qtbot.waitUntil(lambda: window.banners.find(key) is not None, timeout=WAIT)
-    banner = window.banners.find(key)
+    qtbot.waitUntil(lambda: window.banners.with_key(key) is not None, timeout=WAIT)
+    banner = window.banners.with_key(key)
     assert "$0.62/h" in banner.message.text
     dialog.close()
     banner.button("Review…").click()  # one click from the alert to the forgotten instances

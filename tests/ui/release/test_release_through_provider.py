@@ -114,7 +114,7 @@ def test_a_refusal_keeps_the_host_active_and_its_meter_running(
     [error] = [m for m in messages if m.key == "release-error"]
     assert error.text.startswith("vast.ai did not destroy instance 4242")
     assert "meter keeps going" in error.text
-    qtbot.waitUntil(lambda: window.banners.find("release-error") is not None, timeout=WAIT)
+    qtbot.waitUntil(lambda: window.banners.with_key("release-error") is not None, timeout=WAIT)
     [record] = ctx.release.ledger.history("vast-4090")
     assert record.kind == "failed"
     assert "The provider refused, host kept" in page.history.item(0).text()

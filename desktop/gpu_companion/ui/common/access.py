@@ -3,6 +3,7 @@ fleet row, the tray's rental menu): open a terminal, VS Code, a tunnel, the brow
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -247,13 +248,13 @@ def fill_open_menu(
             add(
                 f"Open {spec.name} in browser (127.0.0.1:{status.local_port})",
                 f"browse-{spec.remote_port}",
-                lambda s=status: actions.open_in_browser(s),
+                functools.partial(actions.open_in_browser, status),
             )
         else:
             add(
                 f"Tunnel {spec.describe()}",
                 f"tunnel-{spec.remote_port}",
-                lambda s=spec: actions.start_tunnel(host, s),
+                functools.partial(actions.start_tunnel, host, spec),
             )
     if show_tunnels is not None:
         menu.addSeparator()

@@ -62,7 +62,7 @@ class FlowLayout(QLayout):
         return size + QSize(m.left() + m.right(), m.top() + m.bottom())
 
     def _shown(self) -> list[QLayoutItem]:
-        return [i for i in self._items if not (i.widget() and i.widget().isHidden())]
+        return [i for i in self._items if not ((w := i.widget()) is not None and w.isHidden())]
 
     def _arrange(self, rect: QRect, move: bool) -> int:
         m = self.contentsMargins()

@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+import importlib
 from functools import cache
+from pathlib import Path
 
 from PySide6.QtCore import QByteArray, QRect, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QGuiApplication, QIcon, QIconEngine, QPainter, QPixmap
 from PySide6.QtSvg import QSvgRenderer
 
-from gpu_companion import resources
+# the shipped resources folder (a package of its own, mapped in pyproject.toml)
+RESOURCES = Path(importlib.import_module("gpu_companion.resources").__file__ or ".").parent
 
 
 @cache
 def svg_text(name: str) -> str:
-    return (resources.DIR / "icons" / f"{name}.svg").read_text()
+    return (RESOURCES / "icons" / f"{name}.svg").read_text()
 
 
 class _SvgIconEngine(QIconEngine):

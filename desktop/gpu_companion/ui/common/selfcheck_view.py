@@ -168,7 +168,7 @@ class SelfCheckDialog(QDialog):
     ) -> None:
         super().__init__(parent)
         self.setWindowTitle(f"Self-check — {host.alias}")
-        self.host, self.connect, self.options = host, connect, options
+        self.host, self.connect_host, self.options = host, connect, options
         lay = QVBoxLayout(self)
         intro = QLabel(
             "Checks the GPU, the driver against PyTorch, a matmul and its BF16 speed, the data "
@@ -189,7 +189,7 @@ class SelfCheckDialog(QDialog):
 
     def run(self) -> None:
         self.run_button.setEnabled(False)
-        self.view.start(self.host, self.connect, self.options)
+        self.view.start(self.host, self.connect_host, self.options)
 
     def done(self, result: int) -> None:
         self.view.cancel()

@@ -113,7 +113,7 @@ class EmptyState(QWidget):
         icon_name: str,
         heading: str,
         text: str,
-        actions: list[tuple[str, Callable[[], None]]] | None = None,
+        actions: list[tuple[str, Callable[[], object]]] | None = None,
         parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
@@ -197,7 +197,7 @@ class Banner(QFrame):
         )
         self.label.setText(message.text)
 
-    def set_actions(self, actions: list[tuple[str, Callable[[], None]]]) -> None:
+    def set_actions(self, actions: list[tuple[str, Callable[[], object]]]) -> None:
         """Replace the banner's buttons (none: a plain alert)."""
         for b in self.buttons:
             self._actions.removeWidget(b)
@@ -237,7 +237,7 @@ class BannerArea(QWidget):
         self._banners = [b for b in self._banners if not b.isHidden()]
         return list(self._banners)
 
-    def find(self, key: str) -> Banner | None:
+    def with_key(self, key: str) -> Banner | None:
         return next((b for b in self.banners() if key and b.message.key == key), None)
 
     def _forget(self, banner: Banner) -> None:

@@ -75,10 +75,10 @@ _live: set[Worker] = set()
 def run_in_thread(
     fn: Callable[..., Any],
     *args: Any,
-    on_result: Callable[[Any], None] | None = None,
-    on_yield: Callable[[Any], None] | None = None,
-    on_error: Callable[[Exception], None] | None = None,
-    on_finished: Callable[[], None] | None = None,
+    on_result: Callable[[Any], object] | None = None,
+    on_yield: Callable[[Any], object] | None = None,
+    on_error: Callable[[Exception], object] | None = None,
+    on_finished: Callable[[], object] | None = None,
     pool: QThreadPool | None = None,
     **kwargs: Any,
 ) -> Worker:

@@ -3,6 +3,7 @@ decisions (first contact, changed key) and the per-host ssh options."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Qt
@@ -170,7 +171,9 @@ class HostConnection(QObject):
             shown = escape(result.message).replace("\n", "<br>")
             QMessageBox.warning(self.page, f"Connection to {host.alias}", f"<p>{shown}</p>")
 
-    def _then_retest(self, host: Host, action: object, problem: ConnectionProblem) -> None:
+    def _then_retest(
+        self, host: Host, action: Callable[..., object], problem: ConnectionProblem
+    ) -> None:
         self._running += 1
         run_in_thread(
             action,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
@@ -52,6 +52,8 @@ if TYPE_CHECKING:
 STATE_WORDS = {"stopped": "stopped (disk billed)", "gone": "gone at the provider"}
 
 
+W = TypeVar("W", bound=QWidget)
+
 class _FormDialog(QDialog):
     """A form whose save() may raise ValidationError; the message shows next to the right field."""
 
@@ -72,7 +74,7 @@ class _FormDialog(QDialog):
         self.fields: dict[str, QWidget] = {}
         self.result_value: object = None
 
-    def add(self, name: str, label: str, widget: QWidget) -> QWidget:
+    def add(self, name: str, label: str, widget: W) -> W:
         self.fields[name] = widget
         widget.setObjectName(name)
         self.form.addRow(label, widget)

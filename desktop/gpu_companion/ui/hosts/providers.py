@@ -6,8 +6,9 @@ the network runs off the GUI thread."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
@@ -87,6 +88,8 @@ def _button(bar: QHBoxLayout, label: str, name: str, slot: Callable[[], None]) -
     return b
 
 
+T = TypeVar("T")
+
 class AddAccountDialog(QDialog):
     """Provider, platform name, API key (hidden as typed) and an optional API address; the
     account is added (the key written to the keyring and read back) off the GUI thread."""
@@ -165,12 +168,11 @@ class AddAccountDialog(QDialog):
         self.error.hide()
         for w in self.fields.values():
             w.setStyleSheet("")
-        args = (self._key(), self.api_key.text())
-        kwargs = {"platform": self.platform.text(), "api_base": self.api_base.text()}
+        add = functools.partial(self.ctx.providers.add, self._key(), self.api_key.text(),
+                                platform=self.platform.text(), api_base=self.api_base.text())
         self.save_btn.setEnabled(False)
         self.worker = run_in_thread(
-            self.ctx.providers.add, *args, **kwargs,
-            on_result=self._added, on_error=self._failed, on_finished=self._finished,
+            add, on_result=self._added, on_error=self._failed, on_finished=self._finished,
         )  # fmt: skip
 
     def _added(self, account: Account) -> None:
@@ -259,9 +261,7 @@ class ProviderAccountsDialog(QDialog):
         self.test_btn.setEnabled(chosen)
         self.add_btn.setEnabled(not self.busy())
 
-    def _run(
-        self, fn: Callable[..., object], *args: object, done: Callable[[object], None]
-    ) -> None:
+    def _run(self, fn: Callable[..., T], *args: object, done: Callable[[T], object]) -> None:
         self.worker = run_in_thread(
             fn, *args, on_result=done, on_error=self._failed, on_finished=self._finished
         )
@@ -326,7 +326,7 @@ class ProviderAccountsDialog(QDialog):
         def count() -> int:
             return len(providers.provider(account).instances())
 
-        self._run(count, done=lambda n: self._tested(account, int(n)))
+        self._run(count, done=lambda n: self._tested(account, n))
 
     def _tested(self, account: Account, n: int) -> None:
         self.status.setText(

@@ -121,7 +121,7 @@ class TunnelsPanel(QWidget):
         super().__init__(parent)
         self.setObjectName("tunnelsPanel")
         self.ctx = ctx
-        self.actions = actions
+        self.access = actions
         self.host: Host | None = None
         self.title = QLabel("<b>Tunnels</b>")
         self.model: RowTableModel[TunnelRow] = RowTableModel(
@@ -184,8 +184,8 @@ class TunnelsPanel(QWidget):
                 key = spec.name.lower()
                 row_key = (self.host.id, key)
                 rows.append(TunnelRow(spec, statuses.pop(key, None),
-                                      starting=row_key in self.actions.starting,
-                                      stopping=row_key in self.actions.stopping))  # fmt: skip
+                                      starting=row_key in self.access.starting,
+                                      stopping=row_key in self.access.stopping))  # fmt: skip
             rows += [TunnelRow(s.spec, s) for s in statuses.values()]  # started from the CLI
         self.model.set_rows(rows)
         if selected is not None:
@@ -228,19 +228,19 @@ class TunnelsPanel(QWidget):
     def start_selected(self) -> None:
         row = self.selected()
         if row is not None and self.host is not None:
-            self.actions.start_tunnel(self.host, row.spec)
+            self.access.start_tunnel(self.host, row.spec)
             self.refresh()
 
     def stop_selected(self) -> None:
         row = self.selected()
         if row is not None and self.host is not None:
-            self.actions.stop_tunnel(self.host, row.spec.name)
+            self.access.stop_tunnel(self.host, row.spec.name)
             self.refresh()
 
     def browse_selected(self) -> None:
         row = self.selected()
         if row is not None and row.status is not None:
-            self.actions.open_in_browser(row.status)
+            self.access.open_in_browser(row.status)
 
     def add_tunnel(self) -> TunnelDialog | None:
         if self.host is None:

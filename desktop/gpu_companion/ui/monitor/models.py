@@ -257,7 +257,7 @@ def gpu_rows(
     latest: dict[int, GpuSample], faults: tuple[GpuFault, ...]
 ) -> list[GpuSample | GpuFault]:
     """One row per GPU by index: its reading, or its fault when it cannot be read now."""
-    by_index: dict[object, GpuSample | GpuFault] = dict(latest)
+    by_index: dict[object, GpuSample | GpuFault] = {i: s for i, s in latest.items()}
     for f in faults:
         by_index[f.index if f.index is not None else f.bus_id] = f
     ints = sorted(k for k in by_index if isinstance(k, int))

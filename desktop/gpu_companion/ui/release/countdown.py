@@ -58,7 +58,7 @@ class CountdownBanners(QObject):
         return self.ctx.autorelease
 
     def banner(self, alias: str) -> Banner | None:
-        return self.area.find(PREFIX + alias)
+        return self.area.with_key(PREFIX + alias)
 
     def handle(self, message: Message) -> bool:
         if not message.key.startswith(PREFIX):
@@ -89,7 +89,7 @@ class CountdownBanners(QObject):
         case = self.service.case(alias) if alias in self.texts else None
         return case is not None and case.stage.value in ("notified", "blocked", "checking")
 
-    def answers(self, alias: str) -> list[tuple[str, Callable[[], None]]]:
+    def answers(self, alias: str) -> list[tuple[str, Callable[[], object]]]:
         """Keep running / Release now / Snooze 30 min while the countdown waits for an answer;
         while the unattended checklist runs, Keep running and Snooze still stop it."""
         if not self._open(alias) or alias in self.workers:

@@ -19,10 +19,16 @@ from gpu_companion.ui.common.worker import run_in_thread
 from gpu_companion.ui.release.dialogs import OverrideDialog
 
 if TYPE_CHECKING:
-    from gpu_companion.core.release.wiring import ReleaseWiring
-    from gpu_companion.ui.release.page import ReleasePage
+    from collections.abc import Callable, Iterator
 
-    _Base = ReleasePage
+    from PySide6.QtWidgets import QLabel
+    from PySide6.QtWidgets import QWidget as _Base
+
+    from gpu_companion.core.release.context import ReleaseContext
+    from gpu_companion.core.release.model import ItemUpdate
+    from gpu_companion.core.release.wiring import ReleaseWiring
+    from gpu_companion.services import Services
+    from gpu_companion.ui.common.worker import Worker
 else:
     _Base = object
 
@@ -87,6 +93,29 @@ def release_through(
 
 
 class ReleaseFlow(_Base):
+    """Mixed into the Release page, whose parts it uses (declared here for the type checker)."""
+
+    if TYPE_CHECKING:
+        ctx: Services
+        wiring: ReleaseWiring
+        status: QLabel
+        worker: Worker | None
+        override_dialog: OverrideDialog | None
+
+        def host(self) -> Host | None: ...
+        def checklist(self) -> ReleaseChecklist | None: ...
+        def refresh(self) -> None: ...
+        def _sync(self) -> None: ...
+        def _on_finished(self, then: Callable[[], None] | None) -> None: ...
+        def _on_error(self, exc: Exception) -> None: ...
+        def _fill_history(self) -> None: ...
+        def _start(
+            self,
+            what: str,
+            steps: Callable[[ReleaseChecklist, ReleaseContext], Iterator[ItemUpdate]],
+            then: Callable[[], None] | None = None,
+        ) -> bool: ...
+
     # --- release -------------------------------------------------------------------------
     def release(self) -> None:
         """Re-check stale items first; release only if everything still passes."""

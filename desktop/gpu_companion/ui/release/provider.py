@@ -49,7 +49,7 @@ def describe_reading(account: Account, instance_id: str, reading: Reading) -> st
     name = account.provider_name
     if reading.state == "gone":
         return f"{name} has no instance {instance_id} (it reports it gone)."
-    words = reading.state
+    words: str = reading.state
     inst = reading.instance
     if inst is not None and inst.provider_state and inst.provider_state != reading.state:
         words += f" ({name} says {inst.provider_state})"

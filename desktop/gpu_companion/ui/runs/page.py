@@ -123,7 +123,7 @@ class RunsPage(EmptyStatePage):
             [
                 ("#", lambda s: s.seq),
                 ("Input", lambda s: s.input),
-                ("State", lambda s: s.state),
+                ("State", lambda s: f"{s.state}: {s.reason}" if s.reason else s.state),
                 ("Host", lambda s: s.host),
                 ("Exit", lambda s: "" if s.exit_code is None else s.exit_code),
                 ("Time", lambda s: "" if s.runtime_s is None else f"{s.runtime_s:.1f} s"),

@@ -199,8 +199,9 @@ class MainWindow(QMainWindow):
         placeholder = self.stack.widget(row)
         current = self.stack.currentIndex()
         self.stack.insertWidget(row, page)
-        self.stack.removeWidget(placeholder)
-        placeholder.deleteLater()
+        if placeholder is not None:
+            self.stack.removeWidget(placeholder)
+            placeholder.deleteLater()
         self.stack.setCurrentIndex(current)
 
     def build_all_pages(self) -> None:

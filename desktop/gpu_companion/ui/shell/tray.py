@@ -47,15 +47,15 @@ class Tray(QObject):
         self,
         show_window: Callable[[], None],
         quit_app: Callable[[], None],
-        fallback: Callable[[Message], None],
+        fallback: Callable[[Message], object],
         parent: QObject | None = None,
         available: bool | None = None,
         model: TrayModel | None = None,
-        navigate: Callable[[str], None] | None = None,
+        navigate: Callable[[str], object] | None = None,
         alerts: SpendAlerts | None = None,
         open_release: Callable[[str], None] | None = None,
         fill_host_menu: Callable[[QMenu, str], None] | None = None,
-        answers: Callable[[str], list[tuple[str, Callable[[], None]]]] | None = None,
+        answers: Callable[[str], list[tuple[str, Callable[[], object]]]] | None = None,
     ) -> None:
         super().__init__(parent)
         self.fallback = fallback
@@ -204,8 +204,9 @@ class Tray(QObject):
         out: list[QAction] = []
         for action in self.menu.actions():
             out.append(action)
-            if action.menu() is not None:
-                out.extend(action.menu().actions())  # type: ignore[union-attr]
+            sub = action.menu()
+            if isinstance(sub, QMenu):
+                out.extend(sub.actions())
         return out
 
     # --- delivery -------------------------------------------------------------------------

@@ -320,7 +320,9 @@ class CsvImportDialog(QDialog):
         defaults.addRow("Currency of rows that name none", self.default_currency)
         lay.addLayout(defaults)
         self.default_platform.currentIndexChanged.connect(self._reread)
-        self.default_platform.lineEdit().editingFinished.connect(self._reread)
+        typed = self.default_platform.lineEdit()  # editable: it has one
+        if typed is not None:
+            typed.editingFinished.connect(self._reread)
         self.default_currency.currentIndexChanged.connect(self._reread)
         self._reads = 0
         self.model: RowTableModel[ImportRow] = RowTableModel(

@@ -134,7 +134,7 @@ class SpendPage(EmptyStatePage):
         self.chart_tab = ChartTab(self.ledger)
         self.chart = self.chart_tab.chart
         self.tabs.addTab(self.chart_tab, "Chart")
-        self.tabs.currentChanged.connect(lambda i: i == 1 and self.chart_tab.load())
+        self.tabs.currentChanged.connect(self._tab_changed)
         self.experiments = ExperimentsTab()
         self.exp_model = self.experiments.model
         self.tabs.addTab(self.experiments, "Experiments")
@@ -146,6 +146,10 @@ class SpendPage(EmptyStatePage):
         self.refresh()
 
     # --- building -------------------------------------------------------------------------
+
+    def _tab_changed(self, index: int) -> None:
+        if index == 1:  # the chart loads when first looked at
+            self.chart_tab.load()
     def _build_history(self) -> None:
         page = QWidget()
         lay = QVBoxLayout(page)

@@ -4,6 +4,7 @@ the billing mode with its break-even points. All arithmetic is core's; these pag
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -44,6 +45,7 @@ from gpu_companion.core.planning.estimate import (
     SERVE_CONTEXT,
     TRAIN_CONTEXT,
     EstimateRequest,
+    MemoryEstimate,
     MemoryLine,
     Precision,
     Task,
@@ -51,6 +53,7 @@ from gpu_companion.core.planning.estimate import (
     checkpointing_tip,
     estimate,
     estimate_memory,
+    fewest_gpus,
     fit_verdict,
     job_hours,
     vendor_note,
@@ -283,8 +286,8 @@ class EstimatePage(WizardPage):
             self.model.set_rows(list(mem.lines))
             self.total.setText(
                 f"<b>{mem.total_gib:,.1f} GiB</b> in total for {mem.request.model.name} "
-                f"({mem.params / 1e9:.2f} B params, weights in {mem.precision.value}). Pick a "
-                "card with more memory than that; the next page lists the ones that fit."
+                f"({mem.params / 1e9:.2f} B params, weights in {mem.precision.value}) on one "
+                "GPU. The next page lists the cards with how many of each the job needs."
             )
             tip = checkpointing_tip(mem, load_catalogue().cards)
             self.tip.setText(tip.text if tip else "")
@@ -307,14 +310,16 @@ class GpuPage(WizardPage):
             "hourly price range (or yours). * not NVIDIA: the monitor and self-check do not apply."
         )
         lay = QVBoxLayout(self)
+        self.sized: dict[str, MemoryEstimate] = {}  # card id -> the job on the fewest such cards
         self.model: RowTableModel[JobCost] = RowTableModel(
             [
                 ("Card", lambda j: j.card.name + ("" if j.card.runs_nvidia_smi else " *")),
+                ("GPUs", lambda j: str(self.gpus_for(j.card.id))),
                 ("VRAM", lambda j: f"{j.card.vram_gb} GB"),
                 ("BF16/FP16 TFLOPS", lambda j: f"{j.card.bf16_tflops or j.card.fp16_tflops:g}"),
                 ("Bandwidth", lambda j: f"{j.card.bandwidth_gb_s:,g} GB/s"),
                 ("Interconnect", lambda j: j.card.interconnect),
-                ("Job hours", lambda j: f"{j.hours:,}"),
+                ("GPU-hours", lambda j: f"{j.hours:,}"),
                 ("Job cost", lambda j: f"{j.currency} {j.low:,}–{j.high:,}"),
             ]
         )
@@ -346,9 +351,13 @@ class GpuPage(WizardPage):
         mem = state.memory
         assert mem is not None
         tokens = self.wiz().task_page.tokens.value() * 1_000_000
-        ranked = load_catalogue().rank_by_job_cost(
-            lambda card: job_hours(mem, card, tokens), self.prices
-        )
+        catalogue = load_catalogue()
+        self.sized = {}
+        for card in catalogue.cards:
+            sized = fewest_gpus(mem.request, card)
+            if sized is not None:
+                self.sized[card.id] = sized
+        ranked = catalogue.rank_by_job_cost(self._gpu_hours(tokens), self.prices)
         keep = state.card.id if state.card else None
         self.model.set_rows(ranked)
         ids = [job.card.id for job in ranked]
@@ -357,10 +366,24 @@ class GpuPage(WizardPage):
         else:
             state.card = None
             self.verdict.setText(
-                f"No card in the catalogue has {mem.total_gib:,.1f} GiB: go back and try int4 "
-                "weights, LoRA/QLoRA, gradient checkpointing or a shorter context."
+                f"Not even 8 of any card in the catalogue hold the job ({mem.total_gib:,.1f} GiB "
+                "on one GPU): go back and try int4 weights, LoRA/QLoRA, gradient checkpointing or "
+                "a shorter context."
             )
         self.completeChanged.emit()
+
+    def gpus_for(self, card_id: str) -> int:
+        """How many cards of this kind the job needs (1 until the page is shown)."""
+        sized = self.sized.get(card_id)
+        return sized.request.gpus if sized else 1
+
+    def _gpu_hours(self, tokens: int) -> Callable[[GpuSpec], float | None]:
+        def hours(card: GpuSpec) -> float | None:
+            sized = self.sized.get(card.id)
+            wall = job_hours(sized, card, tokens) if sized else None
+            return None if wall is None or sized is None else wall * sized.request.gpus
+
+        return hours
 
     def select(self, card_id: str) -> None:
         ids = [job.card.id for job in self.model.rows()]
@@ -382,11 +405,22 @@ class GpuPage(WizardPage):
     def _verdicts(self, card: GpuSpec) -> list[Verdict]:
         """Fit, and for serving with a time target the answer's time on this card."""
         task = self.wiz().task_page
-        mem = self.wiz().state.memory
-        assert mem is not None
+        base = self.wiz().state.memory
+        assert base is not None
+        mem = self.sized.get(card.id, base)
         target = task.target_seconds.value()
         vendor = vendor_note(card)
         note = [] if vendor is None else [vendor]
+        if mem.request.gpus > 1:
+            how = mem.request.split.value
+            note.insert(
+                0,
+                Verdict(
+                    True,
+                    f"One {card.name} is too small: the job needs {mem.request.gpus} of them "
+                    f"({how}).",
+                ),
+            )
         if mem.request.task is not Task.INFERENCE or not target:
             return [fit_verdict(mem, card), *note]
         try:
