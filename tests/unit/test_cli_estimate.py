@@ -36,7 +36,7 @@ def test_gpu_and_target_give_speed_and_verdicts(capsys: pytest.CaptureFixture[st
     assert code == 0
     assert "On the L4: 24 GB, 300 GB/s, 121 BF16 TFLOPS (dense)" in out
     assert "decode (upper bound)  300 GB/s ÷ (16.06 GB weights + 1.07 GB KV cache" in out
-    assert "OK  Needs 17.4 GiB; the L4 has 24 GB: fits" in out
+    assert "OK  Needs 17.8 GiB; the L4 has 24 GB: fits" in out
     assert "NO  A 3,000-token answer at 17.5 tokens/s takes 171 s" in out
 
 
@@ -50,8 +50,17 @@ def test_json_output(capsys: pytest.CaptureFixture[str]) -> None:
     assert data["task"] == "qlora-4bit" and data["precision"] == "int4"
     assert data["gradient_checkpointing"] is True and data["lora_rank"] == 64
     keys = [line["key"] for line in data["memory"]["lines"]]
-    assert keys == ["weights", "activations", "trainable", "gradients", "optimizer", "overhead"]
+    assert keys == [
+        "weights",
+        "activations",
+        "trainable",
+        "gradients",
+        "optimizer",
+        "cuda_context",
+        "allocator_reserve",
+    ]
     assert data["memory"]["total_bytes"] == sum(line["bytes"] for line in data["memory"]["lines"])
+    assert data["memory"]["all_gpus_total_bytes"] == data["memory"]["total_bytes"]
     assert data["gpu"]["id"] == "rtx-4090"
     assert data["throughput"]["train_tokens_per_s"] > 0
     assert data["throughput"]["decode_tokens_per_s"] is None
@@ -73,12 +82,22 @@ def test_config_json_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     }
     (model_dir / "config.json").write_text(json.dumps(config), encoding="utf-8")
     argv = ["--config-json", str(model_dir / "config.json"), "--precision", "int4", "--json"]
-    code, out, _ = _run(argv, capsys)
+    code, out, _ = _run([*argv, "--prompt-tokens", "3072", "--output-tokens", "1024"], capsys)
     assert code == 0
     data = json.loads(out)
     assert data["model"]["name"] == "Mistral-7B-v0.1"
     assert data["model"]["params"] == 7_241_732_096
-    assert data["memory"]["total_bytes"] == 5_703_478_938  # see test_estimate: 5-6 GB rule
+    assert data["memory"]["total_bytes"] == 5_901_659_802  # see test_estimate: 5-6 GB rule
+    assert data["context_tokens"] == 4096 and data["prompt_tokens"] == 3072
+    # the folder and a Hugging Face cache folder work as well as the file
+    cache = tmp_path / "models--mistralai--Mistral-7B-v0.1"
+    (cache / "snapshots" / "abc123").mkdir(parents=True)
+    (cache / "snapshots" / "abc123" / "config.json").write_text(json.dumps(config), "utf-8")
+    for folder in (model_dir, cache):
+        code, out, _ = _run(["--config-json", str(folder), "--json"], capsys)
+        assert code == 0 and json.loads(out)["model"]["params"] == 7_241_732_096
+    code, out, _ = _run(["--model", str(cache), "--json"], capsys)
+    assert json.loads(out)["model"]["name"] == "mistralai/Mistral-7B-v0.1"
 
 
 @pytest.mark.parametrize(
@@ -152,7 +171,8 @@ def test_serve_without_a_card_lists_the_cards_that_hold_the_users(
 
 
 def test_moe_preset_and_several_gpus(capsys: pytest.CaptureFixture[str]) -> None:
-    argv = ["--model", "deepseek-v3", "--gpus", "8", "--gpu", "h200-sxm", "--json"]
+    argv = ["--model", "deepseek-v3", "--gpus", "8", "--gpu", "h200-sxm", "--json", "--engine"]
+    argv.append("vllm")
     code, out, _ = _run(argv, capsys)
     assert code == 0
     data = json.loads(out)
@@ -205,3 +225,73 @@ def test_bad_serving_and_split_input_exits_2(
     code, out, err = _run(argv, capsys)
     assert code == 2 and out == ""
     assert message in err
+
+
+def test_long_prompts_names_and_layer_split(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["--model", "Qwen/Qwen2.5-72B-Instruct", "--prompt-tokens", "30720"]
+    code, out, err = _run([*argv, "--output-tokens", "2048", "--gpus", "3", "--json"], capsys)
+    assert code == 0 and err == ""
+    data = json.loads(out)
+    assert data["strategy"] == "layers" and data["context_tokens"] == 32768
+    assert data["engine"]["name"] == "transformers" and data["engine"]["prefill_tokens"] == 30720
+    lines = {line["key"]: line for line in data["memory"]["lines"]}
+    assert "prefill activation peak" == lines["activations"]["label"]
+    assert "30,720 tokens (1 × 30,720-token prompt in one pass)" in lines["activations"]["formula"]
+    assert {"cuda_context", "allocator_reserve"} <= set(lines)
+    assert data["memory"]["all_gpus_total_bytes"] > 2 * data["memory"]["total_bytes"]
+    assert lines["cuda_context"]["all_gpus_bytes"] == 3 * lines["cuda_context"]["bytes"]
+    code, out, err = _run([*argv, "--gpus", "3", "--strategy", "tp"], capsys)
+    assert code == 2 and "layer split (--strategy layers)" in err
+
+
+@pytest.mark.parametrize(
+    ("argv", "code_name"),
+    [
+        (["--model", "Qwen2.5-8B-Instruct"], "unknown_model"),
+        (["--model", "qwen2.5-72b", "--gpus", "3", "--strategy", "tp"], "invalid_gpus"),
+        (["--model", "mistral-7b", "--gpu", "voodoo2"], "invalid_gpu"),
+        (["--model", "mistral-7b", "--kv-cache-type", "q8_0"], "invalid_kv_cache_type"),
+        ([], "refused"),
+    ],
+)
+def test_json_refusals_are_json(
+    argv: list[str], code_name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = _run([*argv, "--json"], capsys)
+    assert code == 2 and err == ""
+    error = json.loads(out)["error"]
+    assert error["code"] == code_name and error["message"]
+
+
+def test_list_models(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _run(["--list-models"], capsys)
+    assert code == 0 and "qwen2.5-72b" in out and "Qwen/Qwen2.5-7B-Instruct" in out
+    code, out, _ = _run(["--list-models", "--json"], capsys)
+    keys = [row["key"] for row in json.loads(out)["models"]]
+    assert "llama-3.1-8b" in keys and "deepseek-v3" in keys
+
+
+def test_vllm_serving_reports_the_longest_context(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["--model", "meta-llama/Llama-3.1-8B-Instruct", "--engine", "vllm", "--serve"]
+    code, out, _ = _run([*argv, "--context", "8192", "--gpu", "rtx-3090", "--json"], capsys)
+    assert code == 0
+    row = json.loads(out)["serving"][0]
+    assert row["longest_context_tokens"] > 8192 and row["max_concurrency"] > 1
+    assert "batched tokens" in row["pool_formula"]
+
+
+def test_llama_cpp_kv_cache_type_and_prompt_logits(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["--model", "llama-3.1-8b", "--engine", "llama.cpp", "--precision", "gguf-q4_k"]
+    code, out, _ = _run([*argv, "--context", "131072", "--kv-cache-type", "q8_0"], capsys)
+    assert code == 0 and "KV cache (q8_0)" in out and "34 bytes per 32 values (q8_0)" in out
+    code, out, _ = _run(
+        ["--model", "qwen2.5-0.5b", "--prompt-tokens", "6144", "--prompt-logits"], capsys
+    )
+    assert code == 0 and "(prompt logits, fp32)" in out
+
+
+def test_a_quantised_hugging_face_id_sizes_its_format(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _run(["--model", "Qwen/Qwen2.5-72B-Instruct-AWQ", "--json"], capsys)
+    assert code == 0 and json.loads(out)["precision"] == "awq"
+    code, out, _ = _run(["--model", "Qwen/Qwen2.5-7B-Instruct-GPTQ-Int8", "--json"], capsys)
+    assert code == 0 and json.loads(out)["precision"] == "gptq-int8"

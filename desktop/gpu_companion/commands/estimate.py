@@ -10,7 +10,7 @@ import textwrap
 from pathlib import Path
 from typing import Any, TextIO
 
-from gpu_companion.core.common.errors import UserError
+from gpu_companion.core.common.errors import UserError, ValidationError
 from gpu_companion.core.planning.catalogue import GpuSpec, load_catalogue
 from gpu_companion.core.planning.estimate import (
     ASSUMPTIONS,
@@ -22,9 +22,17 @@ from gpu_companion.core.planning.estimate import (
     Task,
     estimate,
 )
+from gpu_companion.core.planning.memory import (
+    ENGINE_NOTES,
+    GIB,
+    KV_CACHE_TYPES,
+    Attention,
+    Engine,
+)
 from gpu_companion.core.planning.model_shapes import (
     MODEL_PRESETS,
     ModelArch,
+    format_in_name,
     get_model,
     model_from_config,
 )
@@ -45,18 +53,60 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "its decode, prefill or training speed on that card.",
     )
     parser.add_argument("--task", choices=[t.value for t in Task], default=Task.INFERENCE.value)
-    source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument("--model", metavar="PRESET", help=f"one of {', '.join(MODEL_PRESETS)}")
+    source = parser.add_mutually_exclusive_group()
     source.add_argument(
-        "--config-json", metavar="FILE", type=Path, help="a model's Hugging Face config.json"
+        "--model",
+        metavar="NAME",
+        help="a preset or Hugging Face id as you copy it (Qwen/Qwen2.5-7B-Instruct), or a local "
+        "model folder; --list-models shows the presets",
     )
+    source.add_argument(
+        "--config-json",
+        metavar="PATH",
+        type=Path,
+        help="a model's config.json, its folder, or its Hugging Face cache folder",
+    )
+    source.add_argument("--list-models", action="store_true", help="print the presets and exit")
     parser.add_argument(
         "--precision",
         choices=[p.value for p in Precision],
         help="how the weights are stored (default: the task's usual one)",
     )
     parser.add_argument(
-        "--context", type=int, metavar="TOKENS", help="default: 4,096 to serve, 1,024 to train"
+        "--context",
+        type=int,
+        metavar="TOKENS",
+        help="tokens per sequence, prompt plus output (default: 4,096 to serve, 1,024 to "
+        "train); with only --context the whole of it is sized as the prompt",
+    )
+    parser.add_argument(
+        "--prompt-tokens", type=int, metavar="N", help="prompt length: prefilled in one pass"
+    )
+    parser.add_argument(
+        "--engine",
+        choices=[e.value for e in Engine],
+        default=Engine.TRANSFORMERS.value,
+        help="inference engine modelled (default transformers)",
+    )
+    parser.add_argument(
+        "--attention",
+        choices=[a.value for a in Attention],
+        default=Attention.SDPA.value,
+        help="eager materialises the score matrix; sdpa and flash do not",
+    )
+    parser.add_argument(
+        "--kv-cache-type", choices=list(KV_CACHE_TYPES), default="f16", help="llama.cpp only"
+    )
+    parser.add_argument(
+        "--prompt-logits",
+        action="store_true",
+        help="transformers before 4.45: fp32 logits of every prompt token are kept",
+    )
+    parser.add_argument(
+        "--batched-tokens",
+        type=int,
+        metavar="N",
+        help="vLLM max_num_batched_tokens (8,192) or llama.cpp n_ubatch (512)",
     )
     parser.add_argument(
         "--batch", type=int, default=1, metavar="N", help="sequences per step, or users at once"
@@ -95,7 +145,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     parser.add_argument("--gpu", metavar="CARD", help="a catalogue id or name, e.g. rtx-4090")
     parser.add_argument("--target-seconds", type=float, metavar="S", help="time for one answer")
-    parser.add_argument("--output-tokens", type=int, metavar="N", help="length of one answer")
+    parser.add_argument(
+        "--output-tokens",
+        type=int,
+        metavar="N",
+        help="tokens generated per answer: their KV cache counts, and the answer time",
+    )
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     parser.set_defaults(handler=run)
 
@@ -103,21 +158,77 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:
     """Print the estimate; 2 with a message on stderr when the input cannot be estimated."""
     out, err = out or sys.stdout, err or sys.stderr
+    if args.list_models:
+        return _list_models(args, out)
     try:
+        if args.model is None and args.config_json is None:
+            raise UserError("Name a model: --model NAME, --config-json PATH or --list-models.")
         result = _compute(args)
         fitting = [] if result.throughput else _fitting(result)
-        serving = _serving(args, result) if args.serve else []
+        # vLLM on a named card: its pool is the answer (longest context, sequences that fit)
+        serve = bool(args.serve) or bool(
+            args.engine == Engine.VLLM.value and args.gpu and Task(args.task) is Task.INFERENCE
+        )
+        if serve and not args.serve:
+            args.users = max(args.users, args.batch)
+        serving = _serving(args, result) if serve else []
     except UserError as exc:
-        print(f"gpu-companion estimate: {exc}", file=err)
+        if args.json:
+            error = {"code": _code(exc), "message": str(exc)}
+            out.write(json.dumps({"error": error}, indent=2, ensure_ascii=False) + "\n")
+        else:
+            print(f"gpu-companion estimate: {exc}", file=err)
         return 2
     if args.json:
         data = to_json(result, fitting)
-        if args.serve:
+        if serve:
             data["serving"] = [_serving_json(s) for s in serving]
         out.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
     else:
-        out.write(format_table(result, fitting, serving if args.serve else None))
+        out.write(format_table(result, fitting, serving if serve else None))
     return 0
+
+
+def _code(exc: UserError) -> str:
+    """A stable code for a refusal: `unknown_model`, `invalid_<field>` or `refused`."""
+    if isinstance(exc, ValidationError):
+        if exc.field == "model" and exc.message.startswith("Unknown model"):
+            return "unknown_model"
+        return f"invalid_{exc.field}"
+    return "refused"
+
+
+def _list_models(args: argparse.Namespace, out: TextIO) -> int:
+    rows = [
+        {"key": key, "name": arch.name, "params": arch.params, "layers": arch.layers}
+        for key, arch in MODEL_PRESETS.items()
+    ]
+    if args.json:
+        out.write(json.dumps({"models": rows}, indent=2) + "\n")
+    else:
+        for row in rows:
+            out.write(f"{row['key']:<16} {row['name']:<18} {row['params'] / 1e9:>7.2f} B\n")
+        out.write(
+            "Hugging Face ids (Qwen/Qwen2.5-7B-Instruct) and -Instruct/-Chat/-Base names "
+            "resolve to these; any other model: --config-json PATH.\n"
+        )
+    return 0
+
+
+def _config_path(path: Path) -> Path:
+    """config.json itself, a model folder holding it, or a Hugging Face cache folder
+    (models--org--name, whose snapshots/<commit>/ hold it)."""
+    if not path.is_dir():
+        return path  # a file, or a path that is not there: reading it says which
+    if (path / "config.json").is_file():
+        return path / "config.json"
+    snapshots = sorted((path / "snapshots").glob("*/config.json"), key=lambda p: p.stat().st_mtime)
+    if snapshots:
+        return snapshots[-1]
+    raise UserError(
+        f"No config.json in {path}.",
+        hint="Give a model's config.json, its folder, or its Hugging Face cache folder.",
+    )
 
 
 def _serving(args: argparse.Namespace, result: Estimate) -> list[ServingEstimate]:
@@ -150,6 +261,8 @@ def _serving_json(s: ServingEstimate) -> dict[str, Any]:
         "users_fit": s.users_fit,
         "kv_cache_pool_bytes": s.pool_bytes,
         "kv_bytes_per_user": s.kv_per_user_bytes,
+        "max_concurrency": round(s.max_concurrency, 2),
+        "longest_context_tokens": s.longest_context,
         "per_user_tokens_per_s": s.per_user_tokens_s,
         "total_tokens_per_s": s.total_tokens_s,
         "meets_target": target[0] if target else None,
@@ -160,9 +273,10 @@ def _serving_json(s: ServingEstimate) -> dict[str, Any]:
 
 
 def _model(args: argparse.Namespace) -> ModelArch:
-    if args.model is not None:
+    if args.model is not None and not Path(args.model).is_dir():
         return get_model(args.model)
-    path: Path = args.config_json
+    given = Path(args.model) if args.model is not None else args.config_json
+    path = _config_path(given)
     try:
         config = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -171,15 +285,25 @@ def _model(args: argparse.Namespace) -> ModelArch:
         ) from None
     if not isinstance(config, dict):
         raise UserError(f"{path} is not a config.json object.")
-    return model_from_config(config, name=path.parent.name if path.parent.name else "")
+    name = given.name if given.is_dir() else path.parent.name
+    if name.startswith("models--"):
+        name = name.removeprefix("models--").replace("--", "/")
+    return model_from_config(config, name=name)
 
 
 def _compute(args: argparse.Namespace) -> Estimate:
     request = EstimateRequest(
         model=_model(args),
         task=Task(args.task),
-        precision=Precision(args.precision) if args.precision else None,
+        precision=_precision(args),
         context_tokens=args.context,
+        prompt_tokens=args.prompt_tokens,
+        output_tokens=args.output_tokens,
+        engine=Engine(args.engine),
+        attention=Attention(args.attention),
+        kv_cache_type=args.kv_cache_type,
+        batched_tokens=args.batched_tokens,
+        prompt_logits=args.prompt_logits,
         batch=args.batch,
         lora_rank=args.lora_rank,
         lora_targets=LoraTargets(args.lora_targets),
@@ -192,6 +316,14 @@ def _compute(args: argparse.Namespace) -> Estimate:
     return estimate(
         request, gpu, output_tokens=args.output_tokens, target_seconds=args.target_seconds
     )
+
+
+def _precision(args: argparse.Namespace) -> Precision | None:
+    """--precision, else the format a Hugging Face id names (Qwen2.5-7B-Instruct-AWQ)."""
+    if args.precision:
+        return Precision(args.precision)
+    named = format_in_name(args.model or "")
+    return Precision(named) if named and Task(args.task) is Task.INFERENCE else None
 
 
 def _fitting(result: Estimate) -> list[GpuSpec]:
@@ -210,6 +342,12 @@ def format_table(
     rows = [
         f"{m.name}: {req.task.value}, {mem.precision.value} weights, "
         f"{req.context:,}-token context × {seqs}{ckpt}{gpus}",
+        *([f"Engine: {ENGINE_NOTES[req.engine]}"] if req.task is Task.INFERENCE else []),
+        *(
+            [f"All {req.gpus} GPUs together: {mem.all_gpus_bytes / GIB:,.2f} GiB"]
+            if req.gpus > 1
+            else []
+        ),
         f"{mem.params:,} parameters"
         + (f", {mem.trainable_params:,} trainable" if mem.trainable_params else "")
         + (
@@ -310,6 +448,15 @@ def to_json(result: Estimate, fitting: list[GpuSpec]) -> dict[str, Any]:
         "task": req.task.value,
         "precision": mem.precision.value,
         "context_tokens": req.context,
+        "prompt_tokens": req.prompt,
+        "output_tokens": req.output_tokens,
+        "engine": {
+            "name": req.engine.value,
+            "attention": req.attention.value,
+            "prefill_tokens": req.prefill_tokens,
+            "kv_cache_type": req.kv_cache_type,
+            "assumes": ENGINE_NOTES[req.engine],
+        },
         "batch": req.batch,
         "gpus": req.gpus,
         "strategy": req.split.value,
@@ -324,12 +471,17 @@ def to_json(result: Estimate, fitting: list[GpuSpec]) -> dict[str, Any]:
                     "label": line.label,
                     "bytes": line.bytes,
                     "gib": round(line.gib, 3),
+                    "all_gpus_bytes": mem.line_total(line),
                     "formula": line.formula,
                 }
                 for line in mem.lines
             ],
+            "per_gpu": "bytes and total_bytes are per GPU (the busiest); all_gpus_* add every GPU",
             "total_bytes": mem.total_bytes,
             "total_gib": round(mem.total_gib, 3),
+            "all_gpus_total_bytes": mem.all_gpus_bytes,
+            "all_gpus_total_gib": round(mem.all_gpus_bytes / GIB, 3),
+            "pytorch_allocated_bytes": mem.allocated_bytes,
         },
         "gpu": None,
         "throughput": None,

@@ -67,15 +67,20 @@ ASSUMPTIONS = (
     "Gradient checkpointing is on by default for training, as PEFT's "
     "prepare_model_for_kbit_training (QLoRA) and LLaMA-Factory (every method) turn it on; it "
     "costs one extra forward pass (+2N FLOPs per token).",
-    "Inference activations: a 2,048-token prefill chunk through one layer plus fp32 logits of one "
-    "token per sequence.",
+    "Inference activations: the largest forward pass through one layer, tokens x (3 x "
+    "intermediate + 3 x hidden) values (the MLP's gate, up and their product, plus residual, "
+    "normed input and output), where tokens is the whole batch of prompts for transformers, one "
+    "chunk of max_num_batched_tokens for vLLM and one n_ubatch for llama.cpp (f32); eager "
+    "attention adds heads x prompt x prompt scores; plus fp32 logits of the last token. The KV "
+    "cache is sized at prompt + output tokens.",
     "Adam: mixed precision keeps an fp32 master copy plus fp32 m and v (16 bytes per parameter "
     "with bf16 weights and gradients, Rajbhandari et al. 2020, arXiv:1910.02054); pure bf16 keeps "
     "bf16 m and v; LoRA adapters are fp32 by default (PEFT) with fp32 Adam states.",
     "Mixture of experts: memory holds every expert; a token runs through experts_per_token of them "
     "(active parameters). A decode step over B sequences reads E x (1 - (1 - k/E)^B) experts per "
     "layer (uniform routing); LoRA on all linear layers adapts every expert.",
-    "Overhead: 0.5 GiB CUDA context and workspaces plus 5% of everything else for fragmentation.",
+    "Outside the tensors: 0.5 GiB CUDA context and workspaces per GPU (nvidia-smi shows it, "
+    "torch.cuda.memory_allocated does not) and an allocator reserve of 5% of everything else.",
     "Decode speed is an upper bound: the weights read per step and the whole KV cache at the "
     "card's peak bandwidth, or 2 x active params x sequences FLOPs at 50% of peak if that is "
     "slower; real engines reach 60-80% of it.",
@@ -95,9 +100,16 @@ def experts_touched(m: ModelArch, sequences: int) -> float:
     return e * (1 - (1 - k / e) ** sequences)
 
 
+def _layered(mem: MemoryEstimate, key: str) -> int:
+    """A line's bytes one decode step goes through: one GPU's, or every GPU's in a layer split."""
+    line = mem.line(key)
+    return mem.line_total(line) if mem.request.split is Strategy.LAYERS else line.bytes
+
+
 def decode_read_bytes(mem: MemoryEstimate, sequences: int) -> tuple[int, str]:
-    """Weight bytes one GPU reads per decode step: all of them less the experts nobody uses."""
-    weights = mem.line("weights").bytes
+    """Weight bytes one GPU reads per decode step: all of them less the experts nobody uses (a
+    layer split reads every GPU's share in turn, so the whole model)."""
+    weights = _layered(mem, "weights")
     m = mem.request.model
     if not m.is_moe:
         return weights, f"{weights / GB:,.2f} GB weights"
@@ -183,7 +195,7 @@ def estimate_throughput(
         return Throughput(gpu, label, None, "", 0, None, "", rate, formula, comm, bound)
     tp = tensor_parallel(req)
     read, read_text = decode_read_bytes(mem, req.batch)
-    kv = mem.line("kv_cache").bytes
+    kv = _layered(mem, "kv_cache")
     rate = gpu.bandwidth_gb_s * GB / (read + kv)
     per_gpu = " per GPU" if tp > 1 else ""
     decode = (
@@ -411,6 +423,29 @@ def estimate(
             )
         )
     return Estimate(mem, tp, tuple(verdicts))
+
+
+MAX_GPUS = 8  # the most cards of one kind the wizard proposes (one node)
+
+
+def fewest_gpus(req: EstimateRequest, gpu: GpuSpec, most: int = MAX_GPUS) -> MemoryEstimate | None:
+    """The estimate on the fewest cards of this kind that hold the job (1 to `most`), split as
+    the tools would: a layer split to serve (tensor parallel on vLLM where the heads divide),
+    ZeRO-3 to train; None when even `most` cards do not hold it."""
+    for n in range(1, most + 1):
+        if n == 1:
+            trial = replace(req, gpus=1, strategy=None)
+        elif req.task is Task.INFERENCE:
+            trial = replace(req, gpus=n, strategy=None)
+        else:
+            trial = replace(req, gpus=n, strategy=Strategy.ZERO3)
+        try:
+            mem = estimate_memory(trial)
+        except ValidationError:
+            continue
+        if mem.fits(gpu):
+            return mem
+    return None
 
 
 def job_hours(mem: MemoryEstimate, gpu: GpuSpec, tokens: int) -> float | None:

@@ -1,5 +1,5 @@
 """The VRAM a job needs, per GPU and line by line: weights in their stored format, KV cache or
-training state, activations and overhead, each with its formula filled in.
+training state, activations, CUDA context and allocator reserve, each with its formula filled in.
 
 Dense and mixture-of-experts models, LoRA/QLoRA or full fine-tuning, one GPU or a ZeRO/FSDP/tensor
 parallel split; `estimate` adds speed and verdicts on top.
@@ -29,7 +29,43 @@ CUDA_CONTEXT_BYTES = 512 << 20  # CUDA context + cuBLAS workspaces of one PyTorc
 FRAGMENTATION = Fraction(5, 100)  # caching-allocator slack on top of what tensors need
 SERVE_CONTEXT = 4096  # default context for inference
 TRAIN_CONTEXT = 1024  # LLaMA-Factory's cutoff_len default, the setting of its VRAM table
-PREFILL_CHUNK_TOKENS = 2048  # tokens per forward pass with chunked prefill (vLLM, llama.cpp -b)
+VLLM_BATCHED_TOKENS = 8192  # vLLM's max_num_batched_tokens with chunked prefill (API server)
+LLAMA_CPP_UBATCH = 512  # llama.cpp's n_ubatch: tokens per forward pass
+
+
+class Engine(str, Enum):
+    """The inference engine modelled: it decides how a prompt is prefilled and where the KV
+    cache lives."""
+
+    TRANSFORMERS = "transformers"  # generate(): the whole prompt in one forward pass
+    VLLM = "vllm"  # a pre-allocated KV pool; prefill in chunks of max_num_batched_tokens
+    LLAMA_CPP = "llama.cpp"  # GGUF; KV cache of n_ctx tokens in f16/q8_0/q4_0; n_ubatch chunks
+
+
+ENGINE_NOTES = {
+    Engine.TRANSFORMERS: "transformers generate(): the whole prompt is prefilled in one forward "
+    "pass, the KV cache grows with the tokens (DynamicCache), logits only for the last token",
+    Engine.VLLM: "vLLM: gpu_memory_utilization × VRAM less the weights, the activation peak of "
+    "one chunk of max_num_batched_tokens and the CUDA context is pre-allocated as KV cache",
+    Engine.LLAMA_CPP: "llama.cpp (GGUF): a KV cache of n_ctx tokens in the --cache-type-k/v type, "
+    "the prompt in n_ubatch chunks, f32 compute buffers",
+}
+
+
+class Attention(str, Enum):
+    """The attention kernel: eager materialises the heads × tokens × tokens score matrix."""
+
+    SDPA = "sdpa"
+    FLASH = "flash"
+    EAGER = "eager"
+
+
+# Bytes per cached value for llama.cpp's --cache-type-k/v (ggml-common.h block structs).
+KV_CACHE_TYPES: dict[str, tuple[Fraction, str]] = {
+    "f16": (Fraction(2), "2 bytes (f16)"),
+    "q8_0": (Fraction(34, 32), "34 bytes per 32 values (q8_0)"),
+    "q4_0": (Fraction(18, 32), "18 bytes per 32 values (q4_0)"),
+}
 
 
 class Task(str, Enum):
@@ -95,13 +131,43 @@ class EstimateRequest:
     group_size: int = DEFAULT_GROUP
     gpus: int = 1
     strategy: Strategy | None = None
+    prompt_tokens: int | None = None
+    output_tokens: int | None = None
+    engine: Engine = Engine.TRANSFORMERS
+    attention: Attention = Attention.SDPA
+    kv_cache_type: str = "f16"
+    batched_tokens: int | None = None  # vLLM max_num_batched_tokens, llama.cpp n_ubatch
+    prompt_logits: bool = False  # transformers < 4.45: logits of every prompt token, in fp32
 
     @property
     def context(self) -> int:
-        """Tokens per sequence: the request's, else the task's usual length."""
+        """Tokens per sequence (prompt plus generated): `context_tokens`, else prompt + output
+        tokens when either is given, else the task's usual length."""
         if self.context_tokens is not None:
             return self.context_tokens
+        if self.prompt_tokens is not None or self.output_tokens is not None:
+            return (self.prompt_tokens or 0) + (self.output_tokens or 0)
         return SERVE_CONTEXT if self.task is Task.INFERENCE else TRAIN_CONTEXT
+
+    @property
+    def prompt(self) -> int:
+        """Tokens prefilled at once per sequence: the prompt, else the context less the output
+        (the whole context when only `context_tokens` is given: the worst case)."""
+        if self.prompt_tokens is not None:
+            return self.prompt_tokens
+        return max(self.context - (self.output_tokens or 0), 1)
+
+    @property
+    def prefill_tokens(self) -> int:
+        """Tokens in the largest forward pass: the whole batch of prompts for transformers, one
+        chunk of max_num_batched_tokens for vLLM, one n_ubatch for llama.cpp."""
+        whole = self.batch * self.prompt
+        if self.engine is Engine.TRANSFORMERS:
+            return whole
+        chunk = self.batched_tokens or (
+            VLLM_BATCHED_TOKENS if self.engine is Engine.VLLM else LLAMA_CPP_UBATCH
+        )
+        return min(whole, chunk)
 
     @property
     def checkpointing(self) -> bool:
@@ -112,11 +178,18 @@ class EstimateRequest:
 
     @property
     def split(self) -> Strategy:
-        """How the GPUs share the job: the request's strategy, else tensor parallel for serving
-        and DDP for training."""
+        """How the GPUs share the job: the request's strategy; else DDP for training; for
+        serving, tensor parallel on vLLM when the heads divide over the GPUs, otherwise a layer
+        split (transformers' device_map="auto", llama.cpp's default, vLLM's pipeline parallel)."""
         if self.strategy is not None:
             return self.strategy
-        return Strategy.TP if self.task is Task.INFERENCE else Strategy.DDP
+        if self.task is not Task.INFERENCE:
+            return Strategy.DDP
+        if self.engine is Engine.VLLM and parallel.tp_divides(
+            self.gpus, self.model.heads, self.model.kv_heads
+        ):
+            return Strategy.TP
+        return Strategy.LAYERS if self.gpus > 1 else Strategy.TP
 
 
 @dataclass(frozen=True)
@@ -127,6 +200,7 @@ class MemoryLine:
     label: str
     bytes: int
     formula: str
+    all_gpus: int = -1  # bytes over all GPUs together; -1: `bytes` × the GPU count
 
     @property
     def gib(self) -> float:
@@ -160,6 +234,22 @@ class MemoryEstimate:
         """Parameters a token runs through: the active ones for MoE."""
         return self.active_params or self.params
 
+    def line_total(self, line: MemoryLine) -> int:
+        """One line's bytes over all the GPUs together."""
+        return line.bytes * self.request.gpus if line.all_gpus < 0 else line.all_gpus
+
+    @property
+    def all_gpus_bytes(self) -> int:
+        """What all the GPUs together hold."""
+        return sum(self.line_total(line) for line in self.lines)
+
+    @property
+    def allocated_bytes(self) -> int:
+        """What PyTorch's allocator hands out over all GPUs (torch.cuda.max_memory_allocated
+        summed): every line but the CUDA context and the allocator's reserve."""
+        outside = ("cuda_context", "allocator_reserve")
+        return sum(self.line_total(line) for line in self.lines if line.key not in outside)
+
     def line(self, key: str) -> MemoryLine:
         """The line with this key ("weights", "kv_cache", ...); KeyError if the task has none."""
         for line in self.lines:
@@ -176,8 +266,8 @@ def _gib(size: int) -> str:
     return f"{size / GIB:,.2f} GiB"
 
 
-def _line(key: str, label: str, size: int, formula: str) -> MemoryLine:
-    return MemoryLine(key, label, size, f"{formula} = {_gib(size)}")
+def _line(key: str, label: str, size: int, formula: str, all_gpus: int = -1) -> MemoryLine:
+    return MemoryLine(key, label, size, f"{formula} = {_gib(size)}", all_gpus)
 
 
 def _resolve(req: EstimateRequest) -> Precision:
@@ -189,8 +279,29 @@ def _resolve(req: EstimateRequest) -> Precision:
         raise ValidationError(
             "precision", f"{req.task.value} keeps base weights in {names}, not {precision.value}."
         )
+    if req.context_tokens is not None and (
+        req.prompt_tokens is not None
+        and req.context_tokens != req.prompt + (req.output_tokens or 0)
+    ):
+        raise ValidationError(
+            "context_tokens",
+            f"The context ({req.context_tokens:,}) is the prompt plus the output "
+            f"({req.prompt:,} + {req.output_tokens or 0:,}); give one or the other.",
+        )
+    if req.kv_cache_type not in KV_CACHE_TYPES:
+        raise ValidationError(
+            "kv_cache_type",
+            f"KV cache types: {', '.join(KV_CACHE_TYPES)}, not {req.kv_cache_type}.",
+        )
+    if req.kv_cache_type != "f16" and req.engine is not Engine.LLAMA_CPP:
+        raise ValidationError(
+            "kv_cache_type", "A quantised KV cache type (q8_0, q4_0) is llama.cpp's option."
+        )
     checks = (
         ("context_tokens", req.context, 1 << 20, "The context length"),
+        ("prompt_tokens", req.prompt, 1 << 20, "The prompt length"),
+        ("output_tokens", req.output_tokens or 1, 1 << 20, "The output length"),
+        ("batched_tokens", req.batched_tokens or 1, 1 << 20, "The batched tokens"),
         ("batch", req.batch, 4096, "The batch or number of users"),
         ("lora_rank", req.lora_rank, 4096, "The LoRA rank"),
     )
@@ -200,7 +311,9 @@ def _resolve(req: EstimateRequest) -> Precision:
     if req.adapter_precision not in _16BIT:
         raise ValidationError("adapter_precision", "LoRA adapters train in fp32, bf16 or fp16.")
     bits_per_weight(precision, req.group_size)  # validates the group size
-    parallel.check(req.gpus, req.split, req.task is not Task.INFERENCE, req.model.kv_heads)
+    parallel.check(
+        req.gpus, req.split, req.task is not Task.INFERENCE, req.model.heads, req.model.kv_heads
+    )
     return precision
 
 
@@ -217,8 +330,8 @@ def _weights(m: ModelArch, p: Precision, group: int) -> MemoryLine:
     rest = m.params - packed
     size = math.ceil(packed * bits / 8) + rest * 2
     formula = (
-        f"{packed:,} {what} params × {float(bits):g} bits ({how}) ÷ 8 + {rest:,} embedding, "
-        "norm and router params × 2 bytes"
+        f"{packed:,} {what} params × {float(bits):.4g} bits ({how}) ÷ 8 + {rest:,} embedding, "
+        "lm_head, norm and router params × 2 bytes"
     )
     return _line("weights", label, size, formula)
 
@@ -234,14 +347,7 @@ def _activations(req: EstimateRequest, e: int) -> MemoryLine:
     m, b, tp = req.model, req.batch, tensor_parallel(req)
     i = m.active_intermediate
     if req.task is Task.INFERENCE:
-        t = min(b * req.context, PREFILL_CHUNK_TOKENS)
-        size = t * (2 * m.hidden + 2 * i // tp) * e + b * m.vocab * 4
-        split = f" ÷ {tp} GPUs" if tp > 1 else ""
-        formula = (
-            f"{t:,} tokens × (2 × {m.hidden:,} + 2 × {i:,}{split}) × {e} bytes + {b} × "
-            f"{m.vocab:,} vocab × 4 bytes (logits)"
-        )
-        return _line("activations", "activations", size, formula)
+        return _prefill_peak(req, e)
     t = b * req.context
     q, k, v = m.attention_widths
     mlp = 4 if m.gated_mlp else 2
@@ -260,6 +366,46 @@ def _activations(req: EstimateRequest, e: int) -> MemoryLine:
     size += t * m.vocab * (e + 4) // tp
     formula += f" + {t:,} tokens × {m.vocab:,} vocab × ({e} + 4) bytes{split} (logits)"
     return _line("activations", "activations", size, formula)
+
+
+def _prefill_peak(req: EstimateRequest, e: int) -> MemoryLine:
+    """The largest forward pass of inference through one layer: the MLP's gate, up and their
+    product (3 × intermediate per token) plus three hidden-size buffers (residual, normed input,
+    output); eager attention (and llama.cpp without flash attention) also holds the score matrix;
+    fp32 logits of the last token of each sequence."""
+    m, b, tp = req.model, req.batch, tensor_parallel(req)
+    t, i = req.prefill_tokens, m.active_intermediate
+    split = f" ÷ {tp} GPUs" if tp > 1 else ""
+    ea = 4 if req.engine is Engine.LLAMA_CPP else e  # ggml computes in f32
+    size = t * (3 * i // tp + 3 * m.hidden) * ea
+    how = {
+        Engine.TRANSFORMERS: f"{b} × {req.prompt:,}-token prompt in one pass",
+        Engine.VLLM: f"one chunk of {t:,} batched tokens",
+        Engine.LLAMA_CPP: f"one n_ubatch of {t:,} tokens",
+    }[req.engine]
+    formula = f"{t:,} tokens ({how}) × (3 × {i:,}{split} + 3 × {m.hidden:,}) × {ea} bytes"
+    scores = req.attention is Attention.EAGER or (
+        req.engine is Engine.LLAMA_CPP and req.attention is not Attention.FLASH
+    )
+    if scores:
+        heads = max(m.heads // tp, 1)
+        if req.engine is Engine.LLAMA_CPP:
+            rows, cols, each, what = t, req.context, 4, "f32 KQ"
+        else:
+            rows, cols, each, what = req.prefill_tokens, req.prompt, e + 4, f"{e} + 4 bytes"
+        size += heads * rows * cols * each
+        formula += f" + {heads} heads × {rows:,} × {cols:,} scores × {each} bytes ({what})"
+    if req.prompt_logits and req.engine is Engine.TRANSFORMERS:
+        logits = t * m.vocab * (e + 4)
+        formula += f" + {t:,} tokens × {m.vocab:,} vocab × ({e} + 4) bytes (prompt logits, fp32)"
+    else:
+        logits = b * m.vocab * 4
+        formula += f" + {b} × {m.vocab:,} vocab × 4 bytes (last-token logits)"
+    total = -1
+    if req.split is Strategy.LAYERS and req.gpus > 1:
+        total = req.gpus * size + logits  # every GPU runs its layers; the last one the logits
+        formula += f"; each of {req.gpus} GPUs, logits on the last"
+    return _line("activations", "prefill activation peak", size + logits, formula, total)
 
 
 def _lora_params(req: EstimateRequest) -> tuple[int, str]:
@@ -312,28 +458,60 @@ def _kv_cache(req: EstimateRequest, e: int) -> MemoryLine:
     heads = m.kv_heads
     if req.split is Strategy.TP and req.gpus > 1 and not m.is_mla:
         heads = max(1, m.kv_heads // req.gpus)
+    each: Fraction = Fraction(e)
+    each_text = f"{e} bytes"
+    if req.engine is Engine.LLAMA_CPP:
+        each, each_text = KV_CACHE_TYPES[req.kv_cache_type]
     if m.is_mla:
         values = m.kv_values_per_token
-        size = m.layers * values * req.context * req.batch * e
+        size = math.ceil(m.layers * values * req.context * req.batch * each)
         formula = (
             f"{m.layers} layers × ({m.kv_lora_rank} latent + {m.rope_dim} RoPE key) × "
-            f"{req.context:,} tokens × {req.batch} seq × {e} bytes"
+            f"{req.context:,} tokens × {req.batch} seq × {each_text}"
         )
         return _line("kv_cache", "KV cache (MLA latent)", size, formula)
     per_gpu = f" (of {m.kv_heads}, per GPU)" if heads != m.kv_heads else ""
     per_token = f"{heads} KV heads{per_gpu} × {m.dim} head dim"
     full, window = m.layers - m.sliding_layers, min(req.context, m.sliding_window)
-    size = 2 * full * heads * m.dim * req.context * req.batch * e
+    values = 2 * full * heads * m.dim * req.context * req.batch
     formula = (
-        f"2 × {full} layers × {per_token} × {req.context:,} tokens × {req.batch} seq × {e} bytes"
+        f"2 × {full} layers × {per_token} × {req.context:,} tokens × {req.batch} seq × {each_text}"
     )
     if m.sliding_layers:
-        size += 2 * m.sliding_layers * heads * m.dim * window * req.batch * e
+        values += 2 * m.sliding_layers * heads * m.dim * window * req.batch
         formula += (
             f" + 2 × {m.sliding_layers} sliding-window layers × {per_token} × {window:,} tokens "
-            f"× {req.batch} seq × {e} bytes"
+            f"× {req.batch} seq × {each_text}"
         )
-    return _line("kv_cache", "KV cache", size, formula)
+    kind = f" ({req.kv_cache_type})" if req.engine is Engine.LLAMA_CPP else ""
+    return _line("kv_cache", f"KV cache{kind}", math.ceil(values * each), formula)
+
+
+def _layer_split(req: EstimateRequest, lines: list[MemoryLine], e: int) -> list[MemoryLine]:
+    """Layer split: each GPU holds whole layers (the busiest ceil(L/N) of them) with their KV
+    cache; embeddings sit on the first GPU and lm_head on the last; every GPU runs the whole
+    prompt through its layers, so each has the full activation peak."""
+    m, n = req.model, req.gpus
+    share = -(-m.layers // n)
+    out = []
+    for line in lines:
+        if line.key == "weights":
+            head = m.vocab * m.hidden * e
+            tied = head if m.tied_embeddings else 0
+            blocks = max(line.bytes - head * (1 if m.tied_embeddings else 2), 0)
+            size = math.ceil(blocks * share / m.layers) + head + tied
+            formula = (
+                f"{share} of {m.layers} layers × {blocks / GIB:,.2f} GiB blocks + "
+                f"{'the tied embedding' if tied else 'embedding or lm_head'} "
+                f"{m.vocab:,} × {m.hidden:,} × {e} bytes (busiest of {n} GPUs, layer split)"
+            )
+            line = _line(line.key, line.label, size, formula, line.bytes)
+        elif line.key == "kv_cache":
+            size = math.ceil(line.bytes * share / m.layers)
+            formula = f"{share} of {m.layers} layers × {_gib(line.bytes)} (layer split)"
+            line = _line(line.key, line.label, size, formula, line.bytes)
+        out.append(line)
+    return out
 
 
 def _shard(req: EstimateRequest, lines: list[MemoryLine]) -> list[MemoryLine]:
@@ -341,6 +519,8 @@ def _shard(req: EstimateRequest, lines: list[MemoryLine]) -> list[MemoryLine]:
     n, split = req.gpus, req.split
     if n == 1:
         return lines
+    if split is Strategy.LAYERS:
+        return _layer_split(req, lines, 4 if lines[0].label.endswith("(fp32)") else 2)
     name = parallel.strategy_name(split)
     out = []
     for line in lines:
@@ -364,7 +544,8 @@ def _shard(req: EstimateRequest, lines: list[MemoryLine]) -> list[MemoryLine]:
 
 
 def estimate_memory(req: EstimateRequest) -> MemoryEstimate:
-    """The VRAM breakdown per GPU: weights, KV cache or training state, activations, overhead."""
+    """The VRAM breakdown per GPU: weights, KV cache or training state, activations, the CUDA
+    context and the allocator's reserve."""
     precision, m = _resolve(req), req.model
     e = 4 if precision is Precision.FP32 else 2
     lines = [_weights(m, precision, req.group_size)]
@@ -377,8 +558,16 @@ def estimate_memory(req: EstimateRequest) -> MemoryEstimate:
         lines += state
     lines = _shard(req, lines)
     subtotal = sum(line.bytes for line in lines)
-    size = CUDA_CONTEXT_BYTES + math.ceil(subtotal * FRAGMENTATION)
-    formula = f"{_gib(CUDA_CONTEXT_BYTES)} CUDA context + 5% × {_gib(subtotal)}"
-    lines.append(_line("overhead", "runtime overhead", size, formula))
+    lines.append(
+        _line(
+            "cuda_context",
+            "CUDA context (outside PyTorch's allocator)",
+            CUDA_CONTEXT_BYTES,
+            "1 process × CUDA context and cuBLAS workspaces",
+        )
+    )
+    reserve = math.ceil(subtotal * FRAGMENTATION)
+    formula = f"5% × {_gib(subtotal)} (cached, fragmented blocks)"
+    lines.append(_line("allocator_reserve", "allocator reserve", reserve, formula))
     active = m.active_params if m.is_moe else 0
     return MemoryEstimate(req, precision, m.params, trainable, tuple(lines), active)

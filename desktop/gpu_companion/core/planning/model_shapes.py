@@ -314,13 +314,64 @@ MODEL_PRESETS: dict[str, ModelArch] = {
 _UNGATED = frozenset({"gpt2", "gpt_neox", "gptj", "opt", "bloom", "falcon", "phi", "starcoder2"})
 
 
+# Suffixes renters copy along with a Hugging Face id; none changes the shape.
+_SUFFIXES = re.compile(
+    r"(-(instruct|chat|base|it|hf|gguf|awq|gptq(-int[48])?|fp8|bnb-4bit|\d{4}))+$"
+)
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"[^a-z0-9.]", "", text.lower())
+
+
+def model_key(name: str) -> str:
+    """A preset key for a name as people copy it ("Qwen/Qwen2.5-7B-Instruct", "Llama 3.1 8B",
+    "meta-llama/Llama-3.1-8B-Instruct"), or "" when none matches."""
+    bare = name.strip().rsplit("/", 1)[-1].lower().replace("meta-llama-", "llama-")
+    bare = _SUFFIXES.sub("", bare.replace("_", "-"))
+    wanted = _norm(bare)
+    for key, arch in MODEL_PRESETS.items():
+        if wanted in (_norm(key), _norm(arch.name), _norm(arch.name.replace(" v0.1", ""))):
+            return key
+    return ""
+
+
+def format_in_name(name: str) -> str:
+    """The weight format a Hugging Face id names ("...-AWQ", "...-GPTQ-Int4", "...-FP8"), as a
+    precision value, or ""."""
+    lowered = name.strip().lower()
+    for suffix, value in (
+        ("-awq", "awq"),
+        ("-gptq-int4", "gptq-int4"),
+        ("-gptq-int8", "gptq-int8"),
+        ("-fp8", "fp8"),
+    ):
+        if lowered.endswith(suffix):
+            return value
+    return ""
+
+
+def closest_models(name: str, n: int = 3) -> list[str]:
+    """Preset keys nearest to `name`, best first."""
+    import difflib
+
+    bare = _SUFFIXES.sub("", name.strip().rsplit("/", 1)[-1].lower())
+    return difflib.get_close_matches(bare, list(MODEL_PRESETS), n=n, cutoff=0.3)
+
+
 def get_model(key: str) -> ModelArch:
-    """A preset by key ("qwen2.5-7b") or name ("Qwen2.5 7B")."""
-    wanted = re.sub(r"[^a-z0-9.]", "", key.lower())
-    for preset_key, arch in MODEL_PRESETS.items():
-        if wanted in (preset_key.replace("-", ""), re.sub(r"[^a-z0-9.]", "", arch.name.lower())):
-            return arch
-    raise ValidationError("model", f"Unknown model {key!r}. Presets: {', '.join(MODEL_PRESETS)}.")
+    """A preset by key ("qwen2.5-7b"), name ("Qwen2.5 7B") or Hugging Face id
+    ("Qwen/Qwen2.5-7B-Instruct"); an unknown name is refused with the closest presets."""
+    found = model_key(key)
+    if found:
+        return MODEL_PRESETS[found]
+    near = closest_models(key)
+    hint = f" Closest: {', '.join(near)}." if near else ""
+    raise ValidationError(
+        "model",
+        f"Unknown model {key!r}.{hint} Give a config.json (--config-json) for any other model; "
+        "--list-models shows the presets.",
+    )
 
 
 def model_from_config(config: Mapping[str, Any], name: str = "") -> ModelArch:
@@ -361,6 +412,11 @@ def model_from_config(config: Mapping[str, Any], name: str = "") -> ModelArch:
     window = pick("sliding_window", default=0) if sliding else 0
     quant = config.get("quantization_config")
     method = str(quant.get("quant_method", "")) if isinstance(quant, Mapping) else ""
+    bits = quant.get("bits") if isinstance(quant, Mapping) else None
+    if method == "gptq" and bits in (4, 8):
+        method = f"gptq-int{bits}"
+    elif method == "awq" and bits == 4:
+        method = "awq"
     return ModelArch(
         name=name or str(config.get("_name_or_path") or model_type or "custom model"),
         layers=layers,
@@ -385,5 +441,5 @@ def model_from_config(config: Mapping[str, Any], name: str = "") -> ModelArch:
         v_head_dim=pick("v_head_dim", default=0) if kv_lora else 0,
         sliding_window=window,
         sliding_layers=sliding if window else 0,
-        shipped_as=method if method in ("mxfp4", "fp8") else "",
+        shipped_as=method if method in ("mxfp4", "fp8", "gptq-int4", "gptq-int8", "awq") else "",
     )

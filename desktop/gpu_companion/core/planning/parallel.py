@@ -22,11 +22,12 @@ class Strategy(str, Enum):
     ZERO3 = "zero3"
     FSDP = "fsdp"
     TP = "tp"
+    LAYERS = "layers"
 
     @property
     def shards_weights(self) -> bool:
         """True when no GPU holds the whole model (ZeRO-3, FSDP, tensor parallel)."""
-        return self in (Strategy.ZERO3, Strategy.FSDP, Strategy.TP)
+        return self in (Strategy.ZERO3, Strategy.FSDP, Strategy.TP, Strategy.LAYERS)
 
 
 # Memory lines each strategy divides by the number of GPUs.
@@ -37,6 +38,7 @@ _SPLIT: dict[Strategy, frozenset[str]] = {
     Strategy.ZERO3: frozenset({"optimizer", "gradients", "weights", "trainable"}),
     Strategy.FSDP: frozenset({"optimizer", "gradients", "weights", "trainable"}),
     Strategy.TP: frozenset({"optimizer", "gradients", "weights", "trainable", "kv_cache"}),
+    Strategy.LAYERS: frozenset({"weights", "kv_cache"}),
 }
 _NAMES = {
     Strategy.DDP: "DDP, a full copy per GPU",
@@ -45,6 +47,7 @@ _NAMES = {
     Strategy.ZERO3: "ZeRO-3",
     Strategy.FSDP: "FSDP full shard",
     Strategy.TP: "tensor parallel",
+    Strategy.LAYERS: "layer split",
 }
 PARALLEL_NOTES = (
     "Several GPUs: memory is per GPU. ZeRO-1 divides the optimizer states by N, ZeRO-2 also the "
@@ -52,7 +55,11 @@ PARALLEL_NOTES = (
     "hold two gathered layers in 16-bit; tensor parallel divides weights, training states, KV "
     "heads and the attention/MLP activations (Megatron-LM, arXiv:1909.08053); MLA's latent KV "
     "cache is "
-    "copied on every rank, as vLLM does. The batch is per GPU.",
+    "copied on every rank, as vLLM does. The batch is per GPU. Tensor parallel needs the "
+    "attention heads and the KV heads to divide over the GPUs (or the GPUs over the KV heads); "
+    "a layer split (transformers' device_map=\"auto\", llama.cpp's default, vLLM's pipeline "
+    "parallel) runs on any GPU count: each GPU holds ceil(layers / N) layers with their KV cache, "
+    "and each runs the whole prompt through its layers, so each has the full activation peak.",
     "Communication per step and GPU with ring collectives: DDP/ZeRO-1/2 send 2 × (N-1)/N × the "
     "gradients, ZeRO-3/FSDP (N-1)/N × (2 × the 16-bit weights + the gradients), tensor parallel 4 "
     "all-reduces of the activations per layer (2 forward, 2 backward); the step takes the longer "
@@ -71,21 +78,32 @@ def splits(strategy: Strategy, key: str) -> bool:
     return key in _SPLIT[strategy]
 
 
-def check(gpus: int, strategy: Strategy, training: bool, kv_heads: int) -> None:
+def tp_divides(gpus: int, heads: int, kv_heads: int) -> bool:
+    """True when tensor parallel can split the attention over `gpus`: the query heads divide
+    evenly and the KV heads divide (or are replicated over a multiple of them)."""
+    return heads % gpus == 0 and (kv_heads % gpus == 0 or gpus % kv_heads == 0)
+
+
+def check(gpus: int, strategy: Strategy, training: bool, heads: int, kv_heads: int) -> None:
     """Refuse combinations the tools do not run, with what to use instead."""
     if not 1 <= gpus <= 1024:
         raise ValidationError("gpus", f"The number of GPUs must be 1 to 1,024, not {gpus}.")
-    if gpus > 1 and not training and strategy is not Strategy.TP:
+    if gpus > 1 and not training and strategy not in (Strategy.TP, Strategy.LAYERS):
         raise ValidationError(
             "strategy",
             f"{strategy_name(strategy)} splits training state; to serve one model over {gpus} "
-            "GPUs use tensor parallel (tp), or run one copy per GPU.",
+            "GPUs use tensor parallel (tp) or a layer split (layers), or run one copy per GPU.",
         )
-    if gpus > 1 and strategy is Strategy.TP and kv_heads % gpus and gpus % kv_heads:
+    if training and strategy is Strategy.LAYERS:
+        raise ValidationError(
+            "strategy", "A layer split is sized for inference; to train use ddp, zero1-3 or fsdp."
+        )
+    if gpus > 1 and strategy is Strategy.TP and not tp_divides(gpus, heads, kv_heads):
         raise ValidationError(
             "gpus",
-            f"Tensor parallel needs the {kv_heads} KV heads to divide evenly over the GPUs "
-            f"(or the GPUs over the heads); {gpus} GPUs do not.",
+            f"Tensor parallel needs the {heads} attention heads and the {kv_heads} KV heads to "
+            f"divide evenly over the GPUs (or the GPUs over the KV heads); {gpus} GPUs do not. "
+            "A layer split (--strategy layers) runs on any number of GPUs.",
         )
 
 

@@ -23,6 +23,7 @@ from gpu_companion.core.planning.estimate import (
 )
 from gpu_companion.core.planning.memory import (
     CUDA_CONTEXT_BYTES,
+    Engine,
     EstimateRequest,
     Task,
     estimate_memory,
@@ -32,7 +33,9 @@ from gpu_companion.core.planning.memory import (
 GPU_MEMORY_UTILIZATION = 0.9  # vLLM's default share of each GPU's memory
 SERVING_NOTES = (
     "Serving: vLLM's gpu-memory-utilization (0.9) of each GPU's memory, less the weights, the "
-    "activations of one prefill chunk and the CUDA context, is the KV cache pool; every user is "
+    "activation peak of one chunk of max_num_batched_tokens (8,192) and the CUDA context, is the "
+    "KV cache pool, reported as the longest context one sequence can hold and as the sequences "
+    "that fit at the given length; every user is "
     "counted at the full context (a worst case: shorter chats leave room for more). Tokens/s per "
     "user at N users: one decode step reads the weights once (MoE: the experts the N tokens are "
     "routed to) and all N users' KV cache, or runs 2 x active params x N FLOPs at 50% of peak if "
@@ -56,6 +59,8 @@ class ServingEstimate:
     pool_formula: str
     step_formula: str
     verdicts: tuple[Verdict, ...]
+    max_concurrency: float = 0.0  # vLLM's "Maximum concurrency for N tokens per request"
+    longest_context: int = 0  # vLLM's "GPU KV cache size: N tokens": one sequence's ceiling
 
     @property
     def fits(self) -> bool:
@@ -70,8 +75,12 @@ def estimate_serving(
     *,
     target_tokens_s: float | None = None,
     utilization: float = GPU_MEMORY_UTILIZATION,
+    total_gib: float | None = None,
 ) -> ServingEstimate:
-    """Users that fit at `req`'s context, speed per user and in total at `users`, and verdicts."""
+    """Users that fit at `req`'s context, speed per user and in total at `users`, and verdicts,
+    as vLLM sizes its pool: `utilization` × the card's memory (`total_gib`: what torch reports
+    as total, when known) less the weights, the activation peak of its profiling pass (one chunk
+    of max_num_batched_tokens) and the CUDA context."""
     if req.task is not Task.INFERENCE:
         raise ValidationError("serve", "Serving concurrency applies to inference only.")
     if not 1 <= users <= 100_000:
@@ -82,19 +91,23 @@ def estimate_serving(
         )
     if target_tokens_s is not None and not target_tokens_s > 0:
         raise ValidationError("target_tokens_s", "The tokens/s target must be above 0.")
-    one = estimate_memory(replace(req, batch=1))
+    one = estimate_memory(replace(req, batch=1, engine=Engine.VLLM))
     weights, kv_user = one.line("weights").bytes, one.line("kv_cache").bytes
     activations = one.line("activations").bytes
-    budget = int(utilization * gpu.vram_gb * GIB)
+    vram = total_gib if total_gib is not None else float(gpu.vram_gb)
+    budget = int(utilization * vram * GIB)
     pool = budget - weights - activations - CUDA_CONTEXT_BYTES
     users_fit = max(pool, 0) // kv_user
-    tp = tensor_parallel(req)
-    per = " per GPU" if tp > 1 else ""
+    per_token = kv_user / req.context
+    longest = int(max(pool, 0) // per_token)
+    tp = tensor_parallel(one.request)
+    per = " per GPU" if req.gpus > 1 else ""
     pool_formula = (
-        f"{utilization:g} × {gpu.vram_gb} GB{per} - {weights / GIB:,.2f} GiB weights - "
-        f"{activations / GIB:,.2f} GiB activations - {CUDA_CONTEXT_BYTES / GIB:.2f} GiB CUDA "
-        f"context = {pool / GIB:,.2f} GiB KV cache; ÷ {kv_user / GIB:,.3f} GiB per user at "
-        f"{req.context:,} tokens = {users_fit:,} users"
+        f"{utilization:g} × {vram:g} GiB{per} - {weights / GIB:,.2f} GiB weights - "
+        f"{activations / GIB:,.2f} GiB activation peak ({one.request.prefill_tokens:,} batched "
+        f"tokens) - {CUDA_CONTEXT_BYTES / GIB:.2f} GiB CUDA context = {pool / GIB:,.2f} GiB KV "
+        f"cache = {longest:,} tokens; ÷ {kv_user / GIB:,.3f} GiB per user at {req.context:,} "
+        f"tokens = {users_fit:,} users ({max(pool, 0) / kv_user:,.2f}x)"
     )
     read, read_text = decode_read_bytes(one, users)
     memory_s = (read + users * kv_user) / (gpu.bandwidth_gb_s * GB)
@@ -149,6 +162,8 @@ def estimate_serving(
         pool_formula,
         step_formula,
         tuple(verdicts),
+        max(pool, 0) / kv_user,
+        longest,
     )
 
 

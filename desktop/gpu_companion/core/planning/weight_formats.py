@@ -23,6 +23,9 @@ class Precision(str, Enum):
     FP32 = "fp32"
     FP8 = "fp8"
     INT8 = "int8"
+    GPTQ_INT8 = "gptq-int8"
+    GPTQ_INT4 = "gptq-int4"
+    AWQ = "awq"
     INT4 = "int4"
     INT3 = "int3"
     INT2 = "int2"
@@ -43,7 +46,7 @@ class Precision(str, Enum):
     @property
     def grouped(self) -> bool:
         """True for the GPTQ/AWQ integer formats whose size depends on the group size."""
-        return self in (Precision.INT4, Precision.INT3, Precision.INT2)
+        return self in _GROUPED
 
 
 # Fixed block formats: (bits per weight, how they add up). GGUF sizes are the block structs of
@@ -53,7 +56,10 @@ _FIXED: dict[Precision, tuple[Fraction, str]] = {
     Precision.BF16: (Fraction(16), "16 bits"),
     Precision.FP16: (Fraction(16), "16 bits"),
     Precision.FP8: (Fraction(8), "8-bit E4M3 codes (per-channel scales negligible)"),
-    Precision.INT8: (Fraction(8), "8 bits (LLM.int8 / per-channel scales negligible)"),
+    Precision.INT8: (
+        Fraction(8),
+        "8-bit codes, one fp32 scale per row, negligible (bitsandbytes LLM.int8)",
+    ),
     Precision.NF4: (
         Fraction(4) + Fraction(8, 64) + Fraction(32, 64 * 256),
         "4-bit NF4 codes + an 8-bit absmax per 64 weights + an fp32 scale per 256 absmax "
@@ -71,15 +77,27 @@ _FIXED: dict[Precision, tuple[Fraction, str]] = {
     Precision.Q2_K: (Fraction(84 * 8, 256), "GGUF Q2_K: 84 bytes per 256 weights"),
 }
 _INT_BITS = {Precision.INT4: 4, Precision.INT3: 3, Precision.INT2: 2}
+# GPTQ (AutoGPTQ/optimum) and AWQ (AutoAWQ) checkpoints: k-bit codes packed in int32, an fp16
+# scale per group and output column, and a zero point per group packed like the codes (k bits).
+# GPTQ also keeps an int32 g_idx per input row (under 0.01 bit per weight, left out).
+_PACKED_BITS = {Precision.GPTQ_INT8: 8, Precision.GPTQ_INT4: 4, Precision.AWQ: 4}
+_GROUPED = frozenset({*_INT_BITS, *_PACKED_BITS})
 
 
 def bits_per_weight(precision: Precision, group_size: int = DEFAULT_GROUP) -> tuple[Fraction, str]:
     """Stored bits per weight and how they add up; int-k adds an fp16 scale and an fp16 zero point
     per group, so int4 at group 128 is 4.25 bits."""
-    if precision in _INT_BITS:
+    if precision in _GROUPED:
         if not 8 <= group_size <= 1 << 16:
             raise ValidationError(
                 "group_size", f"The quantisation group size must be 8 to 65,536, not {group_size}."
+            )
+        if precision in _PACKED_BITS:
+            k = _PACKED_BITS[precision]
+            tool = "AWQ" if precision is Precision.AWQ else "GPTQ"
+            return k + Fraction(16 + k, group_size), (
+                f"{tool}: {k}-bit codes + an fp16 scale and a {k}-bit zero point per "
+                f"{group_size} weights"
             )
         k = _INT_BITS[precision]
         bits = k + Fraction(32, group_size)
@@ -88,8 +106,11 @@ def bits_per_weight(precision: Precision, group_size: int = DEFAULT_GROUP) -> tu
 
 
 WEIGHT_FORMAT_NOTES = (
-    "Weights: int8 = 8 bits; int4/int3/int2 = 4/3/2 bits plus an fp16 scale and an fp16 zero point "
-    "per group of 128 weights (GPTQ/AWQ; --group-size changes it), so int4 is 4.25 bits; NF4 "
+    "Weights: int8 = 8 bits (bitsandbytes LLM.int8); gptq-int8/gptq-int4/awq = 8/4 bits plus an "
+    "fp16 scale and a packed zero point per group of 128 (8.19/4.16 bits; GPTQ "
+    "adds an int32 g_idx per input row); int4/int3/int2 = 4/3/2 bits plus an fp16 scale and an "
+    "fp16 zero point per group of 128 weights (--group-size changes it), so int4 is 4.25 bits; "
+    "NF4 "
     "4.127 bits (bitsandbytes, double quantisation); MXFP4 4.25 bits; FP8 8 bits; GGUF types by "
     "their block size (Q8_0 8.5, Q6_K 6.5625, Q5_K 5.5, Q4_K 4.5, Q3_K 3.4375, Q2_K 2.625 bits; "
     "the _S/_M mixes keep some tensors one type higher). Embeddings, lm_head, norms and MoE "

@@ -222,11 +222,14 @@ class TaskPage(WizardPage):
 
     def request(self) -> EstimateRequest:
         task, precision = self.selected_task(), self.precision.currentData()
+        answer = self.answer_tokens.value() if task is Task.INFERENCE else 0
         return EstimateRequest(
             model=self.models[self.model.currentData()],
             task=task,
             precision=Precision(precision) if precision else None,
             context_tokens=self.context.value(),
+            # serving: the context holds the answer too; the rest is prefilled at once
+            output_tokens=answer if 0 < answer < self.context.value() else None,
             batch=self.batch.value(),
             lora_rank=self.lora_rank.value(),
             gradient_checkpointing=self.checkpointing.isChecked() and task is not Task.INFERENCE,

@@ -19,6 +19,8 @@ Sources cited below:
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from gpu_companion.core.common.errors import ValidationError
@@ -82,22 +84,32 @@ def test_seven_b_at_fp16_is_about_14_gb_of_weights() -> None:
 
 
 def test_seven_b_int4_inference_needs_5_to_6_gb_in_total() -> None:
-    # Rule of thumb "a 4-bit 7B model runs in 5-6 GB". Mistral 7B, 4,096 tokens, 1 user:
+    # Rule of thumb "a 4-bit 7B model runs in 5-6 GB". Mistral 7B, transformers, a 3,072-token
+    # prompt and a 1,024-token answer (4,096 tokens), 1 user:
     # weights: 6,979,321,856 linear x 4.25 bits / 8 = 3,707,764,736
     #          + (262,144,000 embeddings + 266,240 norms) x 2 bytes = 524,820,480 -> 4,232,585,216
     # KV cache: 2 x 32 layers x 8 KV heads x 128 x 4,096 tokens x 2 bytes = 536,870,912
-    # activations: 2,048 x (2 x 4,096 + 2 x 14,336) x 2 + 32,000 x 4 = 151,122,944
-    # overhead: 536,870,912 + ceil(5% x 4,920,579,072) = 536,870,912 + 246,028,954 = 782,899,866
-    # total: 5,703,478,938 bytes = 5.70 GB (5.31 GiB)
-    mem = estimate_memory(
-        EstimateRequest(get_model("mistral-7b"), precision=Precision.INT4, context_tokens=4096)
+    # prefill peak: 3,072 x (3 x 14,336 + 3 x 4,096) x 2 + 32,000 x 4 = 339,866,624
+    # CUDA context 536,870,912; allocator reserve ceil(5% x 5,109,322,752) = 255,466,138
+    # total: 5,901,659,802 bytes = 5.90 GB (5.50 GiB)
+    req = EstimateRequest(
+        get_model("mistral-7b"), precision=Precision.INT4, prompt_tokens=3072, output_tokens=1024
     )
+    mem = estimate_memory(req)
+    assert req.context == 4096
     assert mem.line("weights").bytes == 4_232_585_216
     assert mem.line("kv_cache").bytes == 536_870_912
-    assert mem.line("activations").bytes == 151_122_944
-    assert mem.line("overhead").bytes == 782_899_866
-    assert mem.total_bytes == 5_703_478_938
+    assert mem.line("activations").bytes == 339_866_624
+    assert mem.line("cuda_context").bytes == 536_870_912
+    assert mem.line("allocator_reserve").bytes == 255_466_138
+    assert mem.total_bytes == 5_901_659_802
     assert 5 * GB <= mem.total_bytes <= 6 * GB
+    # --context alone is the total, and all of it is sized as the prompt (the worst case).
+    whole = estimate_memory(
+        replace(req, prompt_tokens=None, output_tokens=None, context_tokens=4096)
+    )
+    assert whole.line("kv_cache") == mem.line("kv_cache")
+    assert whole.line("activations").bytes == 4096 * 55_296 * 2 + 128_000
 
 
 def test_kv_cache_of_llama31_8b_at_8k_in_bf16_is_one_gib() -> None:
@@ -216,7 +228,8 @@ def test_every_line_shows_its_arithmetic_with_the_result() -> None:
             assert "×" in line.formula or "params" in line.formula, line
             if line.bytes:
                 assert line.formula.endswith(f"= {line.bytes / GIB:,.2f} GiB"), line.formula
-        assert {line.key for line in mem.lines} >= {"weights", "activations", "overhead"}
+        keys = {line.key for line in mem.lines}
+        assert keys >= {"weights", "activations", "cuda_context", "allocator_reserve"}
         assert ("kv_cache" in {line.key for line in mem.lines}) == (task is Task.INFERENCE)
 
 
@@ -270,11 +283,11 @@ def test_latency_verdict_reads_like_the_issue_example() -> None:
 
 def test_estimate_combines_fit_and_latency_verdicts() -> None:
     # Llama 3.1 8B bf16 on an L4: 300 GB/s / 17.13 GB per token = 17.5 tokens/s, so 3,000 tokens
-    # take 171 s; the 17.4 GiB it needs fits in 24 GB.
+    # take 171 s; the 18.1 GiB it needs (the 5,192-token prompt prefilled at once) fits in 24 GB.
     req = EstimateRequest(get_model("llama-3.1-8b"), context_tokens=8192)
     result = estimate(req, load_catalogue().get("l4"), output_tokens=3000, target_seconds=10)
     fit, speed = result.verdicts
-    assert fit.ok and "fits with 6.6 GiB to spare" in fit.text
+    assert fit.ok and "fits with 5.9 GiB to spare" in fit.text
     assert not speed.ok and "takes 171 s" in speed.text and "5,192-token prompt" in speed.text
 
 
@@ -408,9 +421,28 @@ def test_time_targets_need_inference_a_card_and_an_answer_length() -> None:
         estimate(train, card, output_tokens=10, target_seconds=5)
 
 
-def test_unknown_preset_lists_the_known_ones() -> None:
-    with pytest.raises(ValidationError, match="qwen2.5-7b"):
-        get_model("gpt-5")
+def test_unknown_preset_names_the_closest_ones() -> None:
+    with pytest.raises(ValidationError, match=r"Closest: qwen2\.5-7b.*--list-models"):
+        get_model("Qwen/Qwen2.5-8B-Instruct")
+
+
+@pytest.mark.parametrize(
+    ("name", "key"),
+    [
+        ("Qwen2.5-7B-Instruct", "qwen2.5-7b"),
+        ("Qwen/Qwen2.5-7B-Instruct", "qwen2.5-7b"),
+        ("Qwen/Qwen2.5-72B-Instruct-AWQ", "qwen2.5-72b"),
+        ("meta-llama/Llama-3.1-8B-Instruct", "llama-3.1-8b"),
+        ("meta-llama/Meta-Llama-3.1-70B-Instruct", "llama-3.1-70b"),
+        ("mistralai/Mistral-7B-v0.1", "mistral-7b"),
+        ("meta-llama/Llama-2-7b-chat-hf", "llama-2-7b"),
+        ("Qwen/Qwen3-30B-A3B-Base", "qwen3-30b-a3b"),
+        ("openai/gpt-oss-20b", "gpt-oss-20b"),
+        ("Qwen2.5 7B", "qwen2.5-7b"),
+    ],
+)
+def test_names_as_renters_copy_them_resolve(name: str, key: str) -> None:
+    assert get_model(name) is MODEL_PRESETS[key]
 
 
 def test_training_defaults_follow_the_tools() -> None:

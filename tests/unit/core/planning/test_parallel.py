@@ -23,6 +23,7 @@ from gpu_companion.core.planning.estimate import (
     estimate,
     estimate_memory,
 )
+from gpu_companion.core.planning.memory import Engine
 from gpu_companion.core.planning.model_shapes import get_model
 
 STATES = ("weights", "gradients", "optimizer")
@@ -89,16 +90,17 @@ def test_tensor_parallel_serving_splits_weights_and_kv_heads() -> None:
     # Llama 3.1 70B on 4 GPUs: weights / 4; 8 KV heads -> 2 per GPU.
     model = get_model("llama-3.1-70b")
     one = estimate_memory(EstimateRequest(model))
-    four = estimate_memory(EstimateRequest(model, gpus=4))
+    four = estimate_memory(EstimateRequest(model, gpus=4, engine=Engine.VLLM))
     assert four.request.split is Strategy.TP
     assert four.line("weights").bytes == -(-one.line("weights").bytes // 4)
     assert four.line("kv_cache").bytes == one.line("kv_cache").bytes // 4
     assert "2 KV heads (of 8, per GPU)" in four.line("kv_cache").formula
     # MLA's latent is not split by heads: every rank keeps the whole cache.
     ds = get_model("deepseek-v3")
-    assert estimate_memory(EstimateRequest(ds, gpus=8)).line("kv_cache") == estimate_memory(
-        EstimateRequest(ds)
-    ).line("kv_cache")
+    tp8 = EstimateRequest(ds, gpus=8, strategy=Strategy.TP)
+    assert estimate_memory(tp8).line("kv_cache") == estimate_memory(EstimateRequest(ds)).line(
+        "kv_cache"
+    )
 
 
 def test_pcie_only_cards_are_communication_bound() -> None:
@@ -127,7 +129,8 @@ def test_pcie_only_cards_are_communication_bound() -> None:
     ("kwargs", "message"),
     [
         ({"gpus": 2, "strategy": Strategy.ZERO3}, "to serve one model over 2 GPUs use tensor"),
-        ({"gpus": 3}, "KV heads to divide evenly"),
+        ({"gpus": 3, "strategy": Strategy.TP}, "KV heads to divide evenly"),
+        ({"gpus": 2, "strategy": Strategy.LAYERS, "task": Task.LORA}, "sized for inference"),
         ({"gpus": 0}, "number of GPUs must be 1 to 1,024"),
     ],
 )
@@ -138,7 +141,9 @@ def test_impossible_splits_are_refused(kwargs: dict[str, object], message: str) 
 
 
 def test_tensor_parallel_serving_over_pcie_is_flagged() -> None:
-    req = EstimateRequest(get_model("llama-3.1-70b"), precision=Precision.INT4, gpus=2)
+    req = EstimateRequest(
+        get_model("llama-3.1-70b"), precision=Precision.INT4, gpus=2, engine=Engine.VLLM
+    )
     catalogue = load_catalogue()
     pcie = estimate(req, catalogue.get("rtx-4090")).verdicts[-1]
     assert not pcie.ok and pcie.text.startswith("Tensor parallel over PCIe Gen4 x16")

@@ -18,15 +18,15 @@ H100 = load_catalogue().get("h100-sxm")
 
 def test_users_that_fit_and_tokens_per_user_on_one_card() -> None:
     # Llama 3.1 8B bf16, 4,096 tokens per user, H100 SXM (80 GB):
-    # pool = 0.9 x 80 GiB - 16,060,522,496 weights - 151,507,968 activations (2,048 x 36,864 x 2
-    # + 128,256 x 4) - 0.5 GiB = 77,309,411,328 - 16,060,522,496 - 151,507,968 - 536,870,912
-    #      = 60,560,509,952 bytes;
+    # pool = 0.9 x 80 GiB - 16,060,522,496 weights - 453,497,856 activation peak (the 4,096-token
+    # prompt in one chunk: 4,096 x (3 x 14,336 + 3 x 4,096) x 2 + 128,256 x 4) - 0.5 GiB
+    #      = 77,309,411,328 - 16,060,522,496 - 453,497,856 - 536,870,912 = 60,258,520,064 bytes;
     # one user's KV: 2 x 32 x 8 x 128 x 4,096 x 2 = 536,870,912 -> 112 users.
     # 50 users: step = (16,060,522,496 + 50 x 536,870,912) / 3,350e9 = 12.81 ms (memory-bound;
     # compute 2 x 8.03e9 x 50 / (989.5e12 x 0.5) = 1.6 ms) -> 78.1 tokens/s each, 3,904 in total.
     s = estimate_serving(EstimateRequest(get_model("llama-3.1-8b")), H100, 50)
-    assert s.pool_bytes == int(0.9 * 80 * GIB) - 16_060_522_496 - 151_507_968 - 536_870_912
-    assert s.pool_bytes == 60_560_509_952
+    assert s.pool_bytes == int(0.9 * 80 * GIB) - 16_060_522_496 - 453_497_856 - 536_870_912
+    assert s.pool_bytes == 60_258_520_064
     assert s.kv_per_user_bytes == 536_870_912
     assert s.users_fit == 112 and s.fits
     step = (16_060_522_496 + 50 * 536_870_912) / 3350e9
@@ -43,13 +43,13 @@ def test_the_hundred_tokens_fifty_users_question() -> None:
     req = EstimateRequest(get_model("llama-3.1-8b"))
     found = cards_meeting(req, load_catalogue().cards, 50, 1000)
     ids = [s.gpu.id for s in found]
-    # 24 GB: (0.9 x 24 GiB - 16.06 GB - 0.15 GB - 0.5 GiB) / 0.5 GiB = 12 users, not 50
+    # 24 GB: (0.9 x 24 GiB - 16.06 GB - 0.45 GB - 0.5 GiB) / 0.5 GiB = 11 users, not 50
     assert ids and "rtx-4090" not in ids
     assert all(s.users_fit >= 50 and s.total_tokens_s >= 1000 for s in found)
     prices = [s.gpu.price.low + s.gpu.price.high for s in found]
     assert prices == sorted(prices)
     small = estimate_serving(req, load_catalogue().get("rtx-4090"), 50, target_tokens_s=1000)
-    assert small.users_fit == 12 and not small.fits
+    assert small.users_fit == 11 and not small.fits
     assert not small.verdicts[0].ok and "do not fit" in small.verdicts[0].text
     assert not small.verdicts[-1].ok and small.verdicts[-1].text.startswith("Misses")
 

@@ -59,3 +59,44 @@ def test_gguf_q4_k_of_a_7b() -> None:
     mem = estimate_memory(EstimateRequest(get_model("mistral-7b"), precision=Precision.Q4_K))
     assert mem.line("weights").bytes == 4_450_689_024
     assert bits_per_weight(Precision.Q4_K)[0] == Fraction(9, 2)
+
+
+def test_gptq_and_awq_are_told_apart_and_int8_reads_once() -> None:
+    from fractions import Fraction
+
+    from gpu_companion.core.planning.estimate import EstimateRequest, estimate_memory
+    from gpu_companion.core.planning.model_shapes import get_model, model_from_config
+
+    # 4-bit codes + a 16-bit scale + a 4-bit packed zero per 128 weights = 4.15625 bits
+    assert bits_per_weight(Precision.GPTQ_INT4)[0] == Fraction(4) + Fraction(20, 128)
+    assert bits_per_weight(Precision.AWQ)[0] == Fraction(4) + Fraction(20, 128)
+    assert bits_per_weight(Precision.GPTQ_INT8)[0] == Fraction(8) + Fraction(24, 128)
+    assert bits_per_weight(Precision.GPTQ_INT4, 32)[0] == Fraction(4) + Fraction(20, 32)
+    assert "GPTQ" in bits_per_weight(Precision.GPTQ_INT4)[1]
+    assert "AWQ" in bits_per_weight(Precision.AWQ)[1]
+    int8 = estimate_memory(EstimateRequest(get_model("qwen2.5-7b"), precision=Precision.INT8))
+    formula = int8.line("weights").formula
+    assert "8 bits (8 bits" not in formula and "bitsandbytes LLM.int8" in formula
+    # embeddings and lm_head stay 16-bit: 152,064 x 3,584 x 2 bytes twice (untied)
+    assert (
+        "lm_head"
+        in estimate_memory(EstimateRequest(get_model("qwen2.5-7b"), precision=Precision.AWQ))
+        .line("weights")
+        .formula
+    )
+    config = {
+        "model_type": "qwen2",
+        "hidden_size": 3584,
+        "intermediate_size": 18944,
+        "num_attention_heads": 28,
+        "num_hidden_layers": 28,
+        "num_key_value_heads": 4,
+        "vocab_size": 152064,
+    }
+    for quant, expected in (
+        ({"quant_method": "gptq", "bits": 4, "group_size": 128}, Precision.GPTQ_INT4),
+        ({"quant_method": "gptq", "bits": 8}, Precision.GPTQ_INT8),
+        ({"quant_method": "awq", "bits": 4}, Precision.AWQ),
+    ):
+        arch = model_from_config({**config, "quantization_config": quant})
+        assert estimate_memory(EstimateRequest(arch)).precision is expected
