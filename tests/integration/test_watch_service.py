@@ -11,13 +11,14 @@ import stat
 import subprocess
 import sys
 import threading
+from functools import partial
 from pathlib import Path
 
 import pytest
 
 from gpu_companion.cli import main
 from gpu_companion.core.system import service_unit
-from gpu_companion.core.system.service_unit import UNIT_NAME, CommandResult
+from gpu_companion.core.system.service_unit import ENV_PROGRAM, UNIT_NAME, CommandResult
 from tests.unit.core.system.test_service_unit import (
     AWKWARD_DATA,
     awkward_venv,
@@ -102,6 +103,8 @@ def test_install_with_a_user_manager_answering_enables_it(isolated_home, monkeyp
     assert main(["watch", "--install"]) == 0
     said = capsys.readouterr().out
     assert "enabled and started" in said and "enable-linger" not in said
+    # no --every given: the service checks at the watch's own default
+    assert parse_unit(unit_path(isolated_home).read_text())[1][-1] == "watch"
     assert ["systemctl", "--user", "daemon-reload"] in calls
     assert ["systemctl", "--user", "enable", "--now", UNIT_NAME] in calls
     calls.clear()
@@ -121,6 +124,22 @@ def test_a_failing_systemctl_is_exit_code_1_on_stderr(isolated_home, monkeypatch
     assert "Unit file is masked." in capsys.readouterr().err
 
 
+def test_a_bad_every_is_refused_before_anything_is_written(isolated_home, capsys):
+    assert main(["watch", "--install", "--every", "0"]) == 1
+    assert "--every must be a positive number" in capsys.readouterr().err
+    assert not unit_path(isolated_home).exists()
+
+
+def test_an_unsupported_system_is_exit_code_2(isolated_home, monkeypatch, capsys):
+    monkeypatch.setattr(
+        service_unit, "WatchService", partial(service_unit.WatchService, platform="win32")
+    )
+    for flag in ("--install", "--uninstall", "--status"):
+        assert main(["watch", flag]) == 2
+        said = capsys.readouterr().err
+        assert "not supported on win32 yet" in said and "Task Scheduler" in said
+
+
 def test_the_service_options_exclude_each_other(capsys):
     with pytest.raises(SystemExit) as exc:
         main(["watch", "--install", "--uninstall"])
@@ -128,10 +147,26 @@ def test_the_service_options_exclude_each_other(capsys):
     assert "not allowed with argument" in capsys.readouterr().err
 
 
-def test_the_installed_exec_start_really_starts_the_watch(isolated_home, attempted, tmp_path):
+def catches_sigterm(pid: int) -> bool:
+    """Whether the process has its SIGTERM handler in place yet (SigCgt in /proc)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("SigCgt:"):
+            return bool(int(line.split()[1], 16) & (1 << (signal.SIGTERM - 1)))
+    return False
+
+
+@pytest.mark.parametrize(
+    "venv_name",
+    ["My Tools 100% $HOME ${X} é 日本", 'it\'s "quoted" back\\slash'],
+    ids=["dollar-form", "env-form"],
+)
+def test_the_installed_exec_start_really_starts_the_watch(
+    isolated_home, attempted, tmp_path, venv_name
+):
     """The unit for a venv and a data folder at awkward paths: systemd-analyze accepts it, and
-    its ExecStart, parsed back and run with its Environment, watches until SIGTERM, exit 0."""
-    python = awkward_venv(tmp_path / "venvs")
+    its ExecStart, parsed back and run with its Environment, watches until SIGTERM, exit 0. A
+    program path with a quote (which systemd refuses) runs through /usr/bin/env."""
+    python = awkward_venv(tmp_path / "venvs", venv_name)
     data = tmp_path / AWKWARD_DATA
     service = service_unit.WatchService(env={**os.environ, "GPU_COMPANION_HOME": str(data)})
     argv = service_unit.watch_command(2, frozen=False, executable=str(python))
@@ -140,7 +175,10 @@ def test_the_installed_exec_start_really_starts_the_watch(isolated_home, attempt
     done = verify_unit(path)
     assert done.returncode == 0, done.stdout + done.stderr
     program, run_argv, env = parse_unit(path.read_text())
-    assert program == str(python) and run_argv == argv
+    if '"' in venv_name:
+        assert program == ENV_PROGRAM and run_argv == [ENV_PROGRAM, *argv]
+    else:
+        assert program == str(python) and run_argv == argv
     assert env == {"GPU_COMPANION_HOME": str(data)}
 
     child_env = {k: v for k, v in os.environ.items() if k != "GPU_COMPANION_HOME"}
@@ -165,6 +203,7 @@ def test_the_installed_exec_start_really_starts_the_watch(isolated_home, attempt
     try:
         assert started.wait(60), "".join(lines)
         assert (data / "data").is_dir()  # the pinned data location is the one it opened
+        assert catches_sigterm(proc.pid)  # in place before "watching": a stop now is not lost
     finally:
         proc.send_signal(signal.SIGTERM)
         code = proc.wait(timeout=60)

@@ -88,12 +88,13 @@ def run(args: argparse.Namespace) -> int:
         )
         services.close()
         return 1
-    logging.getLogger(__name__).info("watch started")
-    print(f"watching (every {args.every:g} s); Ctrl-C to stop", flush=True)
     done = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: done.set())
+    signal.signal(signal.SIGTERM, lambda *_: done.set())  # before "watching": a stop right
+    logging.getLogger(__name__).info("watch started")  # after the start is never lost
+    print(f"watching (every {args.every:g} s); Ctrl-C to stop", flush=True)
     try:
-        done.wait()
+        while not done.wait(0.5):  # short waits: Python runs the handler between them
+            pass
     except KeyboardInterrupt:
         pass
     services.close()

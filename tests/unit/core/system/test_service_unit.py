@@ -16,6 +16,7 @@ import pytest
 
 from gpu_companion.core.common.paths import AppPaths
 from gpu_companion.core.system.service_unit import (
+    ENV_PROGRAM,
     EXIT_FAILED,
     EXIT_OK,
     EXIT_UNSUPPORTED,
@@ -26,6 +27,7 @@ from gpu_companion.core.system.service_unit import (
     WatchService,
     data_environment,
     render_systemd_unit,
+    run_command,
     systemd_exec_line,
     watch_command,
 )
@@ -128,27 +130,39 @@ def parse_unit(text: str) -> tuple[str, list[str], dict[str, str]]:
 
 
 def verify_unit(path: Path) -> subprocess.CompletedProcess[str]:
-    """`systemd-analyze verify` without a running systemd; a missing tool fails in CI."""
+    """`systemd-analyze verify --user` without a running systemd (it needs only an
+    XDG_RUNTIME_DIR: the test's own); it also checks that the program is executable. A setting
+    it ignores with a warning names the file: that fails too. A missing tool fails in CI."""
     tool = shutil.which("systemd-analyze") or (
         "/usr/bin/systemd-analyze" if os.path.exists("/usr/bin/systemd-analyze") else None
     )
     if tool is None:
         missing_component("systemd-analyze is not installed (Debian: systemd)")
     assert tool is not None
-    return subprocess.run(
-        [tool, "verify", "--man=no", "--generators=no", str(path)],
+    done = subprocess.run(
+        [tool, "verify", "--user", "--man=no", "--generators=no", str(path)],
         capture_output=True, text=True, check=False, timeout=60,
     )  # fmt: skip
+    if done.returncode == 0 and path.name in done.stdout + done.stderr:
+        return subprocess.CompletedProcess(done.args, 1, done.stdout, done.stderr)
+    return done
 
 
-def awkward_venv(root: Path) -> Path:
+def awkward_venv(root: Path, name: str = "My Tools 100% $HOME ${X} é 日本") -> Path:
     """A working copy of this venv's interpreter at an awkward path (spaces, `%`, `$`, non-ASCII):
-    pyvenv.cfg beside bin/, lib/ linked, so `python -m gpu_companion` runs from there."""
-    venv = root / "My Tools 100% $HOME ${X} é 日本"
+    pyvenv.cfg beside bin/, lib/ linked, so `python -m gpu_companion` runs from there. Outside a
+    venv, one that sees the interpreter's own site-packages."""
+    venv = root / name
     (venv / "bin").mkdir(parents=True)
     prefix = Path(sys.prefix)
-    shutil.copy(prefix / "pyvenv.cfg", venv / "pyvenv.cfg")
-    (venv / "lib").symlink_to(prefix / "lib")
+    if sys.prefix != sys.base_prefix:
+        shutil.copy(prefix / "pyvenv.cfg", venv / "pyvenv.cfg")
+        (venv / "lib").symlink_to(prefix / "lib")
+    else:
+        (venv / "pyvenv.cfg").write_text(
+            f"home = {Path(os.path.realpath(sys.executable)).parent}\n"
+            "include-system-site-packages = true\n"
+        )
     (venv / "bin" / "python").symlink_to(os.path.realpath(sys.executable))
     return venv / "bin" / "python"
 
@@ -214,10 +228,18 @@ def test_exec_start_reads_back_as_the_exact_argv(program):
     assert env == {"GPU_COMPANION_HOME": "/d/" + AWKWARD_DATA}
 
 
-@pytest.mark.parametrize("program", ['/opt/"q"/python', "/opt/it's/python", "/opt/a\\b/python"])
-def test_a_program_path_systemd_cannot_run_is_refused_with_what_to_do(program):
-    with pytest.raises(ServiceUnitError, match="quote or a backslash"):
-        systemd_exec_line([program, "watch"])
+@pytest.mark.parametrize("program", ['/opt/"q"/python', "/opt/it's/python", "/opt/a\\b/$x/py"])
+def test_a_program_path_systemd_refuses_runs_through_env(program):
+    argv = [program, "-m", "gpu_companion", "watch", AWKWARD_ARG]
+    line = systemd_exec_line(argv)
+    assert line.startswith(ENV_PROGRAM + " ")
+    assert parse_exec_start(line) == (ENV_PROGRAM, [ENV_PROGRAM, *argv])
+
+
+def test_a_program_path_env_cannot_run_either_is_refused_with_what_to_do():
+    # a quote needs env, and env would read `NAME=VALUE` as an assignment
+    with pytest.raises(ServiceUnitError, match="quote or backslash and '='"):
+        systemd_exec_line(["/opt/it's/a=b/python", "watch"])
 
 
 def test_relative_programs_and_line_breaks_are_refused():
@@ -248,8 +270,23 @@ def test_systemd_analyze_accepts_the_unit_for_awkward_paths(tmp_path):
     assert env == {"GPU_COMPANION_HOME": str(data)}
 
 
-def test_systemd_analyze_rejects_what_we_refuse_to_write(tmp_path):
-    """The refusal above is systemd's own rule, not a guess."""
+def test_systemd_analyze_accepts_a_program_path_with_quotes_through_env(tmp_path):
+    python = awkward_venv(tmp_path, 'it\'s "quoted" back\\slash')
+    service = WatchService(
+        platform="linux", home=tmp_path, env={"HOME": str(tmp_path)},
+        runner=lambda argv, timeout: CommandResult(1),
+    )  # fmt: skip
+    argv = watch_command(5, frozen=False, executable=str(python))
+    unit = tmp_path / "check" / UNIT_NAME
+    unit.parent.mkdir()
+    unit.write_bytes(service.render(argv))
+    done = verify_unit(unit)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert parse_unit(unit.read_text())[:2] == (ENV_PROGRAM, [ENV_PROGRAM, *argv])
+
+
+def test_systemd_analyze_rejects_a_quoted_program_path(tmp_path):
+    """Why the env form above: systemd's own rule, not a guess."""
     bad = tmp_path / 'with "quote"'
     bad.mkdir()
     (bad / "python").symlink_to(os.path.realpath(sys.executable))
@@ -480,13 +517,26 @@ def test_mac_install_uninstall_and_status_call_launchctl_with_the_right_argv(tmp
     assert out.code == EXIT_OK and not svc.unit_path().exists()
 
 
-def test_mac_bootstrap_failure_is_reported(tmp_path):
+def test_mac_falls_back_to_load_and_unload_and_reports_when_both_fail(tmp_path):
     failed = CommandResult(5, "", "Input/output error")
     runner = Runner(
         {("launchctl", "print"): CommandResult(113), ("launchctl", "bootstrap"): failed}
     )
-    out = mac(tmp_path, runner).install(ARGV)
-    assert out.code == EXIT_FAILED and "Input/output error" in out.text
+    svc = mac(tmp_path, runner)
+    plist = str(svc.unit_path())
+    assert svc.install(ARGV).code == EXIT_OK  # an older launchctl: `load -w` works
+    assert runner.calls[-1] == ["launchctl", "load", "-w", plist]
+    runner.answers[("launchctl", "bootout")] = CommandResult(3, "", "No such process")
+    runner.calls.clear()
+    assert svc.uninstall().code == EXIT_OK and not svc.unit_path().exists()
+    assert runner.calls == [
+        ["launchctl", "bootout", f"gui/501/{MAC_LABEL}"],
+        ["launchctl", "unload", "-w", plist],
+    ]
+    runner.answers[("launchctl", "load")] = CommandResult(1, "", "Load failed: 5")
+    out = svc.install(ARGV)
+    assert out.code == EXIT_FAILED
+    assert "Input/output error" in out.text and "Load failed: 5" in out.text
 
 
 # --- Windows -----------------------------------------------------------------------------
@@ -494,8 +544,18 @@ def test_mac_bootstrap_failure_is_reported(tmp_path):
 
 def test_windows_is_not_supported_yet_with_exit_code_2(tmp_path):
     runner = Runner()
-    svc = WatchService(platform="win32", home=tmp_path, env={}, runner=runner)
+    svc = WatchService(platform="win32", home=tmp_path / "win", env={}, runner=runner)
     for out in (svc.install(ARGV), svc.uninstall(), svc.status()):
         assert out.code == EXIT_UNSUPPORTED
-        assert "not supported on win32 yet" in out.text
-    assert runner.calls == []
+        assert "not supported on win32 yet" in out.text and "Task Scheduler" in out.text
+    assert runner.calls == [] and not (tmp_path / "win").exists()
+
+
+# --- the real runner ---------------------------------------------------------------------
+
+
+def test_the_real_runner_makes_a_missing_tool_and_a_timeout_results():
+    assert run_command(["gpu-companion-no-such-tool"], 5).returncode == 127
+    slow = run_command([sys.executable, "-c", "import time; time.sleep(5)"], 0.2)
+    assert slow.returncode == 124 and "did not answer within 0.2 s" in slow.said
+    assert run_command([sys.executable, "-c", "print('hi')"], 30) == CommandResult(0, "hi\n")
