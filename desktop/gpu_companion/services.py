@@ -266,7 +266,12 @@ class Services:
         from gpu_companion.core.fleet.runs import Runs
 
         return Runs(self.paths.data_dir / "runs", self.managed_ssh.ssh_argv_unshared,
-                    prepare=self._keys_for)  # fmt: skip
+                    prepare=self._keys_for, lend_keys=self._lend_keys)  # fmt: skip
+
+    def _lend_keys(self, aliases: list[str], socket: Path) -> list[str]:
+        """A run's own agent gets its hosts' keys: the run outlives the window (issue 27)."""
+        hosts = [h for h in map(self.registry.host, aliases) if h is not None]
+        return self.agent.lend_keys(hosts, socket)
 
     def _keys_for(self, aliases: list[str]) -> None:
         """Before a run's ssh reaches its hosts: their keys in the app's agent."""

@@ -321,3 +321,39 @@ def test_insufficient_permissions_row(shared_fixtures: Path) -> None:
     (app,) = _apps(shared_fixtures, name)
     assert app.gpu_uuid == "GPU-ae3738d5-9aa2-e1c9-53be-65b6d373d3d9"
     assert (app.pid, app.process_name, app.used_memory_mib) == (None, None, None)
+
+
+# --- the self-check reads the driver's CUDA version from every captured table -------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "cuda"),
+    [
+        ("issue-miniweather12-a100-old-format-515-PARTIAL.txt", "11.7"),
+        ("thamada-a100-sxm4-80gb-x4-555.42.02.txt", "12.5"),
+        ("uoz-h100-590.48.01-load.txt", "13.1"),
+        ("uoz-rtx2080super-610.57.04-kmd-version-header.txt", "13.3"),  # "CUDA UMD Version"
+        ("uoz-rtx2080super-windows-wddm-610.62-load.txt", "13.3"),
+    ],
+)
+def test_the_selfcheck_passes_its_cuda_check_on_each_table(
+    shared_fixtures: Path, name: str, cuda: str
+) -> None:
+    from gpu_companion.core.selfcheck.rules import Findings, Status, judge
+
+    table = _read(shared_fixtures / "nvidia-smi" / "table" / name)
+    smi = {
+        "step": "nvidia_smi",
+        "fields": ["index", "uuid", "name", "memory.used", "memory.total", "kmd_version"],
+        "table": {"rc": 0, "out": table},
+        "query": {"rc": 0, "out": "0, GPU-1, NVIDIA GeForce RTX 2080 SUPER, 815, 8192, 610.57\n"},
+        "apps": {"rc": 0, "out": ""},
+    }
+    torch = {"step": "torch", "imported": True, "version": "2.5.1", "cuda": cuda,
+             "available": True, "device_count": 1,
+             "devices": ["NVIDIA GeForce RTX 2080 SUPER"]}  # fmt: skip
+    findings = Findings()
+    steps = {s.key: s for r in (smi, torch) for s in judge(r, findings)}
+    assert f"CUDA {cuda}" in steps["nvidia_smi"].evidence
+    assert findings.driver_cuda == tuple(map(int, cuda.split(".")))
+    assert steps["cuda_match"].status is Status.PASS, steps["cuda_match"].evidence

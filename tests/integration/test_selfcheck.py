@@ -212,3 +212,23 @@ def test_the_remote_command_quotes_its_arguments(
     by_key, _ = _run(_server_with(sshd, no_torch_python), ssh_client_factory, odd)
     assert str(odd) in by_key["disk"].evidence
     assert not (Path.home() / "pwned").exists() and not Path("pwned").exists()
+
+
+def test_a_610_driver_is_read_through_kmd_version_and_cuda_umd_version(
+    torch_sshd, standin, ssh_client_factory, tmp_path
+):
+    """R610 prints "KMD Version" / "CUDA UMD Version" and deprecates driver_version: the CUDA
+    check is judged on 13.3 (the wheel hint names cu130), not skipped."""
+    known = ["timestamp", "driver_version", "kmd_version", "index", "uuid", "name", "pci.bus_id",
+             "utilization.gpu", "memory.used", "memory.total", "memory.free", "count"]  # fmt: skip
+    standin.configure(mem_used=3, layout="610", driver="610.57.04", cuda="13.3",
+                      known_fields=known)  # fmt: skip
+    by_key, _ = _run(torch_sshd, ssh_client_factory, tmp_path)
+    assert by_key["nvidia_smi"].status is Status.PASS
+    assert by_key["nvidia_smi"].evidence.startswith("Driver 610.57.04, CUDA 13.3;")
+    assert by_key["gpus"].status is Status.PASS
+    match = by_key["cuda_match"]
+    assert match.status is Status.FAIL and "CPU-only build" in match.evidence  # torch is CPU here
+    assert "https://download.pytorch.org/whl/cu130" in by_key["cuda_available"].hint
+    queries = [line for line in standin.log_path.read_text().splitlines() if "--query-gpu" in line]
+    assert queries and all("kmd_version" in q and "driver_version" not in q for q in queries)

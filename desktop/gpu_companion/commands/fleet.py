@@ -1,5 +1,5 @@
-"""`gpu-companion fleet export --format ansible|ray|skypilot [--hosts a,b] [-o FILE]`: the fleet
-for the engines users grow into, reached through the app's managed ssh config (no key written)."""
+"""`gpu-companion fleet export --format ansible|ray|ray-start|skypilot [--hosts a,b] [-o FILE]`:
+the fleet for the engines users grow into. No private key is ever written."""
 
 from __future__ import annotations
 
@@ -7,11 +7,15 @@ import argparse
 import sys
 from typing import Any
 
-FORMATS = ("ansible", "ray", "skypilot")  # core.fleet.export.FORMATS, without importing it here
+# core.fleet.export.FORMATS, without importing it here
+FORMATS = ("ansible", "ray", "ray-start", "skypilot")
 
 
 def register(sub: Any) -> None:
     p = sub.add_parser("fleet", help="export the hosts for Ansible, Ray or SkyPilot")
+    formats = ("ansible: an inventory over the app's managed ssh config; ray: Ray's cluster "
+               "config (local provider); ray-start: a script that starts Ray on each host over "
+               "`ssh ALIAS`; skypilot: SSH node pools, one per host")  # fmt: skip
     fsub = p.add_subparsers(dest="fleet_command", metavar="ACTION", required=True)
     exp = fsub.add_parser(
         "export",
@@ -19,23 +23,26 @@ def register(sub: Any) -> None:
         description="No private key is written: each export reaches the hosts through the app's "
         "managed ssh config and agent, so keep GPU Companion running while you use it.",
     )
-    exp.add_argument("--format", required=True, choices=FORMATS)
+    exp.add_argument("--format", required=True, choices=FORMATS, help=formats)
     exp.add_argument("--hosts", default="", help="comma-separated aliases (default: every host)")
-    exp.add_argument("-o", "--output", help="write to this file (0600) instead of printing")
+    exp.add_argument("-o", "--output", help="write to this file instead of printing: always a "
+                     "new file, mode 0600 (a link there is replaced, not followed)")  # fmt: skip
     exp.set_defaults(handler=run_export)
 
 
 def run_export(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
     from gpu_companion.commands.opening import open_services
     from gpu_companion.core.common.errors import UserError
-    from gpu_companion.core.fleet.export import fleet_hosts, render
+    from gpu_companion.core.fleet.export import fleet_hosts, public_keys_in, render
 
     services = open_services()
     if services is None:
         return 2
     try:
         aliases = [a.strip() for a in args.hosts.split(",") if a.strip()]
-        hosts = fleet_hosts(services.registry, aliases)
+        hosts = fleet_hosts(services.registry, aliases, public_keys_in(services.vault))
         services.managed_ssh.sync()  # the file the export points at holds these hosts
         text = render(args.format, hosts, services.ssh_config.config_path)
     except UserError as exc:
@@ -44,11 +51,13 @@ def run_export(args: argparse.Namespace) -> int:
     finally:
         services.close()
     if args.output:
-        import os
+        from gpu_companion.core.fleet.export import write_private
 
-        fd = os.open(args.output, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
+        try:
+            write_private(Path(args.output), text)  # a new 0600 file: a link is not followed
+        except UserError as exc:
+            print(f"gpu-companion: {exc}", file=sys.stderr)
+            return 1
         print(f"wrote {args.output} ({len(hosts)} hosts, {args.format})")
     else:
         sys.stdout.write(text)

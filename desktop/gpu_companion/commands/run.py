@@ -41,7 +41,9 @@ def register(sub: Any) -> None:
     p.add_argument("--list", action="store_true", help="list the runs")
     p.add_argument("--detach", action="store_true", help="start and return at once")
     p.add_argument("--json", action="store_true", help="print the final status as JSON")
-    p.add_argument("command", nargs=argparse.REMAINDER, help="-- COMMAND with {} (or {1} {2})")
+    p.add_argument("command", nargs=argparse.REMAINDER,
+                   help="-- COMMAND ARGS with {} (or {1} {2}): each word reaches the host as "
+                   "given; a single word is a shell line ('a {} | b > {}.out')")  # fmt: skip
     p.set_defaults(handler=run)
 
 
@@ -94,7 +96,13 @@ def _dispatch(args: argparse.Namespace, services: Services) -> int:
 
 
 def _spec(args: argparse.Namespace, services: Services) -> Any:
-    from gpu_companion.core.fleet.runs import HostSlots, RunSpec, parse_range, split_range
+    from gpu_companion.core.fleet.runs import (
+        HostSlots,
+        RunSpec,
+        command_from_words,
+        parse_range,
+        split_range,
+    )
 
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
     if not command:
@@ -123,7 +131,8 @@ def _spec(args: argparse.Namespace, services: Services) -> Any:
         return _usage("give --inputs FILE or --range START:STOP --shards N")
     return RunSpec(
         hosts=tuple(HostSlots(a, slots[a]) for a in aliases),
-        command=" ".join(command),
+        # several words: each kept whole on the host; one word: a shell line, as written
+        command=command[0] if len(command) == 1 else command_from_words(command),
         inputs=inputs,
         by_range=by_range,
         retries=args.retries,
@@ -151,6 +160,7 @@ def _follow(services: Services, run_id: str, as_json: bool) -> int:
         return 3
     if tty and not as_json:
         print(file=sys.stderr)
+    runs.settle(run_id)  # verified results leave the hosts; the others stay there
     return _report(services, runs.status(run_id), as_json)
 
 
@@ -167,7 +177,8 @@ def _report(services: Services, status: RunStatus, as_json: bool) -> int:
     else:
         for s in status.shards:
             if s.state == "failed":
-                print(f"shard {s.seq} ({s.input}) failed on {s.host}: exit {s.exit_code}"
+                print(f"shard {s.seq} ({s.input}) failed on {s.host}: "
+                      + (s.reason or f"exit {s.exit_code}")
                       + (f", signal {s.signal}" if s.signal else ""))  # fmt: skip
         print(f"{status.summary()}; {status.elapsed_s():.1f} s" + (f"; {cost}" if cost else ""))
     if status.running or status.count("pending"):

@@ -193,3 +193,140 @@ def test_the_registry_tells_its_listeners_when_a_run_changes(fleet, tmp_path: Pa
     finally:
         unsubscribe()
     assert runs._follower is None  # the last listener gone: no thread follows
+
+
+def test_the_cli_passes_the_command_word_for_word(fleet, tmp_path: Path):
+    """`run -- printf '[%s]\\n' "two words" …` on a real host through GNU parallel: spaces,
+    quotes, backslashes, `$`, backquotes and `{}` inside a word all arrive as typed."""
+    inputs = tmp_path / "inputs.txt"
+    inputs.write_text("in put\n")  # the shard's input has a space too
+    words = ["printf", "[%s]\\n", "two words", 'a"b', "it's", "back\\slash", "$HOME", "`id`",
+             "pre-{}-post", "{}"]  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "gpu_companion", "run", "--hosts", fleet.aliases[0], "--inputs",
+         str(inputs), "--retries", "1", "--", *words],
+        capture_output=True, text=True, env={**os.environ}, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    run_id = done.stdout.split()[1].rstrip(":")
+    out = fleet.services.runs.output(run_id, 1)
+    assert out.splitlines() == ["[two words]", '[a"b]', "[it's]", "[back\\slash]", "[$HOME]",
+                                "[`id`]", "[pre-in put-post]", "[in put]"]  # fmt: skip
+
+
+def _hide_rsync(server, tmp_path: Path) -> None:
+    """The host has no rsync: a stand-in that answers like a shell without it, first on PATH."""
+    fake = tmp_path / f"no-rsync-{server.port}"
+    fake.mkdir()
+    (fake / "rsync").write_text("#!/bin/sh\necho 'bash: rsync: command not found' >&2\nexit 127\n")
+    (fake / "rsync").chmod(0o755)
+    server.path_prefix.insert(0, fake)
+    server.restart()
+
+
+def test_a_result_that_cannot_come_back_fails_its_shard_and_stays_on_the_host(
+    fleet, tmp_path: Path
+):
+    """GNU parallel's --cleanup runs after --return with `;`: on a host without rsync the shard
+    read "done, exit 0", nothing came back and the remote file was deleted. Now the shard fails
+    with the reason and its file stays; the host with rsync returns, verified, then cleans."""
+    import pwd
+    import uuid
+
+    from gpu_companion.core.fleet.runs import HostSlots, RunSpec
+
+    runs = fleet.services.runs
+    _hide_rsync(fleet.servers[0], tmp_path)  # box-a has no rsync, box-b has
+    home = Path(pwd.getpwuid(os.getuid()).pw_dir)  # where ssh lands on the harness hosts
+    tag = f"gpuc-test-{uuid.uuid4().hex[:8]}"
+    try:
+        results = {}
+        for alias in fleet.aliases:
+            spec = RunSpec(hosts=(HostSlots(alias, 1),), command="echo result of {} > {}.res",
+                           inputs=(f"{tag}-{alias}",), returns=("{}.res",))  # fmt: skip
+            run_id = runs.start(spec)
+            results[alias] = (run_id, runs.wait(run_id, timeout=60))
+        run_a, status_a = results["box-a"]
+        (shard,) = status_a.shards
+        assert shard.state == "failed" and shard.exit_code == 0, shard
+        assert "did not come back from box-a" in shard.reason and "kept on box-a" in shard.reason
+        assert not (Path(runs.root) / run_a / "out" / f"{tag}-box-a.res").exists()
+        assert (home / f"{tag}-box-a.res").read_text() == f"result of {tag}-box-a\n"  # kept
+        assert runs.settle(run_a) == 0 and (home / f"{tag}-box-a.res").exists()
+        out = runs.root / run_a / "out" / f"{tag}-box-a.res"
+        assert not out.exists()
+
+        server = fleet.servers[0]  # rsync installed on box-a: "Rerun failed shards" fixes it
+        server.path_prefix.pop(0)
+        server.restart()
+        runs.resume_failed(run_a)
+        (shard,) = runs.wait(run_a, timeout=60).shards
+        assert shard.state == "done" and not shard.reason, shard
+        assert out.read_text() == f"result of {tag}-box-a\n"
+        assert not (home / f"{tag}-box-a.res").exists()
+
+        run_b, status_b = results["box-b"]
+        assert [s.state for s in status_b.shards] == ["done"]
+        local = Path(runs.root) / run_b / "out" / f"{tag}-box-b.res"
+        assert local.read_text() == f"result of {tag}-box-b\n"  # here, checked
+        assert not (home / f"{tag}-box-b.res").exists()  # and only then removed there
+        assert not list(home.glob(f".gpu-companion-{run_b}-*"))
+    finally:
+        for leftover in home.glob(f"{tag}*"):
+            leftover.unlink()
+        for alias in fleet.aliases:
+            for sums in home.glob(f".gpu-companion-{results.get(alias, ('x',))[0]}-*"):
+                sums.unlink()
+
+
+def _run_key_dirs() -> set[Path]:
+    import tempfile
+
+    from gpu_companion.core.fleet.runs import _runtime_base
+
+    return set(Path(_runtime_base() or tempfile.gettempdir()).glob("gpuc-run-*"))
+
+
+def test_a_run_outlives_the_app_that_started_it(fleet, tmp_path: Path):
+    """Three shards one after another; the app closes (its agent and keys go) while the first
+    runs: the later shards still reach the host, with the run's own agent, which ends with it."""
+    from gpu_companion.core.fleet.runs import HostSlots, Runs, RunSpec
+
+    runs = fleet.services.runs
+    before = _run_key_dirs()
+    spec = RunSpec(hosts=(HostSlots("box-a", 1),), command="sleep 1.5; echo shard {}",
+                   inputs=("a", "b", "c"), retries=1)  # fmt: skip
+    run_id = runs.start(spec)
+    deadline = time.monotonic() + 30
+    while runs.status(run_id).count("running") < 1 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    fleet.services.close()  # the window closes: the app's agent stops, its runtime dir goes
+    later = Runs(runs.root, runs.ssh_argv)
+    assert later.status(run_id).count("done") == 0  # the later shards start after the close
+    final = later.wait(run_id, timeout=60)
+    assert [s.state for s in final.shards] == ["done"] * 3, [
+        (s.state, later.output(run_id, s.seq, "stderr")) for s in final.shards
+    ]
+    assert later.output(run_id, 3).strip() == "shard c"
+    assert _run_key_dirs() == before  # the run's agent and its folder ended with it
+
+
+def test_run_detach_with_no_window_open(fleet, tmp_path: Path):
+    """`run --detach` from a terminal while no window runs: the command's agent goes when it
+    exits; the run's own agent keeps the shards connecting."""
+    from gpu_companion.core.fleet.runs import Runs
+
+    runs = fleet.services.runs
+    fleet.services.close()  # no window
+    before = _run_key_dirs()
+    done = subprocess.run(
+        [sys.executable, "-m", "gpu_companion", "run", "--hosts", "box-a,box-b", "--range",
+         "0:3", "--shards", "3", "--slots", "box-a=1,box-b=1", "--detach", "--",
+         "sleep 1; echo {1}"],
+        capture_output=True, text=True, env={**os.environ}, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    run_id = done.stdout.split()[1].rstrip(":")
+    final = Runs(runs.root, runs.ssh_argv).wait(run_id, timeout=60)
+    assert final.count("done") == 3, [(s.state, s.exit_code) for s in final.shards]
+    assert _run_key_dirs() == before

@@ -111,3 +111,23 @@ def test_export_writes_an_inventory_without_keys(fleet, runs_window, tmp_path: P
     assert "box-a" in text and "box-b" in text and "PRIVATE KEY" not in text
     assert oct(out.stat().st_mode & 0o777) == "0o600"
     assert "No private key" in page.status.text()
+
+
+def test_export_replaces_a_link_and_an_open_file_never_writing_through_them(
+    fleet, runs_window, tmp_path: Path
+):
+    page = runs_window.navigate("runs")
+    target = tmp_path / "elsewhere.txt"
+    target.write_text("not yours\n")
+    link = tmp_path / "pools.yaml"
+    link.symlink_to(target)
+    page.export_to("skypilot", link)
+    assert target.read_text() == "not yours\n" and not link.is_symlink()
+    assert oct(link.stat().st_mode & 0o777) == "0o600" and "ip:" in link.read_text()
+    assert "its comments say how the hosts are reached" in page.status.text()
+    script = tmp_path / "start-ray.sh"
+    script.write_text("old\n")
+    script.chmod(0o666)
+    page.export_to("ray-start", script)
+    assert oct(script.stat().st_mode & 0o777) == "0o600"
+    assert "ray start --head" in script.read_text()

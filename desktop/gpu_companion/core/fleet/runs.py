@@ -7,23 +7,34 @@ the record of what finished.
                              joblog      parallel's --joblog (Seq, Host, ..., Exitval, Signal)
                              out/<seq>/  parallel's --results: stdout, stderr, seq
                              pid         the parallel process while it runs
+                             returns.json  each shard's returned files: verified here, then
+                                         removed from the host (never before)
+
+A shard with `returns` is done only when its files are here and match the checksums its host
+took (`.gpu-companion-<run>-<seq>.sha256`, returned with them). GNU parallel's `--cleanup` is
+not used for them: it deletes the remote files even when the copy back failed (`;`, not `&&`)
+and keeps the job's exit status, so a failed return would read "done" with the output gone.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
+import re
 import shlex
 import shutil
 import signal
 import subprocess
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 from gpu_companion.core.common.errors import UserError
 from gpu_companion.core.common.listeners import Listeners
@@ -31,6 +42,7 @@ from gpu_companion.core.common.money import format_money, to_minor
 from gpu_companion.core.spend.ledger import SpendLedger
 
 log = logging.getLogger(__name__)
+_log = log  # `log` is also a joblog's name in the methods below
 
 INSTALL_HINT = "Install GNU parallel (Debian/Ubuntu: sudo apt-get install parallel)."
 SHARD_TAIL_BYTES = 256 * 1024  # of each stream, for the Runs page (a shard may log gigabytes)
@@ -67,7 +79,33 @@ class RunSpec:
                 raise UserError(f"{h.alias}: at least one job at a time.")
         if self.retries < 1:
             raise UserError("Retries must be 1 (no retry) or more.")
+        for pattern in self.returns:
+            if pattern.startswith("/") or ".." in pattern.split("/") or "\n" in pattern:
+                raise UserError(f"Return {pattern!r}: name a file under the host's home "
+                                "(a relative path, no '..'), e.g. {}.out.")  # fmt: skip
         return self
+
+
+# GNU parallel's replacement strings: {} {.} {/} {//} {/.} {#} {%} and the positional {1} {1.} ...
+_REPLACEMENT = re.compile(r"\{(?:\d+)?(?:\.|/\.|//|/)?\}|\{[#%]\}")
+
+
+def command_from_words(words: Sequence[str]) -> str:
+    """The shell template for a command given word by word (the CLI's `-- CMD ARGS`): each word
+    is kept whole on the host (shlex.quote), while `{}`, `{1}`… stay replacement strings that
+    parallel fills in (already quoted by parallel), also inside a word: `out-{1}.txt`."""
+    quoted = []
+    for word in words:
+        parts, at = [], 0
+        for m in _REPLACEMENT.finditer(word):
+            if m.start() > at:
+                parts.append(shlex.quote(word[at : m.start()]))
+            parts.append(m.group(0))
+            at = m.end()
+        if at < len(word) or not parts:
+            parts.append(shlex.quote(word[at:]))
+        quoted.append("".join(parts))
+    return " ".join(quoted)
 
 
 def split_range(start: int, stop: int, shards: int) -> tuple[str, ...]:
@@ -104,6 +142,7 @@ class Shard:
     signal: int | None = None
     runtime_s: float | None = None
     started_at: float | None = None
+    reason: str = ""  # why a shard that exited 0 still failed (its files did not come back)
 
 
 @dataclass
@@ -160,11 +199,15 @@ class Runs:
         ssh_argv: Sequence[str],
         parallel: str = "parallel",
         prepare: Callable[[list[str]], None] | None = None,
+        lend_keys: Callable[[list[str], Path], list[str]] | None = None,
     ) -> None:
         self.root = root
         self.ssh_argv = list(ssh_argv)
         self.parallel = parallel
         self.prepare = prepare  # e.g. the hosts' keys into the app's agent
+        # the hosts' keys into the run's own agent (at the given socket), their public lines
+        # back: a run then outlives the window and the command that started it
+        self.lend_keys = lend_keys
         # a run id whenever a run changes: started, resumed or cancelled here, or a shard ended
         # (GNU parallel writes the joblog from its own process: one follower thread reads it,
         # only while someone listens and a run is live)
@@ -241,6 +284,8 @@ class Runs:
                         continue
                     signature = self._signature(run_id)
                     if seen.get(run_id) != signature:
+                        if not signature[-1] and run_id in seen:
+                            self.settle(run_id)  # it ended: what came back verified leaves
                         if run_id in seen or run_id in touched:
                             self.on_change.emit(run_id)
                         seen[run_id] = signature
@@ -266,14 +311,25 @@ class Runs:
             data[key] = tuple(data[key])
         return RunSpec(**data)
 
-    def argv(self, run_id: str, spec: RunSpec, resume_failed: bool = False) -> list[str]:
-        """The parallel command line, as data first (tests assert on it)."""
+    def argv(
+        self, run_id: str, spec: RunSpec, resume_failed: bool = False, keys: Path | None = None
+    ) -> list[str]:
+        """The parallel command line, as data first (tests assert on it). With `keys`, the
+        run's own agent there (its socket and public keys) in place of the app's."""
         run = self.root / run_id
+        command = spec.command
+        ssh = list(self.ssh_argv)
+        if keys is not None:
+            ssh += ["-o", f"IdentityAgent={keys / 'agent.sock'}"]
+            # one public key per platform, at most one per host; ssh tries them in order (one
+            # that is not there is never reached once a key is accepted)
+            ssh += [a for n in range(len(spec.hosts))
+                    for a in ("-o", f"IdentityFile={keys / f'key{n}.pub'}")]  # fmt: skip
         argv = [
             self.parallel,
             "--will-cite",
             "--ssh",
-            shlex.join(self.ssh_argv),
+            shlex.join(ssh),
             "--sshloginfile",
             str(run / "sshlogins"),
             "--joblog",
@@ -289,13 +345,20 @@ class Runs:
             argv += ["--colsep", ":"]
         if spec.transfer_inputs:
             argv += ["--transferfile", "{}"]
-        for pattern in spec.returns:
-            argv += ["--return", pattern]
-        if spec.transfer_inputs or spec.returns:
-            argv.append("--cleanup")
+        if spec.returns:
+            # the host sums what it returns; the sums come back with the files and are checked
+            # here before anything is removed there (see `settle`)
+            sums = _sums_name(run_id, "{#}")
+            command = (f"( {spec.command}\n); _gpuc_rc=$?; sha256sum -- "
+                       f"{command_from_words(spec.returns)} > {sums} 2>/dev/null; "
+                       "exit $_gpuc_rc")  # fmt: skip
+            for pattern in (*spec.returns, sums):
+                argv += ["--return", pattern]
+        elif spec.transfer_inputs:
+            argv.append("--cleanup")  # only the inputs: no output to lose
         if resume_failed:
             argv.append("--resume-failed")
-        return [*argv, "-a", str(run / "inputs.txt"), spec.command]
+        return [*argv, "-a", str(run / "inputs.txt"), command]
 
     def start(self, spec: RunSpec) -> str:
         if shutil.which(self.parallel) is None:
@@ -317,29 +380,96 @@ class Runs:
 
     def resume_failed(self, run_id: str) -> None:
         """Rerun only the shards whose last attempt failed (and any never started)."""
-        if self.status(run_id).running:
+        status = self.status(run_id)
+        if status.running:
             raise UserError(f"Run {run_id} is still running.")
+        self._forget_failed_returns(run_id, {s.seq for s in status.shards if s.reason})
         self._launch(run_id, self.spec(run_id), resume_failed=True)
+
+    def _forget_failed_returns(self, run_id: str, seqs: set[int]) -> None:
+        """parallel's --resume-failed reruns what exited non-zero or never ran: a shard that
+        exited 0 but whose files did not come back leaves the joblog, so it runs again."""
+        if not seqs:
+            return
+        path = self.root / run_id / "joblog"
+        lines = path.read_text(errors="replace").splitlines(keepends=True)
+        kept = lines[:1] + [
+            line for line in lines[1:] if _int(line.split("\t", 1)[0]) not in seqs
+        ]
+        tmp = path.with_name(".joblog.tmp")
+        tmp.write_text("".join(kept))
+        os.replace(tmp, path)
 
     def _launch(self, run_id: str, spec: RunSpec, resume_failed: bool = False) -> None:
         run = self.root / run_id
-        if self.prepare is not None:
-            self.prepare([h.alias for h in spec.hosts])
+        aliases = [h.alias for h in spec.hosts]
         (run / "sshlogins").write_text("".join(f"{h.slots}/{h.alias}\n" for h in spec.hosts))
         env = {**os.environ, "LC_ALL": "C", "PARALLEL_HOME": str(run / ".parallel")}
-        with open(run / "parallel.log", "ab") as log:
-            proc = subprocess.Popen(
-                self.argv(run_id, spec, resume_failed),
-                cwd=run / "out",
-                env=env,
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=log,
-                start_new_session=True,  # keeps running if the app quits; cancel kills the group
-            )
+        if self.lend_keys is None:
+            if self.prepare is not None:
+                self.prepare(aliases)
+            with open(run / "parallel.log", "ab") as log:
+                proc = subprocess.Popen(
+                    self.argv(run_id, spec, resume_failed),
+                    cwd=run / "out",
+                    env=env,
+                    stdin=subprocess.DEVNULL,
+                    stdout=log,
+                    stderr=log,
+                    start_new_session=True,  # runs on if the app quits; cancel kills the group
+                )
+        else:
+            proc = self._launch_with_own_agent(run_id, spec, resume_failed, aliases, env)
         (run / "pid").write_text(str(proc.pid))
         self._procs[proc.pid] = proc
         self._changed_here(run_id)
+
+    def _launch_with_own_agent(
+        self,
+        run_id: str,
+        spec: RunSpec,
+        resume_failed: bool,
+        aliases: list[str],
+        env: dict[str, str],
+    ) -> subprocess.Popen[bytes]:
+        """parallel under a small shell that owns an ssh-agent for this run alone: the keys go
+        in from the keyring (ssh-add on stdin, never a file), the shell starts parallel only
+        then, and the agent and its folder go when parallel ends (or the run is cancelled)."""
+        assert self.lend_keys is not None
+        agent = shutil.which("ssh-agent")
+        if agent is None:
+            raise UserError(
+                "ssh-agent is not installed, so the run cannot hold its keys.",
+                hint="Install the OpenSSH client (Debian: openssh-client).",
+            )
+        keys = Path(tempfile.mkdtemp(prefix="gpuc-run-", dir=_runtime_base()))  # 0700
+        sock = keys / "agent.sock"
+        run = self.root / run_id
+        with open(run / "parallel.log", "ab") as log:
+            proc = subprocess.Popen(
+                ["sh", "-c", _RUN_SHELL, "gpu-companion-run", agent, str(sock), str(keys),
+                 *self.argv(run_id, spec, resume_failed, keys)],
+                cwd=run / "out", env=env, stdin=subprocess.PIPE, stdout=log, stderr=log,
+                start_new_session=True,  # runs on if the app quits; cancel kills the group
+            )  # fmt: skip
+        assert proc.stdin is not None
+        try:
+            deadline = time.monotonic() + 10
+            while not sock.exists():
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise UserError("The run's ssh-agent did not start (see parallel.log).")
+                time.sleep(0.01)
+            for n, line in enumerate(self.lend_keys(aliases, sock)):
+                (keys / f"key{n}.pub").write_text(line.strip() + "\n")
+            # the argv named the .pub files before they existed: ssh reads them at each connect
+            proc.stdin.write(b"go\n")
+            proc.stdin.close()
+        except BaseException:
+            proc.stdin.close()  # end of input without the word: the shell ends the agent
+            proc.wait(10)
+            shutil.rmtree(keys, ignore_errors=True)
+            raise
+        return proc
 
     _procs: dict[int, subprocess.Popen[bytes]] = {}
 
@@ -365,20 +495,93 @@ class Runs:
         except OSError:
             log = {}
         alive = self._alive(run) is not None
+        returns = self._returns(run_id, log)
         shards = []
         for seq, arg in enumerate(inputs, start=1):
             row = log.get(seq)
             if row is not None:
                 code, sig = _int(row.get("Exitval")), _int(row.get("Signal"))
                 ok = code == 0 and sig == 0
+                reason = ""
+                if ok and seq in returns and not returns[seq]["ok"]:
+                    ok, reason = False, str(returns[seq]["reason"])
                 shards.append(Shard(seq, arg, "done" if ok else "failed", row.get("Host", ""),
                                     code, sig, _float(row.get("JobRuntime")),
-                                    _float(row.get("Starttime"))))  # fmt: skip
+                                    _float(row.get("Starttime")), reason))  # fmt: skip
             elif alive and (run / "out" / str(seq)).is_dir():
                 shards.append(Shard(seq, arg, "running"))
             else:
                 shards.append(Shard(seq, arg, "pending"))
         return RunStatus(run_id, shards, alive)
+
+    def _returns(self, run_id: str, log: dict[int, dict[str, str]]) -> dict[int, dict[str, Any]]:
+        """Each finished shard's returned files checked against its host's sums, once per
+        attempt (kept in returns.json: a file is not hashed again on every look)."""
+        run = self.root / run_id
+        try:
+            spec = self.spec(run_id)
+        except (OSError, ValueError, TypeError):
+            return {}
+        if not spec.returns:
+            return {}
+        book = _read_json(run / "returns.json")
+        changed = False
+        for seq, row in log.items():
+            if _int(row.get("Exitval")) != 0 or _int(row.get("Signal")) != 0:
+                continue
+            attempt = row.get("Starttime", "")
+            known = book.get(str(seq))
+            if known is not None and known.get("attempt") == attempt:
+                continue
+            names, reason = _verify_returns(run / "out", _sums_name(run_id, str(seq)),
+                                            len(spec.returns), row.get("Host", "?"))  # fmt: skip
+            book[str(seq)] = {"attempt": attempt, "ok": not reason, "reason": reason,
+                              "names": names, "cleaned": False}  # fmt: skip
+            changed = True
+        if changed:
+            _write_json(run / "returns.json", book)
+        return {int(k): v for k, v in book.items() if k.isdigit()}
+
+    def settle(self, run_id: str) -> int:
+        """Remove from the hosts what came back verified (the files, their sums, a transferred
+        input); a shard whose files did not come back keeps them there. The count removed."""
+        run = self._dir(run_id)
+        spec = self.spec(run_id)
+        if not spec.returns:
+            return 0
+        try:
+            log = parse_joblog((run / "joblog").read_text(errors="replace"))
+        except OSError:
+            return 0
+        book = self._returns(run_id, log)
+        inputs = (run / "inputs.txt").read_text().splitlines()
+        cleaned = 0
+        for seq, entry in sorted(book.items()):
+            row = log.get(seq)
+            if not entry["ok"] or entry.get("cleaned") or row is None:
+                continue
+            names = [*entry["names"], _sums_name(run_id, str(seq))]
+            if spec.transfer_inputs and 0 < seq <= len(inputs):
+                names.append(inputs[seq - 1])
+            done = subprocess.run(
+                [*self.ssh_argv, row.get("Host", ""),
+                 "rm -f -- " + " ".join(shlex.quote(n) for n in names)],
+                stdin=subprocess.DEVNULL, capture_output=True, timeout=60, check=False,
+            )  # fmt: skip
+            if done.returncode != 0:
+                log_text = done.stderr.decode(errors="replace").strip()
+                _log.info("run %s shard %s: removing its returned files failed: %s",
+                          run_id, seq, log_text)  # fmt: skip
+                continue  # the next look tries again
+            entry["cleaned"] = True
+            cleaned += 1
+        if cleaned:
+            book_now = _read_json(run / "returns.json")
+            for seq, entry in book.items():
+                if entry.get("cleaned") and str(seq) in book_now:
+                    book_now[str(seq)]["cleaned"] = True
+            _write_json(run / "returns.json", book_now)
+        return cleaned
 
     def output(self, run_id: str, seq: int, stream: str = "stdout", tail: int | None = None) -> str:
         """A shard's stdout or stderr; with `tail`, its last `tail` bytes only (a note says how
@@ -413,6 +616,7 @@ class Runs:
         while True:
             status = self.status(run_id)
             if not status.running:
+                self.settle(run_id)
                 return status
             if deadline is not None and time.monotonic() > deadline:
                 return status
@@ -479,3 +683,79 @@ def _float(text: str | None) -> float | None:
         return float(text) if text is not None else None
     except ValueError:
         return None
+
+
+# The run's own shell: $1 ssh-agent, $2 its socket, $3 the run's key folder, then parallel's
+# argv. The agent starts first; parallel only after the app has put the keys in and said "go"
+# (end of input without it: nothing runs). The agent and the folder go when the shell ends;
+# a cancel (TERM to the group) reaches parallel, its ssh jobs and the agent alike.
+_RUN_SHELL = """
+agent=$1 sock=$2 keys=$3; shift 3
+"$agent" -D -a "$sock" </dev/null >/dev/null 2>&1 &
+apid=$!
+trap 'kill $apid 2>/dev/null; rm -rf "$keys"' EXIT
+trap 'exit 143' TERM INT HUP
+read -r word || exit 1
+[ "$word" = go ] || exit 1
+"$@" </dev/null
+"""
+
+
+def _runtime_base() -> str | None:
+    """Where a run's key folder is made (mkdtemp, 0700): the private per-user runtime dir when
+    there is one, else the system's temp dir; a short path either way (a socket's limit)."""
+    from gpu_companion.core.ssh.runtime import private_dir_problem
+
+    xdg = os.environ.get("XDG_RUNTIME_DIR", "")
+    if xdg and os.path.isabs(xdg) and " " not in xdg and len(xdg) < 60:
+        if private_dir_problem(Path(xdg)) is None:
+            return xdg
+    return None
+
+
+def _sums_name(run_id: str, seq: str) -> str:
+    """The file a shard's host writes its returned files' sha256 sums to (beside them)."""
+    return f".gpu-companion-{run_id}-{seq}.sha256"
+
+
+def _verify_returns(out: Path, sums_name: str, expected: int, host: str) -> tuple[list[str], str]:
+    """The returned names and "" when every file is here with its host's checksum; else the
+    reason, in words. Names come from the host: only plain relative paths are looked at."""
+    kept = f"; its output is kept on {host}"
+    try:
+        lines = (out / sums_name).read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return [], f"its result files did not come back from {host} (see parallel.log){kept}"
+    names: list[str] = []
+    for line in lines:
+        digest, sep, name = line.partition("  ")
+        if not sep or len(digest) != 64 or line.startswith("\\"):
+            return names, f"{host} sent an unreadable checksum line{kept}"
+        parts = Path(name).parts
+        if not name or name.startswith("/") or ".." in parts or "\0" in name:
+            return names, f"{host} named a result file outside the run: {name!r}{kept}"
+        names.append(name)
+        try:
+            with (out / name).open("rb") as f:
+                here = hashlib.file_digest(f, "sha256").hexdigest()
+        except OSError:
+            return names, f"{name} did not come back from {host}{kept}"
+        if here != digest:
+            return names, f"{name} came back different from the file on {host}{kept}"
+    if len(names) < expected:
+        return names, f"the command left {len(names)} of {expected} result files on {host}{kept}"
+    return names, ""
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _write_json(path: Path, data: dict[str, Any]) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(data, indent=1))
+    os.replace(tmp, path)

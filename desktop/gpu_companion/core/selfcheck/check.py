@@ -102,13 +102,15 @@ def _without_python(
     client: Any, findings: Findings, options: SelfCheckOptions
 ) -> Iterator[CheckStep]:
     """python3 is missing: still ask nvidia-smi directly, so the GPU steps have an answer."""
-    argv = build_query_gpu_argv(
-        ["index", "uuid", "name", "memory.used", "memory.total", "driver_version"], None
-    )
+    _, helped, _ = _exec(client, "nvidia-smi --help-query-gpu", "", options.timeout_s)
+    known = helped.read().decode("utf-8", "replace")
+    driver = "kmd_version" if '"kmd_version"' in known else "driver_version"  # R610: kmd
+    fields = ["index", "uuid", "name", "memory.used", "memory.total", driver]
+    argv = build_query_gpu_argv(fields, None)
     _, out, err = _exec(client, " ".join(shlex.quote(a) for a in argv), "", options.timeout_s)
     text, error = out.read().decode("utf-8", "replace"), err.read().decode("utf-8", "replace")
     query = {"rc": out.channel.recv_exit_status(), "out": text, "err": error}
-    record = {"step": "nvidia_smi", "query": query, "table": {}, "apps": {}}
+    record = {"step": "nvidia_smi", "fields": fields, "query": query, "table": {}, "apps": {}}
     yield from judge(record, findings)
     for key in ("torch", "cuda_match", "cuda_available", "matmul", "bf16_speed", "disk"):
         yield CheckStep(key, STEP_TITLES[key], Status.SKIP, "Needs python3 on the host.")

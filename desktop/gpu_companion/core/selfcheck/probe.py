@@ -54,11 +54,22 @@ def probe_python() -> None:
     )
 
 
+def query_fields() -> str:
+    """R610 marks driver_version deprecated in favour of kmd_version: ask for kmd_version where
+    `--help-query-gpu` lists it, driver_version elsewhere."""
+    helped = run(["nvidia-smi", "--help-query-gpu"], timeout=30)
+    if '"kmd_version"' in helped["out"]:
+        return QUERY_FIELDS.replace("driver_version", "kmd_version")
+    return QUERY_FIELDS
+
+
 def probe_nvidia_smi() -> None:
+    fields = query_fields()
     emit(
         "nvidia_smi",
+        fields=fields.split(","),
         table=run(["nvidia-smi"]),
-        query=run(["nvidia-smi", "--query-gpu=" + QUERY_FIELDS, "--format=csv,noheader,nounits"]),
+        query=run(["nvidia-smi", "--query-gpu=" + fields, "--format=csv,noheader,nounits"]),
         apps=run(
             ["nvidia-smi", "--query-compute-apps=" + APP_FIELDS, "--format=csv,noheader,nounits"]
         ),
@@ -108,8 +119,10 @@ def probe_matmul(torch: Any) -> None:
         a = (torch.arange(n * n, dtype=torch.float32).reshape(n, n) % 7) - 3
         b = (torch.arange(n * n, dtype=torch.float32).reshape(n, n).t() % 5) - 2
         want = a @ b
-        got = (a.cuda() @ b.cuda()).cpu()
-        emit("matmul", n=n, max_error=float((got - want).abs().max()), device=str(got.device))
+        on_gpu = a.cuda() @ b.cuda()
+        got = on_gpu.cpu()
+        device = "{} ({})".format(on_gpu.device, torch.cuda.get_device_name(on_gpu.device))
+        emit("matmul", n=n, max_error=float((got - want).abs().max()), device=device)
     except Exception as exc:
         emit("matmul", error=f"{type(exc).__name__}: {exc}")
 

@@ -42,7 +42,10 @@ STEP_TITLES = {
     "bf16_speed": "BF16 matmul speed",
     "disk": "Data disk: free space and read speed",
 }
-_CUDA_RE = re.compile(r"CUDA Version\s*:\s*(\d+)\.(\d+)")
+# The table header's CUDA version: "CUDA Version: 12.4" (R470 to R59x), "CUDA UMD Version: 13.3"
+# (R610, next to "KMD Version:" where "Driver Version:" was).
+_CUDA_RE = re.compile(r"CUDA(?: UMD)? Version\s*:\s*(\d+)\.(\d+)", re.IGNORECASE)
+DRIVER_FIELDS = ("kmd_version", "driver_version")  # R610 deprecates driver_version for kmd_version
 # nvidia-smi names (normalised: lower case, letters and digits) → catalogue ids, first match wins.
 _CARD_PATTERNS = (
     (r"h200", "h200-sxm"),
@@ -141,7 +144,8 @@ def _judge_nvidia_smi(r: dict[str, Any], f: Findings) -> Iterator[CheckStep]:
     text = "\n".join(str(x.get(k, "")) for x in (table, query, apps) for k in ("out", "err"))
     cuda = _CUDA_RE.search(str(table.get("out", "")))
     f.driver_cuda = (int(cuda.group(1)), int(cuda.group(2))) if cuda else None
-    good, bad = split_bad_gpus(str(query.get("out", "")), QUERY_FIELDS)
+    fields = query_fields(r)
+    good, bad = split_bad_gpus(str(query.get("out", "")), fields)
     if good and bad:  # one broken GPU among good ones: name it, judge the others
         yield from _judge_some_broken(good, bad, str(apps.get("out", "")), f)
         return
@@ -160,9 +164,9 @@ def _judge_nvidia_smi(r: dict[str, Any], f: Findings) -> Iterator[CheckStep]:
         )
         yield _step("gpus", Status.SKIP, "nvidia-smi gave no readings.")
         return
-    gpus = parse_query_gpu_csv(str(query.get("out", "")), QUERY_FIELDS).samples
+    gpus = parse_query_gpu_csv(str(query.get("out", "")), fields).samples
     f.gpu_names = [g.name or "?" for g in gpus]
-    driver = gpus[0].extra.get("driver_version") if gpus else None
+    driver = _driver(gpus[0]) if gpus else None
     cuda_text = f", CUDA {f.driver_cuda[0]}.{f.driver_cuda[1]}" if f.driver_cuda else ""
     yield _step(
         "nvidia_smi", Status.PASS, f"Driver {driver or '?'}{cuda_text}; {len(gpus)} GPU(s)."
@@ -170,11 +174,28 @@ def _judge_nvidia_smi(r: dict[str, Any], f: Findings) -> Iterator[CheckStep]:
     yield from _judge_gpus(gpus, str(apps.get("out", "")), f)
 
 
+def query_fields(record: dict[str, Any]) -> tuple[str, ...]:
+    """The --query-gpu fields the probe asked for: the driver's version as `kmd_version` where
+    `--help-query-gpu` lists it (R595+), else `driver_version` (older probes say nothing)."""
+    fields = record.get("fields")
+    if isinstance(fields, list) and fields and all(isinstance(x, str) for x in fields):
+        return tuple(fields)
+    return QUERY_FIELDS
+
+
+def _driver(gpu: Any) -> Any:
+    for name in DRIVER_FIELDS:
+        value = gpu.extra.get(name)
+        if value:
+            return value
+    return None
+
+
 def _judge_some_broken(
     good: list[Any], bad: list[BadGpu], apps_text: str, f: Findings
 ) -> Iterator[CheckStep]:
     f.gpu_names = [g.name or "?" for g in good]
-    driver = good[0].extra.get("driver_version")
+    driver = _driver(good[0])
     cuda_text = f", CUDA {f.driver_cuda[0]}.{f.driver_cuda[1]}" if f.driver_cuda else ""
     names = "; ".join(b.text for b in bad)
     yield _step(
@@ -330,6 +351,13 @@ def _judge_matmul(r: dict[str, Any]) -> CheckStep:
             "CUDA is visible but cannot run work: reboot the instance or ask for another one.",
         )
     n, err = r.get("n"), float(r.get("max_error", 0.0))
+    if not str(r.get("device", "cuda")).startswith("cuda"):  # checked on the CPU proves nothing
+        return _step(
+            "matmul",
+            Status.FAIL,
+            f"The test matmul ran on {r.get('device')}, not on the GPU.",
+            "Update the app on this computer: its self-check probe is out of date.",
+        )
     if err == 0:
         return _step(
             "matmul",

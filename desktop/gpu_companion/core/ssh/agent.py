@@ -339,6 +339,28 @@ class AppAgent:
         if platform is not None:
             self.ensure_loaded(platform)
 
+    def lend_keys(self, hosts: list[Host], socket: Path) -> list[str]:
+        """Put the keys `hosts` need into another agent, a run's own that outlives the app
+        (from the keyring through `ssh-add -` on stdin, no lifetime: that agent ends with the
+        run). Their public lines, for that run's IdentityFile."""
+        lines = []
+        for platform in sorted({p for h in hosts if (p := self.vault.platform_of(h))}):
+            stored = self.vault.key(platform)
+            if stored is None:
+                continue
+            passphrase = None
+            if stored.encrypted:
+                passphrase = self.passphrase_for(platform) if self.passphrase_for else None
+                if not passphrase:
+                    raise UserError(
+                        f"The {platform} key is protected by a passphrase.",
+                        hint="Type it once (Test connection on the Hosts page, or Load into "
+                        "ssh-agent on the Keys page), then start the run again.",
+                    )
+            self.vault.load_into_agent(platform, None, passphrase, agent_socket=socket)
+            lines.append(stored.public_line)
+        return lines
+
     def preload(self, platforms: list[str]) -> list[str]:
         """Load the keys that need no passphrase (at start-up, for the terminal); the problems."""
         problems = []

@@ -3,7 +3,6 @@ and output; time and cost from the ledger), and the fleet exported for Ansible, 
 
 from __future__ import annotations
 
-import os
 from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -39,6 +38,7 @@ if TYPE_CHECKING:
 EXPORTS = (
     ("ansible", "Ansible inventory…", "inventory.yml"),
     ("ray", "Ray cluster config…", "ray-cluster.yaml"),
+    ("ray-start", "Ray start script…", "start-ray.sh"),
     ("skypilot", "SkyPilot node pools…", "ssh_node_pools.yaml"),
 )
 
@@ -314,18 +314,23 @@ class RunsPage(EmptyStatePage):
             self.export_to(fmt, Path(path))
 
     def export_to(self, fmt: str, path: Path) -> None:
-        from gpu_companion.core.fleet.export import fleet_hosts, render
+        from gpu_companion.core.fleet.export import (
+            fleet_hosts,
+            public_keys_in,
+            render,
+            write_private,
+        )
 
         try:
-            text = render(fmt, fleet_hosts(self.ctx.registry), self.ctx.ssh_config.config_path)
+            hosts = fleet_hosts(self.ctx.registry, (), public_keys_in(self.ctx.vault))
+            text = render(fmt, hosts, self.ctx.ssh_config.config_path)
+            write_private(path, text)  # a new 0600 file: a link there is replaced, not followed
         except UserError as exc:
             QMessageBox.warning(self, "Export the fleet", str(exc))
             return
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        self.status.setText(f"Exported for {fmt} to {path}. No private key is in it: the hosts "
-                            "are reached through the app's ssh config and agent.")  # fmt: skip
+        how = ("its comments say how the hosts are reached" if fmt in ("ray", "skypilot")
+               else "the hosts are reached through the app's ssh config and agent")  # fmt: skip
+        self.status.setText(f"Exported for {fmt} to {path}. No private key is in it: {how}.")
 
     def stop(self) -> None:
         self._unsubscribe()

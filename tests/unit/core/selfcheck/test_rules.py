@@ -178,3 +178,36 @@ def test_old_python_and_missing_pip_warn():
 def test_probe_command_quotes_every_argument():
     cmd = build_probe_command(SelfCheckOptions(data_dir="/data/my set; rm -rf ~"))
     assert cmd.startswith("python3 - --data-dir '/data/my set; rm -rf ~' --disk-mb 256")
+
+
+# --- every table header layout, R470 to R610 ----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("header", "cuda"),
+    [
+        ("| NVIDIA-SMI 470.82.01    Driver Version: 470.82.01    CUDA Version: 11.4     |", "11.4"),
+        ("| NVIDIA-SMI 550.54.15   Driver Version: 550.54.15   CUDA Version: 12.4 |", "12.4"),
+        ("| NVIDIA-SMI 610.57.04     KMD Version: 610.57.04     CUDA UMD Version: 13.3     |",
+         "13.3"),  # fmt: skip
+    ],
+)
+def test_the_driver_cuda_version_is_read_from_every_header_layout(header, cuda):
+    smi = {**SMI_OK, "table": {"rc": 0, "out": header}}
+    steps = _steps(smi, _torch(cuda, available=True, devices=["NVIDIA H100 80GB HBM3"]))
+    assert f"CUDA {cuda}" in steps["nvidia_smi"].evidence
+    assert steps["cuda_match"].status is Status.PASS  # judged, not skipped
+
+
+def test_kmd_version_names_the_driver_when_the_probe_asked_for_it():
+    smi = {
+        "step": "nvidia_smi",
+        "fields": ["index", "uuid", "name", "memory.used", "memory.total", "kmd_version"],
+        "table": {"rc": 0, "out": "| KMD Version: 610.57.04     CUDA UMD Version: 13.3 |"},
+        "query": {"rc": 0, "out": "0, GPU-1, NVIDIA H100 80GB HBM3, 2, 81559, 610.57.04\n"},
+        "apps": {"rc": 0, "out": ""},
+    }
+    steps = _steps(smi, _torch("13.0", available=True, devices=["NVIDIA H100 80GB HBM3"]))
+    assert steps["nvidia_smi"].evidence.startswith("Driver 610.57.04, CUDA 13.3;")
+    assert steps["gpus"].status is Status.PASS
+    assert steps["cuda_match"].status is Status.PASS
