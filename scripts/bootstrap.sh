@@ -4,6 +4,8 @@
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 VENV="${GPU_COMPANION_VENV:-$REPO/.venv}"
 PY="${PYTHON:-python3}"
+ALL_EXTRAS="gui,dev,selfcheck-test,providers"  # what scripts/refresh-constraints resolves
+CONSTRAINTS="$REPO/constraints.txt"  # the versions the tests ran against (refresh-constraints)
 
 # What the app needs at run time (Qt's xcb plugin, ssh, rsync, a Secret Service keyring) and
 # what the tests add (sshd, a private D-Bus, Xvfb and ImageMagick for real-window screenshots).
@@ -44,9 +46,11 @@ ensure_venv() {  # ensure_venv EXTRAS: a venv at $VENV with the project installe
     "$PY" -m venv "$VENV"
   fi
   local stamp="$VENV/.installed-$1"
-  if [ ! -f "$stamp" ] || [ "$REPO/pyproject.toml" -nt "$stamp" ]; then
+  local pinned=()
+  [ -f "$CONSTRAINTS" ] && pinned=(-c "$CONSTRAINTS")
+  if [ ! -f "$stamp" ] || [ "$REPO/pyproject.toml" -nt "$stamp" ] || [ "$CONSTRAINTS" -nt "$stamp" ]; then
     "$VENV/bin/python" -m pip install -q --upgrade pip >/dev/null
-    "$VENV/bin/python" -m pip install -q -e "$REPO[$1]"
+    "$VENV/bin/python" -m pip install -q "${pinned[@]}" -e "$REPO[$1]"
     touch "$stamp"
   fi
 }
