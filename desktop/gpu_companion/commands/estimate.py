@@ -206,8 +206,8 @@ def _list_models(args: argparse.Namespace, out: TextIO) -> int:
     if args.json:
         out.write(json.dumps({"models": rows}, indent=2) + "\n")
     else:
-        for row in rows:
-            out.write(f"{row['key']:<16} {row['name']:<18} {row['params'] / 1e9:>7.2f} B\n")
+        for key, arch in MODEL_PRESETS.items():
+            out.write(f"{key:<16} {arch.name:<18} {arch.params / 1e9:>7.2f} B\n")
         out.write(
             "Hugging Face ids (Qwen/Qwen2.5-7B-Instruct) and -Instruct/-Chat/-Base names "
             "resolve to these; any other model: --config-json PATH.\n"

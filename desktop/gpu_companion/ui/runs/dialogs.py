@@ -63,19 +63,19 @@ class NewRunDialog(QDialog):
         group = QButtonGroup(self)
         group.addButton(self.by_range)
         group.addButton(self.by_list)
-        row = QHBoxLayout()
+        range_row = QHBoxLayout()
         self.range = QLineEdit("0:1000")
         self.range.setObjectName("runRange")
         self.shards = QSpinBox()
         self.shards.setObjectName("runShards")
         self.shards.setRange(1, 100_000)
         self.shards.setValue(20)
-        row.addWidget(self.by_range)
-        row.addWidget(self.range)
-        row.addWidget(QLabel("in"))
-        row.addWidget(self.shards)
-        row.addWidget(QLabel("shards ({1} = first id, {2} = one past the last)"))
-        form.addRow(row)
+        range_row.addWidget(self.by_range)
+        range_row.addWidget(self.range)
+        range_row.addWidget(QLabel("in"))
+        range_row.addWidget(self.shards)
+        range_row.addWidget(QLabel("shards ({1} = first id, {2} = one past the last)"))
+        form.addRow(range_row)
         form.addRow(self.by_list)
         self.inputs = QPlainTextEdit()
         self.inputs.setObjectName("runInputs")
@@ -97,10 +97,11 @@ class NewRunDialog(QDialog):
         lay.addWidget(buttons)
 
     def build_spec(self) -> RunSpec:
+        items = [(self.hosts.item(r, 0), self.slots[r]) for r in range(self.hosts.rowCount())]
         chosen = [
-            HostSlots(self.hosts.item(r, 0).text(), self.slots[r].value())
-            for r in range(self.hosts.rowCount())
-            if self.hosts.item(r, 0).checkState() == Qt.CheckState.Checked
+            HostSlots(item.text(), slots.value())
+            for item, slots in items
+            if item is not None and item.checkState() == Qt.CheckState.Checked
         ]
         if self.by_range.isChecked():
             inputs = split_range(*parse_range(self.range.text().strip()), self.shards.value())

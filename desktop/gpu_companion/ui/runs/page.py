@@ -3,6 +3,7 @@ and output; time and cost from the ledger), and the fleet exported for Ansible, 
 
 from __future__ import annotations
 
+import functools
 from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -24,8 +25,8 @@ from PySide6.QtWidgets import (
 )
 
 from gpu_companion.core.common.errors import UserError
+from gpu_companion.core.common.text import format_duration
 from gpu_companion.core.fleet.runs import RunStatus, Shard, run_cost
-from gpu_companion.core.spend.alerts import format_duration
 from gpu_companion.ui.common.models import RowTableModel, row_table
 from gpu_companion.ui.common.page import EmptyStatePage, Navigator
 from gpu_companion.ui.common.widgets import EmptyState
@@ -97,7 +98,7 @@ class RunsPage(EmptyStatePage):
         self.export_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
         menu = QMenu(self.export_button)
         for fmt, label, name in EXPORTS:
-            menu.addAction(label, lambda f=fmt, n=name: self.export(f, n))
+            menu.addAction(label, functools.partial(self.export, fmt, name))
         self.export_button.setMenu(menu)
         bar.addWidget(self.export_button)
         bar.addStretch(1)

@@ -49,7 +49,9 @@ class CreateInstancePage(WizardPage):
         self.platform = QComboBox()
         self.platform.setObjectName("platform")
         self.platform.setEditable(True)
-        self.platform.lineEdit().setPlaceholderText("e.g. vast.ai, RunPod, AutoDL")
+        typed = self.platform.lineEdit()  # editable: it has one
+        if typed is not None:
+            typed.setPlaceholderText("e.g. vast.ai, RunPod, AutoDL")
         self.platform.currentTextChanged.connect(lambda _t: self.completeChanged.emit())
         form.addRow("Platform", self.platform)
         lay.addLayout(form)

@@ -27,8 +27,11 @@ if TYPE_CHECKING:
 class StoredKeyLike(Protocol):
     """A generated key as the wizard shows it: the public line and its SHA256 fingerprint."""
 
-    public_key: str
-    fingerprint: str
+    @property
+    def public_key(self) -> str: ...
+
+    @property
+    def fingerprint(self) -> str: ...
 
 
 class KeyService(Protocol):
