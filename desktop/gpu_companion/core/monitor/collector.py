@@ -34,6 +34,7 @@ from gpu_companion.core.monitor.faults import (
 )
 from gpu_companion.core.monitor.nvsmi import (
     DEFAULT_FIELDS,
+    MAX_GPUS_PER_HOST,
     ComputeApp,
     GpuError,
     GpuSample,
@@ -52,6 +53,7 @@ from gpu_companion.core.monitor.transport import (
 )
 
 log = logging.getLogger(__name__)
+MAX_GPU_INDEX = 1 << 16  # with history's MAX_GPUS_PER_HOST: more are dropped and counted
 
 STREAM_FIELDS: tuple[str, ...] = (*DEFAULT_FIELDS, "clocks_event_reasons.active", "pci.bus_id")
 
@@ -93,6 +95,7 @@ class HostStatus:
     hint: str = ""
     since: float = field(default_factory=time.time)
     bad_lines: int = 0
+    bad_fields: int = 0  # values dropped from rows that were otherwise read
     last_bad_line: str = ""
     fields: tuple[str, ...] = ()
     retry_in_s: float | None = None
@@ -161,6 +164,7 @@ class HostCollector:
         self._last_ts: dict[int, Any] = {}  # per GPU index: the last host timestamp delivered
         self._last_t: dict[int, float] = {}
         self._bus_index: dict[str, int] = {}  # bus id -> index, from rows seen: names error lines
+        self._gpus: set[int] = set()  # the GPU indices admitted (at most MAX_GPUS_PER_HOST)
         self._raw: RawCounters | None = None
         self._user = host.user or login_user()
         self._went_live = False
@@ -248,7 +252,9 @@ class HostCollector:
                     self._set_state(failure.state, failure.message, failure.hint)
                     self._wake.wait()  # until reconnect() or stop()
                     continue
-                if failure.state in (HostState.GPU_LOST, HostState.NO_DRIVER):
+                if failure.state in (HostState.GPU_LOST, HostState.NO_DRIVER) or getattr(
+                    exc, "slow_retry", False
+                ):  # a host flooding the stream is not asked again at once
                     delay = backoff.max_s
                 self._set_state(failure.state, failure.message, failure.hint, retry_in_s=delay)
             finally:
@@ -337,6 +343,8 @@ class HostCollector:
                 if key in tick.keys:  # a GPU's second line: the previous tick is complete
                     expected = max(expected, len(tick.keys))
                     self._flush(tick)
+                if len(tick.keys) >= 2 * MAX_GPUS_PER_HOST:  # fault lines with ever new names
+                    self._flush(tick)
                 tick.keys.add(key)
                 if timed is not None:
                     tick.samples.append(timed)
@@ -379,10 +387,38 @@ class HostCollector:
                 )
             )
             return None
+        if sample.index is not None and not self._admit_gpu(sample.index):
+            return None
+        if sample.dropped:  # the rest of the reading stands; the unreadable values are counted
+            self._set_status(
+                replace(
+                    self._status,
+                    bad_fields=self._status.bad_fields + len(sample.dropped),
+                    last_bad_line=line[:200],
+                )
+            )
         bus = normal_bus_id(sample.extra.get("pci.bus_id"))
         if bus is not None and sample.index is not None:
             self._bus_index[bus] = sample.index
         return fault_in_row(line, sample) or sample
+
+    def _admit_gpu(self, index: int) -> bool:
+        """At most MAX_GPUS_PER_HOST distinct GPU indices per host are kept (history, rings, the
+        tick): a host listing thousands cannot grow memory; the rest are counted as bad lines."""
+        if index in self._gpus:
+            return True
+        if 0 <= index < MAX_GPU_INDEX and len(self._gpus) < MAX_GPUS_PER_HOST:
+            self._gpus.add(index)
+            return True
+        self._set_status(
+            replace(
+                self._status,
+                bad_lines=self._status.bad_lines + 1,
+                last_bad_line=f"GPU index {str(index)[:20]} ignored: a host lists at most "
+                f"{MAX_GPUS_PER_HOST} GPUs here",
+            )
+        )
+        return False
 
     def _timed(self, sample: GpuSample, offset: float | None) -> TimedSample | None:
         """Place the sample on this computer's clock; drop one the stream already delivered."""

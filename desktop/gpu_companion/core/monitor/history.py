@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-from gpu_companion.core.monitor.nvsmi import GpuSample
+from gpu_companion.core.monitor.nvsmi import MAX_GPUS_PER_HOST, GpuSample
 from gpu_companion.core.storage.store import Store
 
 Array = npt.NDArray[np.float64]
@@ -122,6 +122,8 @@ class HostHistory:
         done: MinuteRow | None = None
         with self._lock:
             ring = self._raw.get(gpu)
+            if ring is None and len(self._raw) >= MAX_GPUS_PER_HOST:
+                return None
             if ring is None:
                 ring = self._raw[gpu] = Ring(self.raw_capacity, len(METRICS))
             ring.append(t, values)
@@ -146,6 +148,8 @@ class HostHistory:
 
     def _add_minute_locked(self, row: MinuteRow) -> None:
         ring = self._minutes.get(row.gpu)
+        if ring is None and len(self._minutes) >= MAX_GPUS_PER_HOST:
+            return
         if ring is None:
             ring = self._minutes[row.gpu] = Ring(MINUTE_CAPACITY, len(METRICS) + 1)
         ring.append(row.minute * 60 + 30, (*row.means, row.util_max))

@@ -66,8 +66,19 @@ DEFAULT_COMPUTE_APPS_FIELDS: tuple[str, ...] = (
     "used_gpu_memory",
 )
 
+# A host lists at most this many GPUs (the largest boxes have 16): more are a hostile or broken
+# nvidia-smi, and each costs a ring in the history, so the rest are dropped (the collector counts
+# them). Here, not in history: the collector needs it without importing numpy at start-up.
+MAX_GPUS_PER_HOST = 64
 _FIELD_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
 _UNIT_RE = re.compile(r"\s*\[[^\]]*\]\s*$")
+# No reading nvidia-smi prints is anywhere near these; a longer or larger one is a hostile host's
+# (a 400-digit value reads as float inf, and round(inf) raises OverflowError).
+_MAX_NUMBER_CHARS = 40
+_MAX_NUMBER = 1e15
+# Columns without which a row means nothing: a bad one drops the row; any other bad value drops
+# only that value (counted in `dropped`), and the rest of the reading stands.
+_ROW_KEYS = frozenset({"index", "pid"})
 _NUMBER_RE = re.compile(r"([+-]?\d+(?:\.\d+)?)(?:\s*[A-Za-z%/]+)?")
 _HELP_LINE_RE = re.compile(r'\s*"[A-Za-z0-9_.]+"(?:\s+or\s+"[A-Za-z0-9_.]+")*\s*')
 _QUOTED_RE = re.compile(r'"([A-Za-z0-9_.]+)"')
@@ -117,6 +128,7 @@ class GpuSample:
     pstate: str | None = None
     fan_speed_pct: int | None = None  # [N/A] on fanless datacenter cards and laptops
     extra: dict[str, str | None] = field(default_factory=dict, hash=False)
+    dropped: tuple[str, ...] = ()  # fields whose value could not be read: left None, counted
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -131,6 +143,7 @@ class ComputeApp:
     process_name: str | None = None
     used_memory_mib: int | None = None  # always None under Windows WDDM
     extra: dict[str, str | None] = field(default_factory=dict, hash=False)
+    dropped: tuple[str, ...] = ()  # fields whose value could not be read: left None, counted
 
 
 @dataclass(frozen=True)
@@ -159,10 +172,13 @@ def parse_number(value: str) -> float | None:
     text = value.strip()
     if text.casefold() in _NO_VALUE_FOLDED or (text.startswith("[") and text.endswith("]")):
         return None
-    match = _NUMBER_RE.fullmatch(text)
+    match = _NUMBER_RE.fullmatch(text) if len(text) <= _MAX_NUMBER_CHARS else None
     if match is None:
-        raise NvsmiParseError("not a number", value)
-    return float(match.group(1))
+        raise NvsmiParseError("not a number", value[:_MAX_NUMBER_CHARS])
+    number = float(match.group(1))
+    if not abs(number) < _MAX_NUMBER:  # also inf and nan
+        raise NvsmiParseError("out of range", value[:_MAX_NUMBER_CHARS])
+    return number
 
 
 def _int(value: str) -> int | None:
@@ -342,16 +358,23 @@ def _convert(
 ) -> dict[str, Any]:
     kwargs: dict[str, Any] = {}
     extra: dict[str, str | None] = {}
+    dropped: list[str] = []
     for name, value in zip(names, _split(line, len(names), free), strict=True):
         if name in columns:
             attr, convert = columns[name]
             try:
                 kwargs[attr] = convert(value)
             except NvsmiParseError as exc:
-                raise NvsmiParseError(f"bad {name} value {exc.line!r}", line) from exc
+                if name in _ROW_KEYS:
+                    raise NvsmiParseError(f"bad {name} value {exc.line!r}", line) from exc
+                kwargs[attr] = None
+                dropped.append(name)
         else:
             extra[name] = _text(value)
+    if dropped and len(dropped) == sum(name in columns for name in names):
+        raise NvsmiParseError(f"bad {dropped[0]} value", line)  # nothing in it could be read
     kwargs["extra"] = extra
+    kwargs["dropped"] = tuple(dropped)
     return kwargs
 
 

@@ -27,11 +27,29 @@ class StreamClosed(Exception):
         self.tail = tail
 
 
+# What a host may send before it is cut off: an nvidia-smi CSV row is well under 1 KiB, and a
+# one-shot command's whole answer (help text, process list, counters) well under a MiB.
+MAX_LINE_BYTES = 64 * 1024
+MAX_RUN_BYTES = 4 * 1024 * 1024
+MAX_RUN_LINES = 50_000
+
+
+class HostOutputTooLarge(Exception):
+    """A host sent more than the budget for one line or one command: not nvidia-smi's output.
+    `slow_retry`: the collector waits its longest backoff before trying again (never a spin)."""
+
+    slow_retry = True
+
+
 class LineStream:
-    """Line splitting over a byte source with a read timeout; a partial line is kept, not lost."""
+    """Line splitting over a byte source with a read timeout; a partial line is kept, not lost.
+
+    Linear in its input: each byte is searched for the newline once, and a line longer than
+    MAX_LINE_BYTES raises HostOutputTooLarge instead of growing the buffer."""
 
     def __init__(self) -> None:
-        self._buf = b""
+        self._buf = bytearray()
+        self._scanned = 0  # bytes of _buf already known to hold no newline
         self._tail: list[str] = []  # the last lines, to explain an exit
 
     def _recv(self, timeout: float) -> bytes:
@@ -48,18 +66,34 @@ class LineStream:
     def readline(self, timeout: float) -> str:
         """The next line without its newline; TimeoutError if none came within `timeout`."""
         deadline = time.monotonic() + timeout
-        while b"\n" not in self._buf:
+        end = self._buf.find(b"\n", self._scanned)
+        while end == -1:
+            self._scanned = len(self._buf)
+            if self._scanned > MAX_LINE_BYTES:
+                raise HostOutputTooLarge(
+                    f"The host sent a line longer than {MAX_LINE_BYTES // 1024} KiB, which is not "
+                    "nvidia-smi's output; the stream was stopped and will be retried later."
+                )
             left = deadline - time.monotonic()
             if left <= 0:
                 raise TimeoutError("no line from nvidia-smi in time")
             data = self._recv(left)
             if not data:
                 if self._buf:  # the last line had no newline
+                    end = len(self._buf)
                     break
                 code, lost = self._finish()
                 raise StreamClosed(code, lost, "\n".join(self._tail))
             self._buf += data
-        line, _, self._buf = self._buf.partition(b"\n")
+            end = self._buf.find(b"\n", self._scanned)
+        if end > MAX_LINE_BYTES:
+            raise HostOutputTooLarge(
+                f"The host sent a line longer than {MAX_LINE_BYTES // 1024} KiB, which is not "
+                "nvidia-smi's output; the stream was stopped and will be retried later."
+            )
+        line = bytes(self._buf[:end])
+        del self._buf[: end + 1]
+        self._scanned = 0
         text = line.decode("utf-8", "replace").rstrip("\r")
         self._tail = [*self._tail[-9:], text]
         return text
@@ -125,10 +159,19 @@ class SshTransport:
     def run(self, argv: Sequence[str], timeout: float) -> tuple[int, str]:
         stream = _SshLineStream(self.client, shlex.join(argv))
         lines: list[str] = []
+        size = 0
         deadline = time.monotonic() + timeout
         try:
             while True:
-                lines.append(stream.readline(max(0.01, deadline - time.monotonic())))
+                line = stream.readline(max(0.01, deadline - time.monotonic()))
+                size += len(line) + 1
+                if size > MAX_RUN_BYTES or len(lines) >= MAX_RUN_LINES:
+                    raise HostOutputTooLarge(
+                        f"`{argv[0] if argv else ''}` on the host answered with more than "
+                        f"{MAX_RUN_BYTES // (1024 * 1024)} MiB or {MAX_RUN_LINES} lines; "
+                        "it was stopped and will be retried later."
+                    )
+                lines.append(line)
         except StreamClosed as end:
             if end.lost:
                 raise ConnectionError("the SSH connection dropped") from None

@@ -118,6 +118,42 @@ class RemoteResult:
     err: str
 
 
+MAX_OUTPUT_BYTES = 1024 * 1024  # per stream of one check command: a check reads a few lines
+
+
+class OutputTooLarge(Exception):
+    pass
+
+
+def _read_capped(chan: paramiko.Channel, command: str, timeout: float) -> tuple[bytes, bytes]:
+    """A command's stdout and stderr, read side by side (one filling up cannot stall the
+    other), each up to MAX_OUTPUT_BYTES: a host printing without end (or a "file" that is
+    /dev/zero) is stopped there, with a message, instead of filling memory."""
+    streams = ((chan.recv_ready, chan.recv, bytearray()), (chan.recv_stderr_ready,
+               chan.recv_stderr, bytearray()))  # fmt: skip
+    deadline = time.monotonic() + timeout
+    while True:
+        moved = False
+        for ready, recv, buf in streams:
+            while ready():
+                buf += recv(65536)
+                moved = True
+                if len(buf) > MAX_OUTPUT_BYTES:
+                    shown = command if len(command) <= 60 else command[:57] + "..."
+                    raise OutputTooLarge(
+                        f"The host answered `{shown}` with more than "
+                        f"{MAX_OUTPUT_BYTES // 1024} KiB; the check stopped reading it."
+                    )
+        if not moved:
+            if chan.closed or (chan.eof_received and chan.exit_status_ready()):
+                if not (chan.recv_ready() or chan.recv_stderr_ready()):
+                    return bytes(streams[0][2]), bytes(streams[1][2])
+                continue
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"no answer to `{command[:60]}` in {timeout:.0f} s")
+            time.sleep(0.005)
+
+
 def utcnow() -> datetime:
     return datetime.now(timezone.utc)
 
@@ -161,9 +197,17 @@ class ReleaseContext:
             _in, stdout, stderr = self.client().exec_command(
                 command, timeout=timeout or self.timeout
             )
-            out = stdout.read().decode(errors="replace")
-            err = stderr.read().decode(errors="replace")
+            limit = timeout or self.timeout
+            out_b, err_b = _read_capped(stdout.channel, command, limit)
+            out, err = out_b.decode(errors="replace"), err_b.decode(errors="replace")
             return RemoteResult(stdout.channel.recv_exit_status(), out, err)
+        except OutputTooLarge as exc:
+            self.close()  # the channel may still be sending: the client goes with it
+            raise UserError(
+                str(exc),
+                hint="The host's command printed far more than a check reads; look at it on "
+                "the host, then run the check again.",
+            ) from None
         except (paramiko.SSHException, OSError) as exc:
             self.close()
             raise UserError(

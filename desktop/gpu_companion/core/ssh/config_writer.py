@@ -31,6 +31,21 @@ log = logging.getLogger(__name__)
 MARKER = b"# Added by GPU Companion (undo: gpu-companion ssh-config --remove)\n"
 FORWARD_PORTS: dict[int, str] = {8888: "Jupyter", 6006: "TensorBoard", 8000: "inference server"}
 ALIVE_INTERVAL_S, ALIVE_COUNT = 15, 4  # a dead link is noticed after a minute, not two hours
+# What a user's `Host *` must not weaken for a rented host (the app's UserKnownHostsFile is pinned
+# too). ssh keeps the first value, and the Include is kept first, so these win. Not pinned, on
+# purpose: ClearAllForwardings (it only removes the forwards the user asked for), LocalCommand
+# (never run with PermitLocalCommand no), ProxyJump/ProxyCommand (the user's own route, e.g. a
+# company bastion; the host key is still checked end to end against the app's known_hosts).
+PINNED: tuple[tuple[str, str], ...] = (
+    ("IdentitiesOnly", "yes"),
+    ("StrictHostKeyChecking", "yes"),
+    ("ForwardAgent", "no"),
+    ("ForwardX11", "no"),
+    ("ForwardX11Trusted", "no"),
+    ("PermitLocalCommand", "no"),
+    ("UpdateHostKeys", "no"),
+    ("VerifyHostKeyDNS", "no"),
+)
 
 
 @dataclass(frozen=True)
@@ -250,8 +265,15 @@ class SshConfigWriter:
             raise UserError(f"Could not read {target}: {exc.strerror}.") from exc
 
     def is_installed(self) -> bool:
+        """The Include is in ~/.ssh/config *first*: only then do the pinned options win."""
         data = self._read_user_config() or b""
         return data.startswith(self.include_block) and self.config_path.exists()
+
+    def is_included(self) -> bool:
+        """The Include is in ~/.ssh/config anywhere (a user or a tool may have put lines above
+        it since): the user asked for it, so a sync puts it back first."""
+        data = self._read_user_config() or b""
+        return without_include(data, self.include_block) != data
 
     def user_claims(self, aliases: list[str]) -> set[str]:
         """The aliases the user's own config (our Include taken out) already sends somewhere, as
@@ -294,10 +316,8 @@ class SshConfigWriter:
                 out.append(f"    IdentityAgent {check_path('identity_agent', e.identity_agent)}")
             # pinned: the Include comes first and ssh keeps the first value, so a user's
             # `Host *` cannot weaken these for a managed host
+            out += [f"    {name} {value}" for name, value in PINNED]
             out += [
-                "    IdentitiesOnly yes",
-                "    StrictHostKeyChecking yes",
-                "    ForwardAgent no",
                 f"    UserKnownHostsFile {known}",
                 f"    ServerAliveInterval {ALIVE_INTERVAL_S}",
                 f"    ServerAliveCountMax {ALIVE_COUNT}",

@@ -121,7 +121,7 @@ class ManagedConfig:
 
     def sync(self) -> WriteResult:
         entries = self.entries()
-        if self.writer.is_installed():
+        if self.writer.is_included():  # also moves an Include that is no longer first back up
             return self.writer.write(entries)
         return self.writer.write_managed(entries)
 

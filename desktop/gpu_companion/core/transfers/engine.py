@@ -231,7 +231,11 @@ class TransferEngine:
                 literal_bytes=outcome.literal_bytes,
             )
         return TransferOutcome(
-            "done", verified=True, bytes_sent=total_sent, literal_bytes=outcome.literal_bytes
+            "done",
+            message=f"Verified. {outcome.message}" if outcome.message else "",  # e.g. skipped links
+            verified=True,
+            bytes_sent=total_sent,
+            literal_bytes=outcome.literal_bytes,
         )
 
     def _rsync_once(

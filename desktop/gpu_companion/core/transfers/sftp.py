@@ -6,6 +6,12 @@ other's partial file, and it reports the same `TransferProgress` events. Names a
 host lists pass `remote_names` first: a name that would leave the download folder fails the
 job, names that are not UTF-8 keep their bytes, setuid and group/other-write bits are dropped.
 
+Links and special files: an upload never follows a link. A link that stays inside the chosen
+folder (relative, never climbing above it: rsync's --safe-links rule) goes up as a link; one
+pointing out, and any fifo, device or socket, is skipped and named in the job's message. A
+download takes regular files only (the listing is lstat's: a link, a fifo or a device from the
+host is skipped and named), so nothing it writes is a link, device node or fifo.
+
 A download never reads past the size the host listed for a file (a host whose reads never end
 cannot fill the disk). A full local disk fails the job at once, naming the folder and the space
 needed, and gives back what this run wrote into the file that did not fit (see `_copy_download`).
@@ -32,6 +38,7 @@ from gpu_companion.core.transfers.job import (
     PARTIAL_DIR,
     TransferControl,
     TransferJob,
+    TransferNote,
     TransferOutcome,
     TransferProgress,
     is_excluded,
@@ -98,6 +105,25 @@ class _File:
     size: int
     mtime: int
     mode: int
+    link: str = ""  # an upload's link that stays inside the folder: its target, sent as a link
+
+
+def link_stays_inside(rel: str, target: str) -> bool:
+    """rsync's --safe-links rule: a relative target that never climbs above the folder root."""
+    if not target or target.startswith("/") or "\0" in target:
+        return False
+    depth = rel.count("/")  # folders between the root and the link
+    for part in target.split("/"):
+        if part == "..":
+            depth -= 1
+            if depth < 0:
+                return False
+        elif part not in ("", "."):
+            depth += 1
+    return True
+
+
+_MAX_NAMED = 20  # skipped entries named in the message; the rest are counted
 
 
 class SftpRun:
@@ -114,6 +140,7 @@ class SftpRun:
         self._started = time.monotonic()
         self._bucket_t = time.monotonic()
         self._bucket_bytes = 0
+        self.skipped: list[str] = []  # links out of the folder, fifos, devices: named at the end
         control.set_stopper(self._stop)
 
     def _stop(self) -> None:
@@ -138,13 +165,29 @@ class SftpRun:
                 for d in dirnames
                 if not is_excluded(posixpath.join(rel_dir, d), self.job.options.excludes)
             )
-            for name in sorted(filenames):
+            # os.walk lists a link to a folder among the folders and never enters it
+            links = [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]
+            dirnames[:] = [d for d in dirnames if d not in links]
+            for name in sorted([*filenames, *links]):
                 rel = posixpath.join(rel_dir, name)
                 path = Path(dirpath) / name
-                if is_excluded(rel, self.job.options.excludes) or not path.is_file():
+                if is_excluded(rel, self.job.options.excludes):
                     continue
-                st = path.stat()
-                files.append(_File(rel, st.st_size, int(st.st_mtime), stat.S_IMODE(st.st_mode)))
+                try:
+                    st = path.lstat()  # never follows a link
+                except OSError:
+                    continue
+                if stat.S_ISLNK(st.st_mode):
+                    target = os.readlink(path)
+                    if link_stays_inside(rel, target):
+                        files.append(_File(rel, 0, int(st.st_mtime), 0o777, link=target))
+                    else:
+                        self.skipped.append(f"{display_name(rel)} (a link out of the folder)")
+                elif stat.S_ISREG(st.st_mode):
+                    mode = stat.S_IMODE(st.st_mode)
+                    files.append(_File(rel, st.st_size, int(st.st_mtime), mode))
+                else:
+                    self.skipped.append(f"{display_name(rel)} (not a regular file)")
         return files
 
     def _remote_exists(self, path: str) -> bool:
@@ -161,6 +204,9 @@ class SftpRun:
             return []
         if not stat.S_ISDIR(st.st_mode or 0) or not self.job.options.source_is_dir:
             name = posixpath.basename(root.rstrip("/"))
+            if not stat.S_ISREG(st.st_mode or 0):  # /dev/zero, a fifo: endless, even to hash
+                self.skipped.append(f"{display_name(name)} (not a regular file)")
+                return []
             return [_File(name, _size(st.st_size), _mtime(st.st_mtime), safe_mode(st.st_mode))]
         files: list[_File] = []
         stack = [""]
@@ -177,11 +223,23 @@ class SftpRun:
                 elif stat.S_ISREG(attr.st_mode or 0):
                     mode = safe_mode(attr.st_mode)
                     files.append(_File(rel, _size(attr.st_size), _mtime(attr.st_mtime), mode))
+                else:  # a link, fifo, device or socket on the host: never recreated here
+                    kind = "a link" if stat.S_ISLNK(attr.st_mode or 0) else "not a regular file"
+                    self.skipped.append(f"{display_name(rel)} ({kind})")
         return files
+
+    def skipped_note(self) -> str:
+        if not self.skipped:
+            return ""
+        named = ", ".join(self.skipped[:_MAX_NAMED])
+        more = len(self.skipped) - _MAX_NAMED
+        return f"Skipped {len(self.skipped)} entr{'y' if len(self.skipped) == 1 else 'ies'}: " + (
+            named + (f" and {more} more" if more > 0 else "") + "."
+        )
 
     # --- running -------------------------------------------------------------------------
 
-    def events(self) -> Generator[TransferProgress, None, TransferOutcome]:
+    def events(self) -> Generator[TransferProgress | TransferNote, None, TransferOutcome]:
         job = self.job
         upload = job.direction == "upload"
         local_root = Path(job.local_path)
@@ -235,7 +293,12 @@ class SftpRun:
         if self._stopped and requested in ("paused", "cancelled"):
             return TransferOutcome(requested, bytes_sent=self.bytes_sent)
         yield TransferProgress(total, total, None, 0, None)
-        return TransferOutcome("done", bytes_sent=self.bytes_sent, literal_bytes=self.bytes_sent)
+        note = self.skipped_note()
+        if note:
+            yield TransferNote(note, "warning")
+        return TransferOutcome(
+            "done", message=note, bytes_sent=self.bytes_sent, literal_bytes=self.bytes_sent
+        )
 
     def _paths(self, f: _File) -> tuple[str, str]:
         job = self.job
@@ -249,6 +312,8 @@ class SftpRun:
 
     def _up_to_date(self, f: _File, dst: str, upload: bool) -> bool:
         try:
+            if f.link:
+                return bool(self.sftp.readlink(remote_bytes(dst)) == f.link)
             if upload:
                 st = self.sftp.stat(remote_bytes(dst))
                 return bool(st.st_size == f.size and int(st.st_mtime or 0) == f.mtime)
@@ -268,6 +333,15 @@ class SftpRun:
 
     def _copy_upload(self, f: _File, src: str, dst: str) -> Iterator[int]:
         parent = posixpath.dirname(dst) or "."
+        if f.link:  # a link inside the folder goes up as the same link
+            self._makedirs(parent)
+            try:
+                self.sftp.remove(remote_bytes(dst))
+            except OSError:
+                pass  # nothing there yet
+            self.sftp.symlink(remote_bytes(f.link), remote_bytes(dst))
+            yield 0
+            return
         partial_dir = posixpath.join(parent, PARTIAL_DIR)
         partial = posixpath.join(partial_dir, posixpath.basename(dst))
         self._makedirs(parent)
@@ -283,7 +357,8 @@ class SftpRun:
             offset = 0
         yield offset
         mode = "ab" if offset else "wb"
-        with open(src, "rb") as lf, self.sftp.open(remote_bytes(partial), mode) as rf:
+        follow = src == self.job.local_path  # the file the user chose may itself be a link
+        with _open_regular(src, follow) as lf, self.sftp.open(remote_bytes(partial), mode) as rf:
             rf.set_pipelined(True)
             lf.seek(offset)
             while not self._stopped:
@@ -393,6 +468,7 @@ class SftpRun:
             if upload
             else self._remote_files(job.remote_path)
         )
+        files = [f for f in files if not f.link]  # a link's target is checked as itself
         pairs = [self._paths(f) for f in files]
         local_paths = [src if upload else dst for src, dst in pairs]
         remote_paths = [dst if upload else src for src, dst in pairs]
@@ -429,6 +505,20 @@ class SftpRun:
         except OSError:
             return None
         return h.hexdigest()
+
+
+def _open_regular(path: str, follow: bool = False) -> Any:
+    """`path` opened for reading only if it is still a regular file and (unless `follow`: the
+    file the user chose itself) not a link: one swapped in after the listing is not followed."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
+    fd = os.open(path, flags if follow else flags | getattr(os, "O_NOFOLLOW", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, f"{path} is no longer a regular file")
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 def _give_back(partial: Path, size: int) -> None:

@@ -60,7 +60,10 @@ def test_import_never_runs_match_exec_and_reads_host_equals(tmp_path):
         f'Match originalhost gpu-c exec "touch {ran}-4"\n  User fromexec\n'
     )
     found = {c.alias: c for c in scan_ssh_config(path)}
-    assert list(found) == ["gpu-c"]
+    assert [a for a, c in found.items() if c.host] == ["gpu-c"]
+    assert [a for a, c in found.items() if not c.host] == [
+        f"Match (line {n})" for n in (1, 3, 5, 12)
+    ]
     c = found["gpu-c"].host
     assert (c.hostname, c.port, c.user) == ("203.0.113.9", 41022, "root")
     assert not [p.name for p in tmp_path.iterdir() if p.name.startswith("ran")]  # none ran

@@ -39,6 +39,11 @@ from gpu_companion.core.transfers.rsync.progress import (
 _TAIL_CHARS = 64_000
 # A received file never keeps setuid/setgid or group/other write from the host (rsync -a would).
 DOWNLOAD_CHMOD = "--chmod=ug-s,go-w"
+# -a alone keeps owners, devices and fifos when run as root, and copies links pointing anywhere:
+# a link out of the tree is skipped (--safe-links, both ways), no device node, fifo or socket is
+# made, owners and groups are the receiving user's. Every purpose gets them (a verify must read
+# the tree the transfer made).
+SAFE_TREE_OPTIONS = ("--safe-links", "--no-devices", "--no-specials", "--no-owner", "--no-group")
 # rsync's temp files: `.NAME.XXXXXX` (mkstemp's six letters) beside the final file.
 _TEMP_RE = re.compile(r"^\.(?P<name>.+)\.[A-Za-z0-9]{6}$")
 # `%i %n`: eleven item characters (or `*deleting` padded to eleven), one space, the name.
@@ -80,6 +85,7 @@ class RsyncCommand:
                 hint="Run the delete preview, check the list, then start the job.",
             )
         argv = [rsync, "-a", "--protect-args", f"--partial-dir={PARTIAL_DIR}"]
+        argv += list(SAFE_TREE_OPTIONS)
         argv += ["-e", ssh_command_string(ssh_argv)]
         if purpose == "transfer":
             argv += ["--info=progress2,name1", "--no-inc-recursive", "--stats"]

@@ -35,6 +35,13 @@ def test_upload_argv_has_the_safe_options_and_dashdash_before_paths(tmp_path: Pa
     cmd = RsyncCommand.prepare(job, "box", SSH, rsync="/usr/bin/rsync")
     argv = cmd.argv
     assert argv[:4] == ["/usr/bin/rsync", "-a", "--protect-args", "--partial-dir=.rsync-partial"]
+    assert argv[4:9] == [
+        "--safe-links",
+        "--no-devices",
+        "--no-specials",
+        "--no-owner",
+        "--no-group",
+    ]
     assert argv[argv.index("-e") + 1] == "ssh -F '/home/a b/.ssh/gpu-companion/config'"
     for opt in (
         "--info=progress2,name1",
@@ -57,6 +64,9 @@ def test_download_argv_mirrors_the_remote_folder(tmp_path: Path) -> None:
     assert argv[-3:] == ["--", "box:runs/exp 1/", f"{tmp_path / 'out'}/"]
     assert "--mkpath" not in argv
     assert "--chmod=ug-s,go-w" in argv  # the host's setuid and group/other write are dropped
+    # no link out of the folder, no device node, fifo or socket, no owner from the host
+    safe = {"--safe-links", "--no-devices", "--no-specials", "--no-owner", "--no-group"}
+    assert safe <= set(argv[: argv.index("--")])
 
 
 def test_verify_and_preview_are_dry_runs(tmp_path: Path) -> None:
@@ -66,6 +76,8 @@ def test_verify_and_preview_are_dry_runs(tmp_path: Path) -> None:
     assert not any(a.startswith("--info") or a.startswith("--bwlimit") for a in verify)
     preview = RsyncCommand.prepare(job, "box", ["ssh"], purpose="preview-delete").argv
     assert {"--dry-run", "--delete", "--itemize-changes"} <= set(preview)
+    for argv in (verify, preview):  # the same tree rules as the transfer
+        assert {"--safe-links", "--no-devices", "--no-specials"} <= set(argv)
 
 
 def test_delete_without_preview_is_refused(tmp_path: Path) -> None:
