@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import sqlite3
 import sys
 from collections.abc import Sequence
 
@@ -82,6 +83,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, sys.stdout.fileno())  # the exit's own flush must not fail again
             return 141
+        except sqlite3.DatabaseError as exc:  # a page damaged mid-file: read only when used
+            print(f"error: {_store_problem(exc)}", file=sys.stderr)
+            return 2
     import gpu_companion.services  # noqa: F401  # before Qt: see below
 
     # Every module imported after PySide6 has its source read by PySide6's feature check; the
@@ -100,6 +104,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return 2
     return run_gui([sys.argv[0]], smoke_test=args.smoke_test, background=args.background)
+
+
+def _store_problem(exc: sqlite3.DatabaseError) -> str:
+    """The one line every command prints for a database that fails under it, as the window
+    says it: a full disk or a read-only folder by name, anything else as a damaged file."""
+    from gpu_companion.core.common.paths import AppPaths
+    from gpu_companion.core.storage.store import damaged, explain
+
+    path = AppPaths.default().database
+    problem = explain(exc, path) or damaged(path, exc)
+    return str(problem)
 
 
 def no_display() -> bool:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -51,6 +50,12 @@ def _n(value: float | None, unit: str = "") -> str:
 
 
 def _line(snap: Snapshot, gpu: GpuSample) -> str:
+    from gpu_companion.core.common.plain import plain_line
+
+    return plain_line(_raw_line(snap, gpu))  # names and messages are the host's text
+
+
+def _raw_line(snap: Snapshot, gpu: GpuSample) -> str:
     procs = ", ".join(f"{a.process_name or 'hidden'}({a.pid if a.pid is not None else '?'})"
                       for a in snap.apps_on(gpu)) or "-"  # fmt: skip
     return (
@@ -98,9 +103,19 @@ def _as_dict(snap: Snapshot) -> dict[str, Any]:
     }
 
 
+def json_text(value: Any) -> str:
+    """Strict JSON (never Infinity or NaN, which most parsers refuse): such a value is null."""
+    from gpu_companion.core.common.plain import json_text as strict_json
+
+    return strict_json(value, indent=2)
+
+
 def _fault_line(snap: Snapshot, f: GpuFault) -> str:
+    from gpu_companion.core.common.plain import plain_line
+
     index = "-" if f.index is None else str(f.index)
-    return f"{snap.alias}\t{index}\t{f.name or '-'}\t{f.short}: {f.message} {f.hint}".rstrip()
+    text = f"{snap.alias}\t{index}\t{f.name or '-'}\t{f.short}: {f.message} {f.hint}"
+    return plain_line(text.rstrip())
 
 
 def run(args: argparse.Namespace, factory: ClientFactory | None = None) -> int:
@@ -122,7 +137,7 @@ def run(args: argparse.Namespace, factory: ClientFactory | None = None) -> int:
     finally:
         services.close()
     if args.json:
-        print(json.dumps([_as_dict(s) for s in snaps], indent=2))
+        print(json_text([_as_dict(s) for s in snaps]))
     else:
         for snap in snaps:
             if snap.gpus and snap.status.state.value in _READING:
@@ -131,6 +146,10 @@ def run(args: argparse.Namespace, factory: ClientFactory | None = None) -> int:
                 for _, text in sorted(rows, key=lambda r: (r[0] is None, r[0] or 0)):
                     print(text)
             else:
-                st = snap.status
-                print(f"{snap.alias}\t{st.state.value}: {st.message} {st.hint}".rstrip())
+                from gpu_companion.core.common.plain import plain_line
+
+                st = snap.status  # its message may quote the host
+                print(
+                    plain_line(f"{snap.alias}\t{st.state.value}: {st.message} {st.hint}".rstrip())
+                )
     return 0 if all(s.ok for s in snaps) else 1

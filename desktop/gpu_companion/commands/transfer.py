@@ -8,7 +8,6 @@ path), 3 partial (some jobs done, the others are named), 130 stopped by Ctrl-C (
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import sys
 from typing import TYPE_CHECKING, Any
@@ -48,7 +47,9 @@ def register(sub: Any) -> None:
 
 
 def _err(text: str) -> None:
-    print(f"gpu-companion transfer: {text}", file=sys.stderr)
+    from gpu_companion.core.common.plain import plain
+
+    print(f"gpu-companion transfer: {plain(text)}", file=sys.stderr)
 
 
 def _jobs(args: argparse.Namespace) -> list[TransferJob]:
@@ -89,18 +90,21 @@ class _Progress:
         self.width = shutil.get_terminal_size((100, 20)).columns - 1
 
     def __call__(self, job: TransferJob) -> None:
+        from gpu_companion.core.common.plain import plain_line
         from gpu_companion.core.transfers.headless import progress_line
 
         assert job.id is not None
         key = (job.state.value, job.message)
         changed = self.last.get(job.id) != key
         self.last[job.id] = key
+        message = plain_line(job.message)  # rsync's errors and file names are the host's text
         if self.tty:
-            self.stream.write("\r" + progress_line(job)[: self.width].ljust(self.width))
-            if changed and job.message:
-                self.stream.write(f"\n#{job.id} {job.message}\n")
+            line = plain_line(progress_line(job))
+            self.stream.write("\r" + line[: self.width].ljust(self.width))
+            if changed and message:
+                self.stream.write(f"\n#{job.id} {message}\n")
         elif changed:
-            note = f": {job.message}" if job.message else ""
+            note = f": {message}" if message else ""
             self.stream.write(f"#{job.id} {job.state.value}{note}\n")
         self.stream.flush()
 
@@ -125,6 +129,7 @@ def _as_dict(job: TransferJob) -> dict[str, Any]:
 def run(args: argparse.Namespace) -> int:
     from gpu_companion.commands.opening import open_services
     from gpu_companion.core.common.errors import UserError
+    from gpu_companion.core.common.plain import json_text, plain
     from gpu_companion.core.transfers.headless import run_batch
 
     jobs = _jobs(args)
@@ -150,7 +155,7 @@ def run(args: argparse.Namespace) -> int:
     if _Progress(sys.stderr).tty:
         sys.stderr.write("\n")
     if args.json:
-        print(json.dumps({"exit": result.exit_code, "jobs": [_as_dict(j) for j in result.jobs]}))
+        print(json_text({"exit": result.exit_code, "jobs": [_as_dict(j) for j in result.jobs]}))
     else:
         for j in result.jobs:
             check = "verified" if j.verified else "not verified"
@@ -160,7 +165,7 @@ def run(args: argparse.Namespace) -> int:
                 if j.direction == "upload"
                 else f"{where} -> {j.local_path}"
             )
-            print(f"#{j.id}\t{j.state.value}\t{check}\t{pair}")
+            print(plain(f"#{j.id}\t{j.state.value}\t{check}\t{pair}"))
     if result.interrupted:
         _err("interrupted: running jobs are paused with their partial data; resume them on the "
              "Transfers page.")  # fmt: skip

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
 from gpu_companion.core.common.listeners import Listeners
+from gpu_companion.core.common.plain import plain
 
 
 class Level(enum.Enum):
@@ -23,6 +24,11 @@ class Message:
     source: str = ""
     key: str = ""
     at: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
+
+    def __post_init__(self) -> None:
+        # a message often quotes a host (an rsync error, a process name): every subscriber
+        # (`watch` printing to a terminal, the tray, the banners) gets it without escapes
+        object.__setattr__(self, "text", plain(self.text))
 
 
 Listener = Callable[[Message], None]

@@ -64,6 +64,10 @@ FORMAT_HINT = (
 EARLIEST = datetime(2000, 1, 1, tzinfo=timezone.utc)
 LATEST = datetime(2100, 1, 1, tzinfo=timezone.utc)
 MAX_HOURS = Decimal(24 * 366 * 10)
+# The most a rental can cost per hour or in all, in the currency's units: far above any real
+# rental (the indonesian rupiah included), far below what overflows the store's 64-bit integers.
+MAX_RATE = Decimal(10) ** 8
+MAX_COST = Decimal(10) ** 11
 
 
 # --- import -----------------------------------------------------------------------------------
@@ -218,6 +222,8 @@ def _parse_row(
         item.charge = Charge(pid, kind, minor, currency, started, get("notes"), None, get("ref"))
         item.summary = f"{kind} {decimal_text(minor, currency)} {currency}"
         return
+    if amount is not None and amount > MAX_COST:
+        raise ValueError(f"amount {get('amount')} is out of range (the most is {MAX_COST:,})")
     hours = number("hours")
     if hours is not None and hours < 0:
         raise ValueError(f"hours {get('hours')} is negative")
@@ -230,9 +236,18 @@ def _parse_row(
     elif ended is not None and hours is not None:
         if abs((ended - started).total_seconds() - float(hours) * 3600) > 60:
             raise ValueError(f"hours {get('hours')} does not match started_at and ended_at")
+    if ended is not None and Decimal((ended - started).total_seconds()) > MAX_HOURS * 3600:
+        raise ValueError(f"the rental lasts more than {MAX_HOURS:,} hours; check its dates")
     rate = number("rate") or Decimal(0)
+    if rate > MAX_RATE:
+        raise ValueError(f"rate {get('rate')} is out of range (the most is {MAX_RATE:,} an hour)")
     if amount is not None and amount < 0:
         raise ValueError(f"amount {get('amount')} is negative")
+    if amount and ended is None and not rate:  # never a rental running at zero, amount lost
+        raise ValueError(
+            f"amount {get('amount')} is given but the rental has neither an end nor a rate: add "
+            "ended_at or hours (or a rate, to import it as still running)"
+        )
     count = get("gpu_count") or "1"
     if not count.isdigit():
         raise ValueError(f"gpu_count {count!r} is not a whole number")
@@ -256,6 +271,11 @@ def _parse_row(
     )
     if ended is not None:
         cost = to_minor(amount, currency) if amount is not None else rental.cost_at(ended)
+        if cost > to_minor(MAX_COST, currency):
+            shown = decimal_text(cost, currency)
+            raise ValueError(
+                f"the cost {shown} {currency} is out of range (the most is {MAX_COST:,})"
+            )
         rental = Rental(**{**rental.__dict__, "cost_minor": cost})
     try:
         item.rental = validate_rental(rental)
@@ -265,18 +285,61 @@ def _parse_row(
     item.summary = f"{rental.gpu_model or 'rental'} {span}"
 
 
-def _content_ref(entry: Rental | Charge, kind: str, platform: str, seen: dict[str, int]) -> str:
-    """A ref for a row that has none, from what it says (and how often the file said it before),
-    so importing the same bill again finds it; two equal rows in one file stay two rows."""
+def _number_key(value: Decimal | int | None) -> str:
+    """One spelling per value: 0.5, 0.50 and 5E-1 are the same rate."""
+    if value is None:
+        return ""
+    d = Decimal(value).normalize()
+    return format(d if d else Decimal(0), "f")
+
+
+def content_key(entry: Rental | Charge, kind: str, platform: str) -> str:
+    """What a row says, as parsed values (instants, minor units, normalised rates), never as the
+    file's text: the same bill saved again with 0.5 for 0.50 or another date spelling is equal."""
     if isinstance(entry, Rental):
         ended = to_iso(entry.ended_at) if entry.ended_at else ""
         at, parts = entry.started_at, [entry.host_alias, entry.gpu_model, str(entry.gpu_count)]
-        parts += [str(entry.rate), ended, str(entry.cost_minor)]
+        parts += [_number_key(entry.rate), ended, _number_key(entry.cost_minor)]
     else:
         at, parts = entry.at, [str(entry.amount_minor), entry.description]
-    key = "\x1f".join([kind, platform.lower(), entry.currency, to_iso(at), *parts])
+    return "\x1f".join([kind, platform.lower(), entry.currency, to_iso(at), *parts])
+
+
+def _content_ref(entry: Rental | Charge, kind: str, platform: str, seen: dict[str, int]) -> str:
+    """A ref for a row that has none, from what it says (and how often the file said it before),
+    so importing the same bill again finds it; two equal rows in one file stay two rows."""
+    key = content_key(entry, kind, platform)
     seen[key] = seen.get(key, 0) + 1
     return "csv-" + hashlib.sha256(f"{key}\x1f{seen[key]}".encode()).hexdigest()[:20]
+
+
+def _stored_content(ledger: SpendLedger) -> dict[str, int]:
+    """How many stored rows say each content key: a bill imported before (by an older version,
+    whose refs hashed the file's text) is still recognised by its values."""
+    counts: dict[str, int] = {}
+    rows = ledger.store.db.execute(
+        "SELECT 'rental', p.name, r.currency, r.started_at, r.host_alias, r.gpu_model, "
+        "r.gpu_count, r.rate, r.ended_at, r.cost_minor FROM rentals r "
+        "JOIN platforms p ON p.id = r.platform_id"
+    ).fetchall()
+    rows += ledger.store.db.execute(
+        "SELECT c.kind, p.name, c.currency, c.at, c.amount_minor, c.description "
+        "FROM charges c JOIN platforms p ON p.id = c.platform_id"
+    ).fetchall()
+    for row in rows:
+        try:
+            if row[0] == "rental":
+                _, platform, cur, at, alias, model, count, rate, ended, cost = row
+                parts = [alias or "", model or "", str(count), _number_key(Decimal(rate))]
+                parts += [to_iso(from_iso(ended)) if ended else "", _number_key(cost)]
+            else:
+                _, platform, cur, at, amount, description = row
+                parts = [str(amount), description or ""]
+            key = "\x1f".join([row[0], platform.lower(), cur, to_iso(from_iso(at)), *parts])
+        except (ValueError, ArithmeticError, TypeError):
+            continue  # a row this version cannot read is never equal to a parsed one
+        counts[key] = counts.get(key, 0) + 1
+    return counts
 
 
 def _records(text: str, delimiter: str, preview: ImportPreview) -> list[tuple[int, list[str]]]:
@@ -342,6 +405,7 @@ def parse_csv(
     errors_at = dict(bad_lines)
     seen_refs: set[str] = set()
     seen_content: dict[str, int] = {}
+    stored_content = _stored_content(ledger)
     for line, fields in body:
         if line in errors_at:
             preview.rows.append(ImportRow(line, "?", [errors_at.pop(line)]))
@@ -361,13 +425,18 @@ def parse_csv(
             continue
         entry: Rental | Charge | None = item.rental or item.charge
         assert entry is not None
-        if not entry.ref:
+        by_content = not entry.ref  # a file's own refs are authoritative; else its values
+        if by_content:
             ref = _content_ref(entry, item.kind, item.platform, seen_content)
             if item.rental is not None:
                 item.rental = entry = replace(item.rental, ref=ref)
             elif item.charge is not None:
                 item.charge = entry = replace(item.charge, ref=ref)
+        key = content_key(entry, item.kind, item.platform)
         if entry.ref in known_refs or entry.ref in seen_refs:
+            item.duplicate = True
+        elif by_content and stored_content.get(key, 0) > 0:  # once per stored row that says it
+            stored_content[key] -= 1
             item.duplicate = True
         seen_refs.add(entry.ref)
         if item.platform.lower() not in platforms and item.platform not in preview.new_platforms:

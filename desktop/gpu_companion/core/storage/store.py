@@ -55,6 +55,14 @@ def read_only(path: Path) -> StoreError:
     )
 
 
+def damaged(path: Path, exc: BaseException) -> StoreError:
+    """A file that opened but whose pages do not read (damaged mid-file, or not SQLite)."""
+    return StoreError(
+        f"The database {path} is not a readable SQLite file ({exc}).",
+        hint="Move it aside and start again, or restore one of the *.bak copies beside it.",
+    )
+
+
 def explain(exc: BaseException, path: Path) -> StoreError | None:
     """The user's reason for a failed database operation, or None when it is a bug."""
     if isinstance(exc, sqlite3.Error):
@@ -274,10 +282,7 @@ class Store:
             reason = explain(exc, self.path)  # a read-only folder, not a damaged file
             if reason is not None:
                 raise reason from exc
-            raise StoreError(
-                f"The database {self.path} is not a readable SQLite file ({exc}).",
-                hint="Move it aside and start again, or restore one of the *.bak copies beside it.",
-            ) from exc
+            raise damaged(self.path, exc) from exc
         known = [m.name for m in self._migrations]
         if has_table:
             applied = self.applied_migrations()

@@ -8,6 +8,8 @@ from typing import Any, Generic, TypeVar
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView
 
+from gpu_companion.ui.common.plain_text import tooltip_text
+
 T = TypeVar("T")
 Index = QModelIndex | QPersistentModelIndex
 
@@ -44,7 +46,8 @@ class RowTableModel(QAbstractTableModel, Generic[T]):
             return None
         if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole):
             value = self._columns[index.column()][1](self._rows[index.row()])
-            return "" if value is None else str(value)
+            text = "" if value is None else str(value)
+            return tooltip_text(text) if role == Qt.ItemDataRole.ToolTipRole else text
         return None
 
     def headerData(

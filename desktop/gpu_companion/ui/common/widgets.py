@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 
 from gpu_companion.core.common.notifier import Level, Message
 from gpu_companion.ui.common.icons import icon
+from gpu_companion.ui.common.plain_text import tooltip_text
 
 
 class ElidedLabel(QLabel):
@@ -36,7 +37,7 @@ class ElidedLabel(QLabel):
 
     def set_full_text(self, text: str) -> None:
         self._full = text
-        self.setToolTip(text)
+        self.setToolTip(tooltip_text(text))
         self._elide()
 
     def full_text(self) -> str:

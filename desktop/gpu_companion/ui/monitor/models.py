@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QStyledItemDelegate, QStyleOptionViewItem
 from gpu_companion.core.monitor.collector import HostState, HostStatus, TimedSample
 from gpu_companion.core.monitor.faults import GpuFault
 from gpu_companion.core.monitor.nvsmi import ComputeApp, GpuSample
+from gpu_companion.ui.common.plain_text import tooltip_text
 
 Index = QModelIndex | QPersistentModelIndex
 SPARK_POINTS = 120
@@ -177,7 +178,8 @@ class FleetModel(QAbstractTableModel):
             st = row.status
             bad = f"{st.bad_lines} unreadable line(s) skipped" if st.bad_lines else ""
             faults = [f"{f.message} {f.hint}".strip() for f in row.faults]
-            return "\n".join(p for p in (st.state.value, st.message, st.hint, bad, *faults) if p)
+            parts = (st.state.value, st.message, st.hint, bad, *faults)
+            return tooltip_text("\n".join(p for p in parts if p))  # the host's words
         if role == Qt.ItemDataRole.ForegroundRole and index.column() == 1:
             if row.faults:
                 return QColor("#c53030")

@@ -37,6 +37,7 @@ from gpu_companion.core.release import (
 from gpu_companion.core.release.items import ManualConfirmation
 from gpu_companion.core.release.leftovers import listed_path
 from gpu_companion.ui.common.page import EmptyStatePage, Navigator
+from gpu_companion.ui.common.plain_text import tooltip_text
 from gpu_companion.ui.common.widgets import EmptyState
 from gpu_companion.ui.common.worker import Worker, run_in_thread
 from gpu_companion.ui.release.dialogs import ChecklistSettingsDialog, OverrideDialog
@@ -226,7 +227,7 @@ class ReleasePage(ReleaseFlow, EmptyStatePage):
         host = self.host()
         for record in self.wiring.ledger.history(host.alias) if host else []:
             item = QListWidgetItem(describe_record(record))
-            item.setToolTip(record_details(record))
+            item.setToolTip(tooltip_text(record_details(record)))
             self.history.addItem(item)
         if not self.history.count():
             self.history.addItem("No release or override recorded for this host yet.")

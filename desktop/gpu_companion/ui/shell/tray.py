@@ -13,6 +13,7 @@ from PySide6.QtWidgets import QMenu, QSystemTrayIcon, QWidget
 
 from gpu_companion.core.common.notifier import Level, Message
 from gpu_companion.ui.common.icons import icon
+from gpu_companion.ui.common.plain_text import tooltip_text
 
 if TYPE_CHECKING:
     from gpu_companion.core.spend.alerts import SpendAlerts
@@ -124,7 +125,7 @@ class Tray(QObject):
             self._build_menu(self._entries)  # afresh each time it opens
         if self.icon is not None:
             self.icon.setIcon(icon(f"tray-{self.state}"))
-            self.icon.setToolTip(self.tooltip)
+            self.icon.setToolTip(tooltip_text(self.tooltip))
 
     def _opening(self) -> None:
         self._build_menu(self._entries)

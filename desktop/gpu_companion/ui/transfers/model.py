@@ -14,6 +14,7 @@ from PySide6.QtWidgets import (
 )
 
 from gpu_companion.core.transfers.job import JobState, TransferJob, human_bytes
+from gpu_companion.ui.common.plain_text import tooltip_text
 
 Index = QModelIndex | QPersistentModelIndex
 PERCENT_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -114,7 +115,7 @@ class TransferTableModel(QAbstractTableModel):
         if role == PERCENT_ROLE:
             return job.percent
         if role == Qt.ItemDataRole.ToolTipRole:
-            return job.message or describe(job)
+            return tooltip_text(job.message or describe(job))  # rsync's errors quote the host
         if role != Qt.ItemDataRole.DisplayRole:
             return None
         running = job.state is JobState.RUNNING
