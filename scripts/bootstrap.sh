@@ -49,8 +49,14 @@ ensure_venv() {  # ensure_venv EXTRAS: a venv at $VENV with the project installe
   local pinned=()
   [ -f "$CONSTRAINTS" ] && pinned=(-c "$CONSTRAINTS")
   if [ ! -f "$stamp" ] || [ "$REPO/pyproject.toml" -nt "$stamp" ] || [ "$CONSTRAINTS" -nt "$stamp" ]; then
-    "$VENV/bin/python" -m pip install -q --upgrade pip >/dev/null
-    "$VENV/bin/python" -m pip install -q "${pinned[@]}" -e "$REPO[$1]"
+    echo "Installing the Python packages into $VENV (a few minutes the first time)…"
+    local log="$VENV/pip-install.log"  # the build's chatter goes here, shown only on a failure
+    if ! { "$VENV/bin/python" -m pip install -q --upgrade pip &&
+           "$VENV/bin/python" -m pip install -q "${pinned[@]}" -e "$REPO[$1]"; } >"$log" 2>&1; then
+      tail -n 40 "$log" >&2
+      echo "pip failed; the whole log is $log" >&2
+      return 1
+    fi
     touch "$stamp"
   fi
 }
