@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 
-TESTED = "Linux (x86_64 and aarch64, with a Secret Service keyring)"
+TESTED = "Linux (Debian 12, x86_64, with a Secret Service keyring)"
 
 
 def support(platform: str | None = None) -> tuple[str, str]:
