@@ -21,6 +21,7 @@ import pytest
 
 from gpu_companion.cli import main
 from gpu_companion.core.common.notifier import Level, Message, Notifier
+from tests.conftest import missing_component
 from tests.harness.fake_notify import (
     Certs,
     FakeNotificationServer,
@@ -71,7 +72,7 @@ def _smtp(mode: str, certs: Certs) -> FakeSmtp:
     try:
         return FakeSmtp(mode, certs, USER, PASSWORD).start()
     except ComponentMissing as exc:
-        pytest.skip(str(exc))
+        missing_component(str(exc))
 
 
 @pytest.fixture
@@ -323,7 +324,7 @@ def test_desktop_without_a_bus_or_a_notification_server_is_a_failure_not_an_erro
     try:
         bus.start()
     except ComponentMissing as exc:
-        pytest.skip(str(exc))
+        missing_component(str(exc))
     try:
         monkeypatch.setenv("DBUS_SESSION_BUS_ADDRESS", bus.address)
         result = services.notify.send_test(channel.id)

@@ -62,6 +62,13 @@ def ray_validate(config: dict[str, Any]) -> None:
 
 
 # --- sky/ssh_node_pools/core.py: SSHNodePoolManager._validate_pool_config (0.14.1) -----------
+# The options SkyPilot's own ssh passes to a node-pool host (`ssh_options_list` in
+# sky/utils/command_runner.py, skypilot 0.14.1): the engine's, not the app's. The export says
+# that SkyPilot skips the host-key check; the app's own ssh never does.
+SKY_SSH_OPTIONS = ("-o", "StrictHostKeyChecking=no", "-o", "UserKnownHostsFile=/dev/null",
+                   "-o", "IdentitiesOnly=yes")  # fmt: skip
+
+
 def sky_validate_pool_config(config: dict[str, Any]) -> None:
     """Validate SSH Node Pool configuration."""
     if "hosts" not in config:

@@ -15,6 +15,7 @@ import pytest
 import yaml
 
 from tests.data.engines.engine_checks import (
+    SKY_SSH_OPTIONS,
     ray_prepare_local,
     ray_validate,
     sky_check_host_in_ssh_config,
@@ -116,14 +117,13 @@ def test_skypilot_pools_pass_skypilots_checks_one_pool_per_host(fleet, tmp_path:
 def test_skypilots_ssh_logs_in_with_the_exported_identity_through_the_app_agent(
     fleet, tmp_path: Path
 ):
-    """SkyPilot runs `ssh -o StrictHostKeyChecking=no -o IdentitiesOnly=yes -i IDENTITY_FILE`;
+    """SkyPilot's own ssh (its options, not the app's: SKY_SSH_OPTIONS) with `-i IDENTITY_FILE`:
     with the exported public key, ssh signs through the app's agent (SSH_AUTH_SOCK)."""
     out = tmp_path / "pools.yaml"
     assert _export("skypilot", out, "--hosts", "box-b").returncode == 0
     pool = yaml.safe_load(out.read_text())["box-b"]
     server = fleet.servers[1]
-    argv = ["ssh", "-F", "/dev/null", "-o", "StrictHostKeyChecking=no", "-o",
-            "UserKnownHostsFile=/dev/null", "-o", "IdentitiesOnly=yes", "-o", "BatchMode=yes",
+    argv = ["ssh", "-F", "/dev/null", *SKY_SSH_OPTIONS, "-o", "BatchMode=yes",
             "-i", pool["identity_file"], "-p", str(server.port),
             f"{pool['user']}@{pool['hosts'][0]['ip']}", "echo logged-in"]  # fmt: skip
     env = {**os.environ, "SSH_AUTH_SOCK": str(fleet.services.agent.paths.socket)}

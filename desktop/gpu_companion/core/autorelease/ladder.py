@@ -19,6 +19,7 @@ from typing import Protocol
 
 from gpu_companion.core.autorelease.policy import Policy, Trigger
 from gpu_companion.core.common.errors import UserError
+from gpu_companion.core.release.gate import Withdrawn  # the user answered first: nothing sent
 
 ESCALATION_MINUTES = (15, 60, 240)  # after a blocked attempt: check and tell again
 PRIORITY = ("finished", "stalled", "idle", "max-runtime", "budget", "forgotten")
@@ -80,10 +81,6 @@ class Actions(Protocol):
         ...
 
     def record(self, step: Step) -> None: ...
-
-
-class Withdrawn(Exception):  # noqa: N818 - not an error: the user's answer came first
-    """The user answered while the checklist ran: nothing was sent to the provider."""
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,6 @@ from gpu_companion.core.autorelease.ladder import (
     Case,
     ChecklistOutcome,
     Step,
-    Withdrawn,
 )
 from gpu_companion.core.autorelease.policy import Detector, Policy, Trigger
 from gpu_companion.core.common.errors import UserError
@@ -30,7 +29,6 @@ from gpu_companion.core.common.text import format_duration
 from gpu_companion.core.hosts.registry import Host, HostRegistry
 from gpu_companion.core.monitor.collector import HostState, PollEvent, SamplesEvent, StatusEvent
 from gpu_companion.core.release import ItemState, ReleaseChecklist, ReleaseRecord, release_host
-from gpu_companion.core.release.gate import Withdrawn as GateWithdrawn
 from gpu_companion.core.release.wiring import ReleaseWiring
 from gpu_companion.core.spend.budgets import Budgets
 from gpu_companion.core.spend.ledger import SpendLedger
@@ -282,10 +280,7 @@ class AutoReleaseService:
                 "can release it while you are away.",
                 hint="Add a provider account (gpu-companion providers add vast.ai|runpod).",
             )
-        try:
-            record = release_host(checklist, self.wiring.services(), act, may_proceed=may_proceed)
-        except GateWithdrawn as exc:
-            raise Withdrawn(alias) from exc
+        record = release_host(checklist, self.wiring.services(), act, may_proceed=may_proceed)
         return record.command_output
 
     def record(self, step: Step) -> None:

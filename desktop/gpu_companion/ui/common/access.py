@@ -186,12 +186,14 @@ class NoBrowserDialog(QDialog):
     def __init__(self, url: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("noBrowserDialog")
-        self.setWindowTitle("No web browser opened")
+        self.setWindowTitle(self.tr("No web browser opened"))
         text = QLabel(
-            "The system did not open a web browser: no default browser seems to be set. Copy "
-            "the address below into a browser, or set a default web browser in your desktop's "
-            "settings (on Linux for example <code>xdg-settings set default-web-browser "
-            "firefox.desktop</code>) and try again."
+            self.tr(
+                "The system did not open a web browser: no default browser seems to be set. Copy "
+                "the address below into a browser, or set a default web browser in your "
+                "desktop's settings (on Linux for example <code>xdg-settings set "
+                "default-web-browser firefox.desktop</code>) and try again."
+            )
         )
         text.setWordWrap(True)
         text.setTextFormat(Qt.TextFormat.RichText)
@@ -199,7 +201,7 @@ class NoBrowserDialog(QDialog):
         self.url.setObjectName("browserUrl")
         self.url.setReadOnly(True)
         self.url.selectAll()
-        self.copy = QPushButton("Copy")
+        self.copy = QPushButton(self.tr("Copy"))
         self.copy.setObjectName("copyUrl")
         self.copy.clicked.connect(self.copy_url)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
@@ -212,7 +214,7 @@ class NoBrowserDialog(QDialog):
 
     def copy_url(self) -> None:
         QGuiApplication.clipboard().setText(self.url.text())
-        self.copy.setText("Copied")
+        self.copy.setText(self.tr("Copied"))
 
 
 def fill_open_menu(

@@ -82,7 +82,7 @@ class PolicyDialog(QDialog):
         self.session.setPlaceholderText("e.g. train (empty: not watched)")
         self.grace = _spin(p.runtime_grace_minutes, 7 * 24 * 60, " min", "graceMinutes")
         self.forgotten = _spin(p.forgotten_hours, 24 * 30, " h", "forgottenHours")
-        self.budget = QCheckBox("when a budget that covers it is used up")
+        self.budget = QCheckBox(self.tr("when a budget that covers it is used up"))
         self.budget.setObjectName("onBudget")
         self.budget.setChecked(p.on_budget)
         self.notice = _spin(p.notice_minutes, 24 * 60, " min", "noticeMinutes")
@@ -99,7 +99,7 @@ class PolicyDialog(QDialog):
         form.addRow("Finished: when this tmux session ends", self.session)
         form.addRow("Planned end passed by", self.grace)
         form.addRow("Act regardless after, unattended", self.forgotten)
-        form.addRow("Budget:", self.budget)
+        form.addRow(self.tr("Budget:"), self.budget)
         form.addRow("Countdown before acting", self.notice)
         form.addRow("Then", self.action)
         note = QLabel(

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import QT_TRANSLATE_NOOP, Qt, QTimer
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -42,18 +42,18 @@ if TYPE_CHECKING:
     from gpu_companion.services import Services
 
 STATUS_MS = 15_000  # the status column follows the delivery thread while the page shows
-KIND_WORDS = {
-    "budget": "Budget crossed",
-    "runtime": "Planned runtime",
-    "overnight": "Left on overnight",
-    "idle": "Idle GPUs",
-    "spot-sync": "Spot without a checkpoint",
-    "autorelease": "Auto-release countdown and outcome",
-    "unreachable": "Host stopped answering",
-    "orphan": "Forgotten instance at a provider",
-    "gone": "Instance gone at a provider",
-    "release": "Releases",
-    "other": "Everything else",
+KIND_WORDS: dict[str, str] = {
+    "budget": str(QT_TRANSLATE_NOOP("ChannelDialog", "Budget crossed")),
+    "runtime": str(QT_TRANSLATE_NOOP("ChannelDialog", "Planned runtime")),
+    "overnight": str(QT_TRANSLATE_NOOP("ChannelDialog", "Left on overnight")),
+    "idle": str(QT_TRANSLATE_NOOP("ChannelDialog", "Idle GPUs")),
+    "spot-sync": str(QT_TRANSLATE_NOOP("ChannelDialog", "Spot without a checkpoint")),
+    "autorelease": str(QT_TRANSLATE_NOOP("ChannelDialog", "Auto-release countdown and outcome")),
+    "unreachable": str(QT_TRANSLATE_NOOP("ChannelDialog", "Host stopped answering")),
+    "orphan": str(QT_TRANSLATE_NOOP("ChannelDialog", "Forgotten instance at a provider")),
+    "gone": str(QT_TRANSLATE_NOOP("ChannelDialog", "Instance gone at a provider")),
+    "release": str(QT_TRANSLATE_NOOP("ChannelDialog", "Releases")),
+    "other": str(QT_TRANSLATE_NOOP("ChannelDialog", "Everything else")),
 }
 WEBHOOK_FORMATS = ("json", "slack", "discord", "feishu", "dingtalk")
 
@@ -92,27 +92,32 @@ class ChannelDialog(QDialog):
         from gpu_companion.core.notify.kinds import DEFAULT_KINDS, KINDS
 
         self.center, self.kind, self.channel = center, kind, channel
-        self.setWindowTitle(f"Edit {channel.label()}" if channel else f"Add {kind} channel")
+        self.setWindowTitle(
+            self.tr("Edit {0}").format(channel.label()) if channel
+            else self.tr("Add {0} channel").format(kind)
+        )  # fmt: skip
         self.form = QFormLayout()
         self.fields: dict[str, QLineEdit | QComboBox | QSpinBox] = {}
         if channel is None:
             self._type_fields(kind)
         self.name = QLineEdit(channel.name if channel else "")
-        self.form.addRow("Name (optional)", self.name)
+        self.form.addRow(self.tr("Name (optional)"), self.name)
         self.quiet = QLineEdit(str(channel.quiet) if channel and channel.quiet else "")
-        self.quiet.setPlaceholderText("e.g. 23:00-07:00 (money-critical alerts still come)")
-        self.form.addRow("Quiet hours", self.quiet)
+        self.quiet.setPlaceholderText(
+            self.tr("e.g. 23:00-07:00 (money-critical alerts still come)")
+        )
+        self.form.addRow(self.tr("Quiet hours"), self.quiet)
         self.remind = QSpinBox()
         self.remind.setRange(1, 24 * 60)
-        self.remind.setSuffix(" min")
+        self.remind.setSuffix(self.tr(" min"))
         self.remind.setValue(channel.remind_minutes if channel else 30)
-        self.form.addRow("An updated alert again at most every", self.remind)
+        self.form.addRow(self.tr("An updated alert again at most every"), self.remind)
         chosen = channel.kinds if channel else DEFAULT_KINDS
-        box = QGroupBox("Send")
+        box = QGroupBox(self.tr("Send"))
         grid = QGridLayout(box)
         self.kinds: dict[str, QCheckBox] = {}
         for i, k in enumerate(KINDS):
-            check = QCheckBox(KIND_WORDS.get(k, k))
+            check = QCheckBox(self.tr(KIND_WORDS.get(k, k)))
             check.setChecked(k in chosen)
             self.kinds[k] = check
             grid.addWidget(check, i // 2, i % 2)
@@ -139,32 +144,34 @@ class ChannelDialog(QDialog):
 
     def _type_fields(self, kind: str) -> None:
         if kind == "ntfy":
-            self._line("server", "Server", "https://ntfy.sh (or your own)")
+            self._line("server", self.tr("Server"), self.tr("https://ntfy.sh (or your own)"))
             self.fields["server"].setText("https://ntfy.sh")  # type: ignore[union-attr]
-            self._line("topic", "Topic", "a long, hard-to-guess name, e.g. gpu-7fk2q9")
-            self._line("token", "Access token (optional)", "tk_…", secret=True)
+            self._line("topic", self.tr("Topic"),
+                       self.tr("a long, hard-to-guess name, e.g. gpu-7fk2q9"))  # fmt: skip
+            self._line("token", self.tr("Access token (optional)"), "tk_…", secret=True)
         elif kind == "webhook":
-            self._line("url", "Webhook URL", "https://hooks.slack.com/services/…", secret=True)
+            self._line("url", self.tr("Webhook URL"), "https://hooks.slack.com/services/…",
+                       secret=True)  # fmt: skip
             fmt = QComboBox()
             fmt.addItems(WEBHOOK_FORMATS)
             self.fields["format"] = fmt
-            self.form.addRow("Format", fmt)
-            self._line("secret", "Signing secret (optional)", "", secret=True)
+            self.form.addRow(self.tr("Format"), fmt)
+            self._line("secret", self.tr("Signing secret (optional)"), "", secret=True)
         elif kind == "email":
-            self._line("host", "SMTP server", "smtp.example.com")
+            self._line("host", self.tr("SMTP server"), "smtp.example.com")
             security = QComboBox()
             security.addItems(["starttls", "tls", "none"])
             self.fields["security"] = security
-            self.form.addRow("Security", security)
+            self.form.addRow(self.tr("Security"), security)
             port = QSpinBox()
             port.setRange(0, 65535)
-            port.setSpecialValueText("default (587 / 465 / 25)")
+            port.setSpecialValueText(self.tr("default (587 / 465 / 25)"))
             self.fields["port"] = port
-            self.form.addRow("Port", port)
-            self._line("user", "User", "alerts@example.com")
-            self._line("password", "Password", "", secret=True)
-            self._line("sender", "From", "alerts@example.com")
-            self._line("to", "To", "you@example.com (several: comma-separated)")
+            self.form.addRow(self.tr("Port"), port)
+            self._line("user", self.tr("User"), self.tr("alerts@example.com"))
+            self._line("password", self.tr("Password"), "", secret=True)
+            self._line("sender", self.tr("From"), self.tr("alerts@example.com"))
+            self._line("to", self.tr("To"), self.tr("you@example.com (several: comma-separated)"))
 
     def _text(self, key: str) -> str:
         w = self.fields[key]
@@ -236,19 +243,24 @@ class NotifySection(QGroupBox):
     """The channels table with Add ▾, Edit…, Send test, Remove, and a line of results."""
 
     def __init__(self, ctx: Services, parent: QWidget | None = None) -> None:
-        super().__init__("When you are away: where alerts go", parent)
+        super().__init__(parent)
+        self.setTitle(self.tr("When you are away: where alerts go"))
         self.ctx = ctx
         self.setObjectName("notifySection")
         intro = QLabel(
-            "Budget alerts, auto-release countdowns, forgotten instances and hosts that stop "
-            "answering are sent here too, by whichever GPU Companion runs the rules (this window "
-            "or `gpu-companion watch`). A phone in five minutes: install the ntfy app, subscribe "
-            "to a topic of your own, add it here and press Send test."
+            self.tr(
+                "Budget alerts, auto-release countdowns, forgotten instances and hosts that stop "
+                "answering are sent here too, by whichever GPU Companion runs the rules (this "
+                "window or `gpu-companion watch`). A phone in five minutes: install the ntfy app, "
+                "subscribe to a topic of your own, add it here and press Send test."
+            )
         )
         intro.setWordWrap(True)
         self.table = QTableWidget(0, 4)
         self.table.setObjectName("notifyChannels")
-        self.table.setHorizontalHeaderLabels(["Channel", "Sends to", "Quiet hours", "Status"])
+        self.table.setHorizontalHeaderLabels(
+            [self.tr("Channel"), self.tr("Sends to"), self.tr("Quiet hours"), self.tr("Status")]
+        )
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
@@ -258,17 +270,20 @@ class NotifySection(QGroupBox):
             header.setSectionResizeMode(col, mode)
         self.table.verticalHeader().setVisible(False)
         self.table.setMaximumHeight(160)
-        self.add_btn = QPushButton("Add ▾")
+        self.add_btn = QPushButton(self.tr("Add ▾"))
         menu = QMenu(self.add_btn)
-        for kind, words in (("ntfy", "ntfy (phone app)…"), ("webhook", "Webhook (Slack, Discord, "
-                            "Feishu, DingTalk)…"), ("email", "E-mail…"),
-                            ("desktop", "Desktop notifications…")):  # fmt: skip
+        for kind, words in (
+            ("ntfy", self.tr("ntfy (phone app)…")),
+            ("webhook", self.tr("Webhook (Slack, Discord, Feishu, DingTalk)…")),
+            ("email", self.tr("E-mail…")),
+            ("desktop", self.tr("Desktop notifications…")),
+        ):
             menu.addAction(words, self._adder(kind))
         self.add_btn.setMenu(menu)
-        self.edit_btn = QPushButton("Edit…")
-        self.test_btn = QPushButton("Send test")
+        self.edit_btn = QPushButton(self.tr("Edit…"))
+        self.test_btn = QPushButton(self.tr("Send test"))
         self.test_btn.setObjectName("notifyTest")
-        self.remove_btn = QPushButton("Remove")
+        self.remove_btn = QPushButton(self.tr("Remove"))
         self.edit_btn.clicked.connect(self.edit_selected)
         self.test_btn.clicked.connect(self.test_selected)
         self.remove_btn.clicked.connect(self.remove_selected)
