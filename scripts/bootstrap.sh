@@ -10,7 +10,7 @@ CONSTRAINTS="$REPO/constraints.txt"  # the versions the tests ran against (refre
 # What the app needs at run time (Qt's xcb plugin, ssh, rsync, a Secret Service keyring) and
 # what the tests add (sshd, a private D-Bus, Xvfb and ImageMagick for real-window screenshots).
 APP_DEBS="openssh-client rsync gnome-keyring dbus-daemon libxcb-icccm4 libxcb-keysyms1 libxcb-cursor0 libxcb-shape0 libxcb-randr0 libxcb-render-util0 libxcb-xinerama0 libxcb-image0 libxkbcommon-x11-0 libegl1 libgl1 libfontconfig1 parallel"
-TEST_DEBS="openssh-server xvfb xauth imagemagick zstd tmux procps desktop-file-utils"
+TEST_DEBS="fonts-wqy-microhei openssh-server xvfb xauth imagemagick zstd tmux procps desktop-file-utils"
 
 need_cmd() {  # need_cmd CMD PACKAGE: prints PACKAGE when CMD is missing
   command -v "$1" >/dev/null 2>&1 || [ -x "/usr/sbin/$1" ] || echo "$2"

@@ -20,6 +20,7 @@ from gpu_companion.core.common.notifier import Level, Message
 from gpu_companion.core.common.paths import AppPaths
 from gpu_companion.logsetup import rotate_logs, setup_logging
 from gpu_companion.services import Services, build_services
+from gpu_companion.ui.common.i18n import install_translators
 from gpu_companion.ui.shell.build import build_window
 from gpu_companion.ui.shell.main_window import MainWindow
 
@@ -60,7 +61,9 @@ def _follow_color_scheme(app: QApplication) -> None:
         )
 
 
-def run_gui(argv: list[str], smoke_test: bool = False, background: bool = False) -> int:
+def run_gui(
+    argv: list[str], smoke_test: bool = False, background: bool = False, language: str = "en"
+) -> int:
     from gpu_companion.ui.shell.single_instance import SingleInstance, server_name
 
     QApplication.setHighDpiScaleFactorRoundingPolicy(
@@ -73,6 +76,7 @@ def run_gui(argv: list[str], smoke_test: bool = False, background: bool = False)
     app.setDesktopFileName("gpu-companion")
     app.setQuitOnLastWindowClosed(False)
     _follow_color_scheme(app)
+    install_translators(app, language)  # before the first widget: every tr() reads it
 
     paths = AppPaths.default().ensure()
     log_handler = setup_logging(paths.log_file, rotating=False)  # rotate_logs after the paint

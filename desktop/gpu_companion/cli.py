@@ -10,6 +10,7 @@ import sys
 from collections.abc import Sequence
 
 from gpu_companion import __version__
+from gpu_companion.core.common.i18n import _
 
 # Each module in gpu_companion.commands exposes register(subparsers).
 COMMAND_MODULES: list[str] = [
@@ -37,6 +38,35 @@ COMMAND_MODULES: list[str] = [
 GUI_OPTIONS = frozenset({"--smoke-test", "--background"})
 
 
+def take_language(given: list[str]) -> tuple[str | None, list[str]]:
+    """`--lang X` / `--lang=X` anywhere before a bare `--`, and the rest of the command line:
+    the language is chosen before any parser is built, so help texts are translated too."""
+    rest: list[str] = []
+    lang = None
+    it = iter(given)
+    for arg in it:
+        if arg == "--":
+            rest += [arg, *it]
+            break
+        if arg == "--lang":
+            lang = next(it, "")
+        elif arg.startswith("--lang="):
+            lang = arg.split("=", 1)[1]
+        else:
+            rest.append(arg)
+    return lang, rest
+
+
+def choose_language(lang: str | None) -> str:
+    """Install the language for this process (`--lang`, else Settings, else the system)."""
+    from gpu_companion.core.common import i18n
+    from gpu_companion.core.common.paths import AppPaths
+
+    language = i18n.choose(lang, AppPaths.default().config_dir)
+    i18n.install(language)
+    return language
+
+
 def build_parser(commands: bool = True) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="gpu-companion",
@@ -44,6 +74,12 @@ def build_parser(commands: bool = True) -> argparse.ArgumentParser:
         "and spend ledger for rented GPUs. Without a command, opens the window.",
     )
     parser.add_argument("--version", action="version", version=f"gpu-companion {__version__}")
+    parser.add_argument(
+        "--lang",
+        metavar="LANG",
+        help=_("language of the window and the commands: en or zh_CN (default: the one chosen "
+        "in Settings, else the system's)"),
+    )
     parser.add_argument(
         "--smoke-test",
         action="store_true",
@@ -72,7 +108,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     if kind == "untested":
         print(f"gpu-companion: {said}", file=sys.stderr)
-    given = sys.argv[1:] if argv is None else list(argv)
+    lang, given = take_language(sys.argv[1:] if argv is None else list(argv))
+    try:
+        language = choose_language(lang)
+    except ValueError as exc:
+        print(f"gpu-companion: {exc}", file=sys.stderr)
+        return 2
     # the window starts without importing every command module (benchmarks/startup.py)
     args = build_parser(commands=not GUI_OPTIONS.issuperset(given)).parse_args(given)
     handler = getattr(args, "handler", None)
@@ -103,7 +144,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
-    return run_gui([sys.argv[0]], smoke_test=args.smoke_test, background=args.background)
+    return run_gui(
+        [sys.argv[0]], smoke_test=args.smoke_test, background=args.background, language=language
+    )
 
 
 def _store_problem(exc: sqlite3.DatabaseError) -> str:
