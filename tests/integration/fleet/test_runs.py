@@ -330,3 +330,34 @@ def test_run_detach_with_no_window_open(fleet, tmp_path: Path):
     final = Runs(runs.root, runs.ssh_argv).wait(run_id, timeout=60)
     assert final.count("done") == 3, [(s.state, s.exit_code) for s in final.shards]
     assert _run_key_dirs() == before
+
+
+def test_each_shard_sees_only_the_gpu_of_its_slot(fleet, tmp_path: Path):
+    """Two slots per host: at most two shards run at once on a host, each with its own
+    CUDA_VISIBLE_DEVICES (0 or 1), never the same index twice at the same time there; a host
+    with one slot leaves the variable alone (a job there may use every GPU)."""
+    from gpu_companion.core.fleet.runs import HostSlots, RunSpec
+
+    runs = fleet.services.runs
+    command = ('echo "$CUDA_VISIBLE_DEVICES $(date +%s.%N)"; sleep 0.4; '
+               'echo "$CUDA_VISIBLE_DEVICES $(date +%s.%N) $SSH_CONNECTION"')  # fmt: skip
+    run_id = runs.start(_spec(fleet, command, inputs=tuple(map(str, range(8)))))
+    status = runs.wait(run_id, timeout=120)
+    assert status.count("done") == 8, status.summary()
+    spans: dict[str, list[tuple[str, float, float]]] = {}
+    for shard in status.shards:
+        first, last = runs.output(run_id, shard.seq).splitlines()
+        gpu, start = first.split()
+        gpu_again, end, *_where = last.split()
+        assert gpu == gpu_again and gpu in ("0", "1"), shard
+        spans.setdefault(shard.host, []).append((gpu, float(start), float(end)))
+    for host, ran in spans.items():
+        for i, (gpu, start, end) in enumerate(ran):
+            for other, s2, e2 in ran[i + 1:]:
+                assert not (gpu == other and start < e2 and s2 < end), (host, ran)
+    assert {g for ran in spans.values() for g, *_t in ran} == {"0", "1"}, spans
+
+    one = RunSpec(hosts=(HostSlots(fleet.aliases[0], 1),), inputs=("a",),
+                  command="echo [${CUDA_VISIBLE_DEVICES-unset}]")  # fmt: skip
+    status = runs.wait(runs.start(one), timeout=60)
+    assert runs.output(status.run_id, status.shards[0].seq).strip() == "[unset] a"

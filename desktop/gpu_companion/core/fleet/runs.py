@@ -108,6 +108,32 @@ def command_from_words(words: Sequence[str]) -> str:
     return " ".join(quoted)
 
 
+def gpu_pinning(hosts: Sequence[HostSlots], run_id: str) -> str:
+    """Shell run before each shard: on a host with more than one slot, the shard takes the
+    lowest GPU index no other shard of this run holds there (a `flock` per index under the
+    user's ~/.cache, held until the shard ends) and sees only that GPU (CUDA_VISIBLE_DEVICES).
+    GNU parallel's `{%}` cannot do this: its slot numbers count across all hosts. A host with
+    one slot, a command that sets CUDA_VISIBLE_DEVICES itself or a host without flock is left
+    as it is (the shard sees every GPU)."""
+    pinned = [h for h in hosts if h.slots > 1]
+    if not pinned:
+        return ""
+    # one lock set per host of the run: two aliases of one machine, or hosts sharing an NFS home,
+    # still hand out each host's own indices
+    cases = " ".join(
+        f"{shlex.quote(h.alias)}) _gpuc_n={h.slots}; _gpuc_h={n};;" for n, h in enumerate(pinned)
+    )
+    locks = '"$HOME/.cache/gpu-companion/run-' + run_id + '-h$_gpuc_h-gpu$_gpuc_i.lock"'
+    return (
+        f'_gpuc_n=0; case "$PARALLEL_SSHHOST" in {cases} esac; '
+        'if [ "$_gpuc_n" -gt 1 ] && [ -z "${CUDA_VISIBLE_DEVICES+x}" ] '
+        "&& command -v flock >/dev/null 2>&1 && mkdir -p \"$HOME/.cache/gpu-companion\"; then "
+        "_gpuc_i=0; while [ $_gpuc_i -lt $_gpuc_n ]; do "
+        f"if exec 9>{locks} && flock -n 9; then export CUDA_VISIBLE_DEVICES=$_gpuc_i; break; fi; "
+        "_gpuc_i=$((_gpuc_i+1)); done; fi; "
+    )
+
+
 def split_range(start: int, stop: int, shards: int) -> tuple[str, ...]:
     """`start:stop` (stop excluded) cut into `shards` nearly equal `a:b` pieces, none empty."""
     if stop <= start:
@@ -358,7 +384,7 @@ class Runs:
             argv.append("--cleanup")  # only the inputs: no output to lose
         if resume_failed:
             argv.append("--resume-failed")
-        return [*argv, "-a", str(run / "inputs.txt"), command]
+        return [*argv, "-a", str(run / "inputs.txt"), gpu_pinning(spec.hosts, run_id) + command]
 
     def start(self, spec: RunSpec) -> str:
         if shutil.which(self.parallel) is None:
