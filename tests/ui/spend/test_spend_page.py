@@ -131,7 +131,7 @@ def test_history_filters_experiments_budget_and_chart(
 
     page.tabs.setCurrentIndex(1)
     qtbot.waitUntil(lambda: len(page.chart.bars) == 2, timeout=10000)
-    assert page.chart.note.text() == "30 periods, 12.00 USD in all"
+    assert page.chart.note.text() == "30 periods, $12.00 in all"  # format_money
 
 
 def test_alerts_dialog_sets_the_quiet_hour_and_mutes_one_rental(window, ctx, manual_clock, qtbot):

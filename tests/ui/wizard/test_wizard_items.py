@@ -67,6 +67,7 @@ def test_next_waits_for_the_trusted_host_key(ctx, qtbot, sshd, ssh_client_factor
     assert not _next_button(wizard).isEnabled()  # before: Next led to a self-check that failed
     assert "the host key is not trusted yet" in first.why.text()
     assert "SHA256:harness" in first.status.text()
+    first.ask = lambda box: "trust"  # the host-key question, answered
     first.trust_button.click()
     qtbot.waitUntil(lambda: wizard.state.connected, timeout=10000)
     qtbot.waitUntil(_next_button(wizard).isEnabled, timeout=5000)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject, Qt
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, QObject, Qt
 from PySide6.QtWidgets import (
     QCheckBox,
     QDialog,
@@ -23,68 +23,15 @@ from PySide6.QtWidgets import (
 
 from gpu_companion.core.common.errors import UserError, ValidationError
 from gpu_companion.core.hosts.registry import Host
+from gpu_companion.ui.common.host_key import HOST_KEY_KINDS, ask_box, decide_host_key
 from gpu_companion.ui.common.worker import run_in_thread
 
 if TYPE_CHECKING:  # the ssh modules load on the first connection, not with the Hosts page
     from gpu_companion.core.ssh.connection import ConnectionProblem, ConnectionTest
     from gpu_companion.services import Services
 
-
-def _decision_box(
-    parent: QWidget,
-    icon: QMessageBox.Icon,
-    title: str,
-    text: str,
-    name: str,
-    answer: tuple[str, QMessageBox.ButtonRole, str],
-) -> QMessageBox:
-    """A plain-text question (it quotes the host) with one answer and Cancel, Cancel the default;
-    `HostConnection.ask` returns the answer's object name."""
-    box = QMessageBox(icon, title, text, parent=parent)
-    box.setObjectName(name)
-    box.setTextFormat(Qt.TextFormat.PlainText)
-    label, role, answer_name = answer
-    box.addButton(label, role).setObjectName(answer_name)
-    box.setDefaultButton(box.addButton(QMessageBox.StandardButton.Cancel))
-    return box
-
-
-def unknown_key_box(parent: QWidget, host: Host, problem: ConnectionProblem) -> QMessageBox:
-    return _decision_box(
-        parent,
-        QMessageBox.Icon.Question,
-        "New host key",
-        f"First connection to {host.alias} ({host.hostname}:{host.port}).\n\n"
-        f"Its host key fingerprint is:\n{problem.fingerprint}\n\n"
-        "Compare it with the one your provider shows for this instance (console or "
-        "boot log). Trust it only if they match.",
-        "hostKeyUnknown",
-        ("Trust and connect", QMessageBox.ButtonRole.AcceptRole, "trust"),
-    )
-
-
-def changed_key_box(parent: QWidget, host: Host, problem: ConnectionProblem) -> QMessageBox:
-    return _decision_box(
-        parent,
-        QMessageBox.Icon.Warning,
-        "Host key changed",
-        f"{problem.message}\n\nTrusted before: {problem.known_fingerprint}\n"
-        f"Offered now: {problem.fingerprint}\n\n{problem.hint}",
-        "hostKeyChanged",
-        ("This is a new instance…", QMessageBox.ButtonRole.DestructiveRole, "newInstance"),
-    )
-
-
-def confirm_replace_box(parent: QWidget, host: Host, problem: ConnectionProblem) -> QMessageBox:
-    return _decision_box(
-        parent,
-        QMessageBox.Icon.Warning,
-        "Replace the trusted host key?",
-        f"Forget the old key of {host.alias} and trust {problem.fingerprint}?\n\n"
-        "Only do this if you created, restarted or re-rented this instance just now.",
-        "confirmReplace",
-        ("Replace the key", QMessageBox.ButtonRole.AcceptRole, "replace"),
-    )
+# the words of core.ssh.config_writer.FORWARD_PORTS (the others are names), translated where shown
+FORWARD_WORDS = (QT_TRANSLATE_NOOP("SshOptionsDialog", "inference server"),)
 
 
 class HostConnection(QObject):
@@ -102,22 +49,17 @@ class HostConnection(QObject):
         return self._running > 0
 
     def ask(self, box: QMessageBox) -> str:
-        """Show a decision box modally; the clicked button's object name, "cancel" for Cancel or
-        Escape (tests answer here). Read while the box is alive: its buttons go with it."""
-        box.exec()
-        clicked = box.clickedButton()
-        name = clicked.objectName() if clicked is not None else ""
-        box.deleteLater()
-        return name or "cancel"
+        """The clicked answer's object name (tests answer here)."""
+        return ask_box(box)
 
     def test(self, host: Host) -> None:
         if host.is_local:
-            self.status.setText("“This computer” needs no SSH connection.")
+            self.status.setText(self.tr("“This computer” needs no SSH connection."))
             return
         if not self._ensure_passphrase(host):
             return
         self._running += 1
-        self.status.setText(f"Connecting to {host.alias}…")
+        self.status.setText(self.tr("Connecting to {alias}…").format(alias=host.alias))
         run_in_thread(
             self.ctx.sessions.test_connection,
             host,
@@ -141,8 +83,8 @@ class HostConnection(QObject):
             return True
         text, ok = QInputDialog.getText(
             self.page,
-            "Passphrase",
-            f"Passphrase of the {key.platform} key",
+            self.tr("Passphrase"),
+            self.tr("Passphrase of the {platform} key").format(platform=key.platform),
             QLineEdit.EchoMode.Password,
         )
         if ok and text:
@@ -154,13 +96,12 @@ class HostConnection(QObject):
         problem = result.problem
         if result.ok:
             self.ctx.notifier.info(result.message, source="hosts")
-        elif problem is not None and problem.kind == "host_key_unknown":
-            if self.ask(unknown_key_box(self.page, host, problem)) == "trust":
+        elif problem is not None and problem.kind in HOST_KEY_KINDS:
+            answer = decide_host_key(self.page, host, problem, self.ask)
+            if answer == "trust":
                 self._then_retest(host, self.ctx.sessions.trust_host_key, problem)
-        elif problem is not None and problem.kind == "host_key_changed":
-            if self.ask(changed_key_box(self.page, host, problem)) == "newInstance":
-                if self.ask(confirm_replace_box(self.page, host, problem)) == "replace":
-                    self._then_retest(host, self.ctx.sessions.replace_host_key, problem)
+            elif answer == "replace":
+                self._then_retest(host, self.ctx.sessions.replace_host_key, problem)
         else:
             if problem is not None and problem.kind == "passphrase":
                 platform = self.ctx.vault.platform_of(host)
@@ -168,8 +109,9 @@ class HostConnection(QObject):
             # the message can quote the host ('echo ok' printed ...): escaped, never markup
             from html import escape  # not before the first paint
 
-            shown = escape(result.message).replace("\n", "<br>")
-            QMessageBox.warning(self.page, f"Connection to {host.alias}", f"<p>{shown}</p>")
+            shown = f"<p>{escape(result.message)}</p>".replace("\n", "<br>")  # markup, no words
+            title = self.tr("Connection to {alias}").format(alias=host.alias)
+            QMessageBox.warning(self.page, title, shown)
 
     def _then_retest(
         self, host: Host, action: Callable[..., object], problem: ConnectionProblem
@@ -191,7 +133,7 @@ class SshOptionsDialog(QDialog):
     def __init__(self, ctx: Services, host: Host, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.ctx, self.host = ctx, host
-        self.setWindowTitle(f"SSH options for {host.alias}")
+        self.setWindowTitle(self.tr("SSH options for {alias}").format(alias=host.alias))
         assert host.id is not None
         from gpu_companion.core.ssh.config_writer import FORWARD_PORTS
         from gpu_companion.core.ssh.managed import get_options
@@ -200,14 +142,18 @@ class SshOptionsDialog(QDialog):
         form = QFormLayout()
         self.proxy_jump = QLineEdit(current.proxy_jump)
         self.proxy_jump.setObjectName("proxy_jump")
-        self.proxy_jump.setPlaceholderText("optional: user@bastion.example:22")
-        form.addRow("Jump host (ProxyJump)", self.proxy_jump)
+        self.proxy_jump.setPlaceholderText(self.tr("optional: user@bastion.example:22"))
+        form.addRow(self.tr("Jump host (ProxyJump)"), self.proxy_jump)
         self.forwards: dict[int, QCheckBox] = {}
         for port, what in FORWARD_PORTS.items():
-            box = QCheckBox(f"{what} (local port {port})")
+            box = QCheckBox(
+                self.tr("{what} (local port {port})").format(
+                    what=QCoreApplication.translate("SshOptionsDialog", what), port=port
+                )
+            )
             box.setChecked(port in current.forwards)
             self.forwards[port] = box
-            form.addRow("Forward" if port == next(iter(FORWARD_PORTS)) else "", box)
+            form.addRow(self.tr("Forward") if port == next(iter(FORWARD_PORTS)) else "", box)
         self.error = QLabel()
         self.error.setStyleSheet("color: #c53030;")
         self.error.setWordWrap(True)
@@ -253,7 +199,7 @@ class TrustedKeyRow(QWidget):
         self.label.setTextFormat(Qt.TextFormat.PlainText)
         self.label.setWordWrap(True)
         self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.forget = QPushButton("Forget trusted key…")
+        self.forget = QPushButton(self.tr("Forget trusted key…"))
         self.forget.setObjectName("forgetHostKey")
         self.forget.clicked.connect(self.forget_key)
         lay = QVBoxLayout(self)
@@ -265,19 +211,22 @@ class TrustedKeyRow(QWidget):
     def refresh(self) -> None:
         try:
             found = self.ctx.sessions.trusted_fingerprints(self.host)
-            none = "None yet: the next connection shows the host's fingerprint to compare."
+            none = self.tr("None yet: the next connection shows the host's fingerprint to compare.")
         except OSError as exc:
-            found, none = [], f"The app's known_hosts could not be read: {exc}"
+            found = []
+            none = self.tr("The app's known_hosts could not be read: {error}").format(error=exc)
         self.label.setText("\n".join(found) or none)
         self.forget.setEnabled(bool(found))
 
     def forget_key(self) -> None:
         answer = QMessageBox.question(
             self,
-            "Forget the trusted host key?",
-            f"Forget the host key trusted for {self.host.hostname}:{self.host.port}? The next "
-            "connection shows the new key's fingerprint; trust it only if it matches the one "
-            "your provider shows for this instance.",
+            self.tr("Forget the trusted host key?"),
+            self.tr(
+                "Forget the host key trusted for {hostname}:{port}? The next connection shows "
+                "the new key's fingerprint; trust it only if it matches the one your provider "
+                "shows for this instance."
+            ).format(hostname=self.host.hostname, port=self.host.port),
         )
         if answer == QMessageBox.StandardButton.Yes:
             self.ctx.sessions.forget_host_keys(self.host)

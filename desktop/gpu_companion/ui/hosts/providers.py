@@ -10,7 +10,7 @@ import functools
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeVar
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, Qt
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
@@ -40,7 +40,17 @@ KEY_PAGES = {
     "vast.ai": "https://cloud.vast.ai/manage-keys/",
     "runpod": "https://www.runpod.io/console/user/settings",
 }
-NO_ACCOUNT = "No provider account yet: add one with Provider accounts… (vast.ai or RunPod)."
+# translated where shown (context "ProviderActions")
+NO_ACCOUNT = str(
+    QT_TRANSLATE_NOOP(
+        "ProviderActions",
+        "No provider account yet: add one with Provider accounts… (vast.ai or RunPod).",
+    )
+)
+
+
+def _no_account() -> str:
+    return QCoreApplication.translate("ProviderActions", NO_ACCOUNT)
 
 
 def _plain(label: QLabel) -> QLabel:
@@ -50,33 +60,45 @@ def _plain(label: QLabel) -> QLabel:
     return label
 
 
-def _count(n: int, what: str) -> str:
-    return f"{n} {what}" + ("" if n == 1 else "s")
-
-
 def sync_summary(accounts: int, report: SyncReport) -> str:
     """One line: what a sync did."""
     if not accounts:
-        return NO_ACCOUNT
+        return _no_account()
 
-    def named(what: str, aliases: list[str]) -> str:
-        return f"{what} {len(aliases)}" + (f" ({', '.join(aliases)})" if aliases else "")
+    def named(aliases: list[str]) -> str:  # "2 (gpu1, gpu2)": numbers and names, not words
+        return f"{len(aliases)}" + (f" ({', '.join(aliases)})" if aliases else "")
 
-    line = (
-        f"Synced {_count(accounts, 'provider account')}: "
-        + ", ".join(
-            (
-                named("imported", report.imported),
-                f"updated {len(report.updated)}",
-                named("stopped", report.stopped),
-                named("gone", report.gone),
-                f"orphans {len(report.orphans)}",
-            )
-        )
-        + "."
-    )
+    counts = {
+        "imported": named(report.imported),
+        "updated": len(report.updated),
+        "stopped": named(report.stopped),
+        "gone": named(report.gone),
+        "orphans": len(report.orphans),
+    }
+    if accounts == 1:
+        line = QCoreApplication.translate(
+            "ProviderActions",
+            "Synced %n provider account: imported {imported}, updated {updated}, "
+            "stopped {stopped}, gone {gone}, orphans {orphans}.",
+            None,
+            accounts,
+        ).format(**counts)
+    else:
+        line = QCoreApplication.translate(
+            "ProviderActions",
+            "Synced %n provider accounts: imported {imported}, updated {updated}, "
+            "stopped {stopped}, gone {gone}, orphans {orphans}.",
+            None,
+            accounts,
+        ).format(**counts)
     if report.errors:
-        line += f" {_count(len(report.errors), 'error')}: " + "; ".join(report.errors)
+        errors = "; ".join(report.errors)
+        n = len(report.errors)
+        if n == 1:
+            more = QCoreApplication.translate("ProviderActions", "%n error: {errors}", None, n)
+        else:
+            more = QCoreApplication.translate("ProviderActions", "%n errors: {errors}", None, n)
+        line += " " + more.format(errors=errors)
     return line
 
 
@@ -154,9 +176,15 @@ class AddAccountDialog(QDialog):
             self.platform.setText(self._default())
         self._shown_default = self._default()
         self.hint.setText(
-            f"Create the key at {KEY_PAGES.get(self._key(), 'the provider console')}. It is kept "
-            "in the system keyring, never in GPU Companion's database, and sent only to the "
-            "provider's API."
+            self.tr(
+                "Create the key at {page}. It is kept in the system keyring, never in GPU "
+                "Companion's database, and sent only to the provider's API."
+            ).format(page=KEY_PAGES[self._key()])
+            if self._key() in KEY_PAGES
+            else self.tr(
+                "Create the key at the provider console. It is kept in the system keyring, never "
+                "in GPU Companion's database, and sent only to the provider's API."
+            )
         )
 
     def busy(self) -> bool:
@@ -182,7 +210,11 @@ class AddAccountDialog(QDialog):
 
     def _failed(self, exc: Exception) -> None:
         field = exc.field if isinstance(exc, ValidationError) else ""
-        text = str(exc) if isinstance(exc, UserError) else f"The account was not added: {exc}"
+        text = (
+            str(exc)
+            if isinstance(exc, UserError)
+            else self.tr("The account was not added: {error}").format(error=exc)
+        )
         self.error.setText(text)
         self.error.show()
         if field in self.fields:
@@ -204,11 +236,12 @@ class ProviderAccountsDialog(QDialog):
         self.worker: Worker | None = None
         self.add_dialog: AddAccountDialog | None = None
         self.changed = False  # an account (and maybe its platform) was added or removed
+        own = self.tr("the provider's own")
         self.model: RowTableModel[Account] = RowTableModel(
             [
-                ("Platform", lambda a: a.platform_name),
-                ("Provider", lambda a: a.provider_name),
-                ("API address", lambda a: a.api_base or "the provider's own"),
+                (self.tr("Platform"), lambda a: a.platform_name),
+                (self.tr("Provider"), lambda a: a.provider_name),
+                (self.tr("API address"), lambda a: a.api_base or own),
             ]
         )
         self.view = row_table(self.model, "accounts")
@@ -245,7 +278,7 @@ class ProviderAccountsDialog(QDialog):
         if self.model.rowCount():
             self.view.selectRow(0)
         elif not self.busy():
-            self.status.setText(NO_ACCOUNT)
+            self.status.setText(_no_account())
         self._sync()
 
     def selected(self) -> Account | None:
@@ -268,7 +301,9 @@ class ProviderAccountsDialog(QDialog):
         self._sync()
 
     def _failed(self, exc: Exception) -> None:
-        self.status.setText(str(exc) if isinstance(exc, UserError) else f"Failed: {exc}")
+        self.status.setText(
+            str(exc) if isinstance(exc, UserError) else self.tr("Failed: {error}").format(error=exc)
+        )
 
     def _finished(self) -> None:
         self.worker = None
@@ -286,11 +321,15 @@ class ProviderAccountsDialog(QDialog):
         self.refresh()
         if account is not None:
             self.status.setText(
-                f"{account.platform_name} now talks to the {account.provider_name} API; its key "
-                "is in the system keyring. Test it, then Sync providers."
+                self.tr(
+                    "{platform} now talks to the {provider} API; its key is in the system "
+                    "keyring. Test it, then Sync providers."
+                ).format(platform=account.platform_name, provider=account.provider_name)
             )
             self.ctx.notifier.info(
-                f"Provider account added: {account.platform_name} ({account.provider_name}).",
+                self.tr("Provider account added: {platform} ({provider}).").format(
+                    platform=account.platform_name, provider=account.provider_name
+                ),
                 source="hosts",
             )
 
@@ -299,28 +338,37 @@ class ProviderAccountsDialog(QDialog):
         if account is None or self.busy():
             return
         if not self.ask(
-            "Remove the provider account",
-            f"Remove {account.platform_name}'s {account.provider_name} account and delete its "
-            "API key from the keyring? Its hosts stay; nothing changes at the provider, but "
-            "releases then need the provider's console.",
+            self.tr("Remove the provider account"),
+            self.tr(
+                "Remove {platform}'s {provider} account and delete its API key from the keyring? "
+                "Its hosts stay; nothing changes at the provider, but releases then need the "
+                "provider's console."
+            ).format(platform=account.platform_name, provider=account.provider_name),
         ):
             return
-        self.status.setText(f"Removing {account.platform_name}'s account …")
+        self.status.setText(
+            self.tr("Removing {platform}'s account …").format(platform=account.platform_name)
+        )
         self._run(self.ctx.providers.remove, account, done=lambda _none: self._removed(account))
 
     def _removed(self, account: Account) -> None:
         self.changed = True
         self.refresh()
         self.status.setText(
-            f"{account.platform_name}'s {account.provider_name} account removed, its key deleted."
+            self.tr("{platform}'s {provider} account removed, its key deleted.").format(
+                platform=account.platform_name, provider=account.provider_name
+            )
         )
 
     def test_selected(self) -> None:
         account = self.selected()
         if account is None or self.busy():
             return
-        self.status.setText(f"Asking {account.provider_name} for {account.platform_name}'s "
-                            "instances …")  # fmt: skip
+        self.status.setText(
+            self.tr("Asking {provider} for {platform}'s instances …").format(
+                provider=account.provider_name, platform=account.platform_name
+            )
+        )
         providers = self.ctx.providers
 
         def count() -> int:
@@ -329,9 +377,22 @@ class ProviderAccountsDialog(QDialog):
         self._run(count, done=lambda n: self._tested(account, n))
 
     def _tested(self, account: Account, n: int) -> None:
+        if n == 1:
+            text = QCoreApplication.translate(
+                "ProviderAccountsDialog",
+                "{provider} answered for {platform}: %n instance in the account.",
+                None,
+                n,
+            )
+        else:
+            text = QCoreApplication.translate(
+                "ProviderAccountsDialog",
+                "{provider} answered for {platform}: %n instances in the account.",
+                None,
+                n,
+            )
         self.status.setText(
-            f"{account.provider_name} answered for {account.platform_name}: "
-            f"{_count(n, 'instance')} in the account."
+            text.format(provider=account.provider_name, platform=account.platform_name)
         )
 
     def ask(self, title: str, text: str) -> bool:
@@ -362,9 +423,9 @@ class OrphansDialog(QDialog):
         self.imported: list[str] = []
         self.model: RowTableModel[Orphan] = RowTableModel(
             [
-                ("Price", lambda o: o.price),
-                ("Account", lambda o: o.account.platform_name),
-                ("Instance", lambda o: o.text()),
+                (self.tr("Price"), lambda o: o.price),
+                (self.tr("Account"), lambda o: o.account.platform_name),
+                (self.tr("Instance"), lambda o: o.text()),
             ]
         )
         self.view = row_table(self.model, "orphans")
@@ -426,8 +487,11 @@ class OrphansDialog(QDialog):
         orphan = self.selected()
         if orphan is None or self.busy():
             return
-        self.status.setText(f"Importing {orphan.account.provider_name} instance "
-                            f"{orphan.instance.id} …")  # fmt: skip
+        self.status.setText(
+            self.tr("Importing {provider} instance {id} …").format(
+                provider=orphan.account.provider_name, id=orphan.instance.id
+            )
+        )
         self.worker = run_in_thread(
             self.ctx.provider_sync.import_instance, orphan.account, orphan.instance.id,
             on_result=lambda alias: self._imported(orphan, str(alias), then_release),
@@ -440,9 +504,13 @@ class OrphansDialog(QDialog):
 
     def _imported(self, orphan: Orphan, alias: str, then_release: bool) -> None:
         self.imported.append(alias)
-        text = (
-            f"{orphan.account.provider_name} instance {orphan.instance.id} imported as {alias}: "
-            f"metered from now at {orphan.price}."
+        text = self.tr(
+            "{provider} instance {id} imported as {alias}: metered from now at {price}."
+        ).format(
+            provider=orphan.account.provider_name,
+            id=orphan.instance.id,
+            alias=alias,
+            price=orphan.price,
         )
         self.ctx.notifier.info(text, source="hosts")
         if self.on_import is not None:
@@ -467,12 +535,22 @@ class OrphansDialog(QDialog):
 
     def _looked(self, report: SyncReport) -> None:
         self.refresh()
-        found = _count(len(report.orphans), "forgotten instance")
+        n = len(report.orphans)
+        if n == 1:
+            found = QCoreApplication.translate(
+                "OrphansDialog", "Looked again: %n forgotten instance.", None, n
+            )
+        else:
+            found = QCoreApplication.translate(
+                "OrphansDialog", "Looked again: %n forgotten instances.", None, n
+            )
         errors = f" {'; '.join(report.errors)}" if report.errors else ""
-        self.status.setText(f"Looked again: {found}.{errors}")
+        self.status.setText(found + errors)
 
     def _failed(self, exc: Exception) -> None:
-        self.status.setText(str(exc) if isinstance(exc, UserError) else f"Failed: {exc}")
+        self.status.setText(
+            str(exc) if isinstance(exc, UserError) else self.tr("Failed: {error}").format(error=exc)
+        )
 
     def _finished(self) -> None:
         self.worker = None
@@ -521,7 +599,7 @@ class ProviderActions:
         """Every account read, every orphan imported as a metered host, off the GUI thread."""
         if self.busy():
             return
-        self.say("Syncing the provider accounts …")
+        self.say(QCoreApplication.translate("ProviderActions", "Syncing the provider accounts …"))
         ctx = self.ctx
 
         def work() -> tuple[int, SyncReport]:
@@ -543,7 +621,13 @@ class ProviderActions:
         self.nav.refresh_tray()  # imported, stopped or gone: the rentals changed
 
     def _failed(self, exc: Exception) -> None:
-        text = str(exc) if isinstance(exc, UserError) else f"The sync failed: {exc}"
+        text = (
+            str(exc)
+            if isinstance(exc, UserError)
+            else QCoreApplication.translate("ProviderActions", "The sync failed: {error}").format(
+                error=exc
+            )
+        )
         self.say(text)
         self.ctx.notifier.warning(text, source="hosts")
 

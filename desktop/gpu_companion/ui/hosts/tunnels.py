@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, Qt
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
@@ -30,6 +30,13 @@ if TYPE_CHECKING:  # the tunnel code (socket, json) loads with the first tunnel 
     from gpu_companion.core.access.tunnel import TunnelStatus
     from gpu_companion.services import Services
 
+# a tunnel's link states (core.access.tunnel), translated where the State column shows them
+LINK_STATES = (
+    QT_TRANSLATE_NOOP("TunnelsPanel", "up"),
+    QT_TRANSLATE_NOOP("TunnelsPanel", "down"),
+    QT_TRANSLATE_NOOP("TunnelsPanel", "blocked"),
+)
+
 
 @dataclass(frozen=True)
 class TunnelRow:
@@ -40,14 +47,15 @@ class TunnelRow:
 
     @property
     def state(self) -> str:
+        """In English (tests and code compare it); `TunnelsPanel` translates it where shown."""
         if self.starting:
-            return "connecting…"
+            return str(QT_TRANSLATE_NOOP("TunnelsPanel", "connecting…"))
         if self.stopping:
-            return "closing…"
+            return str(QT_TRANSLATE_NOOP("TunnelsPanel", "closing…"))
         if self.status is None or self.status.state == "stopped":
-            return "off"
+            return str(QT_TRANSLATE_NOOP("TunnelsPanel", "off"))
         if self.status.state == "up" and self.status.answers is False:
-            return "up, nothing answers"
+            return str(QT_TRANSLATE_NOOP("TunnelsPanel", "up, nothing answers"))
         return self.status.state
 
     @property
@@ -69,21 +77,21 @@ class TunnelDialog(QDialog):
 
     def __init__(self, ctx: Services, host: Host, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.setWindowTitle(f"New tunnel to {host.alias}")
+        self.setWindowTitle(self.tr("New tunnel to {alias}").format(alias=host.alias))
         self.ctx, self.host = ctx, host
         form = QFormLayout()
         self.name = QLineEdit()
         self.name.setObjectName("tunnelName")
-        self.name.setPlaceholderText("e.g. Gradio")
+        self.name.setPlaceholderText(self.tr("e.g. Gradio"))
         self.remote = QLineEdit()
         self.remote.setObjectName("tunnelRemote")
-        self.remote.setPlaceholderText("port on the host, e.g. 7860")
+        self.remote.setPlaceholderText(self.tr("port on the host, e.g. 7860"))
         self.local = QLineEdit()
         self.local.setObjectName("tunnelLocal")
-        self.local.setPlaceholderText("empty: the same port, or the next free one")
-        form.addRow("Name", self.name)
-        form.addRow("Remote port", self.remote)
-        form.addRow("Local port", self.local)
+        self.local.setPlaceholderText(self.tr("empty: the same port, or the next free one"))
+        form.addRow(self.tr("Name"), self.name)
+        form.addRow(self.tr("Remote port"), self.remote)
+        form.addRow(self.tr("Local port"), self.local)
         self.error = form_error_label()
         buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel
@@ -101,7 +109,7 @@ class TunnelDialog(QDialog):
             remote = self.remote.text().strip()
             local = self.local.text().strip()
             if not remote.isdigit() or (local and not local.isdigit()):
-                raise ValidationError("port", "Ports are numbers from 1 to 65535.")
+                raise ValidationError("port", self.tr("Ports are numbers from 1 to 65535."))
             assert self.host.id is not None
             from gpu_companion.core.access.specs import TunnelSpec
 
@@ -123,14 +131,14 @@ class TunnelsPanel(QWidget):
         self.ctx = ctx
         self.access = actions
         self.host: Host | None = None
-        self.title = QLabel("<b>Tunnels</b>")
+        self.title = QLabel(self.tr("<b>Tunnels</b>"))
         self.model: RowTableModel[TunnelRow] = RowTableModel(
             [
-                ("Tunnel", lambda r: r.spec.name),
-                ("Port on host", lambda r: r.spec.remote_port),
-                ("Local", lambda r: r.local),
-                ("State", lambda r: r.state),
-                ("Note", lambda r: r.status.message if r.status else ""),
+                (self.tr("Tunnel"), lambda r: r.spec.name),
+                (self.tr("Port on host"), lambda r: r.spec.remote_port),
+                (self.tr("Local"), lambda r: r.local),
+                (self.tr("State"), lambda r: QCoreApplication.translate("TunnelsPanel", r.state)),
+                (self.tr("Note"), lambda r: r.status.message if r.status else ""),
             ],
             self,
         )
@@ -139,11 +147,11 @@ class TunnelsPanel(QWidget):
         self.buttons: dict[str, QPushButton] = {}
         bar = QHBoxLayout()
         for name, label, slot in (
-            ("start", "Start", self.start_selected),
-            ("stop", "Stop", self.stop_selected),
-            ("browse", "Open in browser", self.browse_selected),
-            ("add", "Add tunnel…", self.add_tunnel),
-            ("removeTunnel", "Remove", self.remove_selected),
+            ("start", self.tr("Start"), self.start_selected),
+            ("stop", self.tr("Stop"), self.stop_selected),
+            ("browse", self.tr("Open in browser"), self.browse_selected),
+            ("add", self.tr("Add tunnel…"), self.add_tunnel),
+            ("removeTunnel", self.tr("Remove"), self.remove_selected),
         ):
             b = QPushButton(label)
             b.setObjectName(name)
@@ -167,11 +175,13 @@ class TunnelsPanel(QWidget):
     def set_host(self, host: Host | None) -> None:
         self.host = None if host is None or host.is_local else host
         if self.host is None:
-            self.title.setText("<b>Tunnels</b> — select a rented host")
+            self.title.setText(self.tr("<b>Tunnels</b> — select a rented host"))
         else:
             self.title.setText(
-                f"<b>Tunnels of {self.host.alias}</b> — over the app's verified connection; "
-                "double-click to start or open"
+                self.tr(
+                    "<b>Tunnels of {alias}</b> — over the app's verified connection; "
+                    "double-click to start or open"
+                ).format(alias=self.host.alias)
             )
         self.refresh()
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from PySide6.QtCore import QCoreApplication
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -21,6 +22,9 @@ from PySide6.QtWidgets import (
 )
 
 from gpu_companion.ui.common.widgets import form_error_label
+
+# the placeholder of the key field: the first line of a key file, the same in every language
+KEY_SAMPLE = "-----BEGIN OPENSSH PRIVATE KEY-----\n..."
 
 
 def _password_field() -> QLineEdit:
@@ -64,26 +68,31 @@ class GenerateKeyDialog(_Dialog):
     """Key type (ed25519 by default) and an optional passphrase typed twice."""
 
     def __init__(self, platform: str, parent: QWidget | None = None, rotate: bool = False) -> None:
-        super().__init__(f"{'Rotate' if rotate else 'New'} key for {platform}", parent)
+        title = self.tr("New key for {platform}")
+        if rotate:
+            title = self.tr("Rotate key for {platform}")
+        super().__init__(title.format(platform=platform), parent)
         self.intro.setText(
-            "The private key goes into your system keyring only. A passphrase is optional: the "
-            "keyring already protects it, but a passphrase is asked again each session."
+            self.tr(
+                "The private key goes into your system keyring only. A passphrase is optional: the "
+                "keyring already protects it, but a passphrase is asked again each session."
+            )
         )
         self.kind = QComboBox()
-        self.kind.addItem("ed25519 (recommended)", "ed25519")
-        self.kind.addItem("RSA 4096 (for old servers)", "rsa")
-        self.form.addRow("Key type", self.kind)
+        self.kind.addItem(self.tr("ed25519 (recommended)"), userData="ed25519")
+        self.kind.addItem(self.tr("RSA 4096 (for old servers)"), userData="rsa")
+        self.form.addRow(self.tr("Key type"), self.kind)
         self.passphrase = _password_field()
         self.repeat = _password_field()
-        self.form.addRow("Passphrase (optional)", self.passphrase)
-        self.form.addRow("Repeat passphrase", self.repeat)
+        self.form.addRow(self.tr("Passphrase (optional)"), self.passphrase)
+        self.form.addRow(self.tr("Repeat passphrase"), self.repeat)
         self.buttons.button(QDialogButtonBox.StandardButton.Ok).setText(
-            "Rotate" if rotate else "Generate"
+            self.tr("Rotate") if rotate else self.tr("Generate")
         )
 
     def problem(self) -> str:
         if self.passphrase.text() != self.repeat.text():
-            return "The two passphrases differ."
+            return self.tr("The two passphrases differ.")
         return ""
 
     def values(self) -> tuple[str, str | None]:
@@ -94,28 +103,30 @@ class ImportKeyDialog(_Dialog):
     """Paste a private key or read one from a file; the key's passphrase when it has one."""
 
     def __init__(self, platform: str, parent: QWidget | None = None) -> None:
-        super().__init__(f"Import a key for {platform}", parent)
+        super().__init__(self.tr("Import a key for {platform}").format(platform=platform), parent)
         self.intro.setText(
-            "Paste a private key (OpenSSH or PEM) or choose its file. It is copied into your "
-            "system keyring; the file you chose is not changed. Consider deleting other copies."
+            self.tr(
+                "Paste a private key (OpenSSH or PEM) or choose its file. It is copied into your "
+                "system keyring; the file you chose is not changed. Consider deleting other copies."
+            )
         )
         self.text = QPlainTextEdit()
         self.text.setObjectName("keyText")
-        self.text.setPlaceholderText("-----BEGIN OPENSSH PRIVATE KEY-----\n...")
+        self.text.setPlaceholderText(KEY_SAMPLE)
         self.text.setMinimumHeight(140)
-        self.form.addRow("Private key", self.text)
-        choose = QPushButton("Choose file…")
+        self.form.addRow(self.tr("Private key"), self.text)
+        choose = QPushButton(self.tr("Choose file…"))
         choose.clicked.connect(self.choose_file)
         self.form.addRow("", choose)
         self.passphrase = _password_field()
-        self.form.addRow("Its passphrase (if any)", self.passphrase)
-        self.keep = QCheckBox("Keep the passphrase (asked each session)")
+        self.form.addRow(self.tr("Its passphrase (if any)"), self.passphrase)
+        self.keep = QCheckBox(self.tr("Keep the passphrase (asked each session)"))
         self.form.addRow("", self.keep)
-        self.buttons.button(QDialogButtonBox.StandardButton.Ok).setText("Import")
+        self.buttons.button(QDialogButtonBox.StandardButton.Ok).setText(self.tr("Import"))
 
     def choose_file(self) -> None:
         path, _ = QFileDialog.getOpenFileName(
-            self, "Private key file", str(Path.home() / ".ssh"), "All files (*)"
+            self, self.tr("Private key file"), str(Path.home() / ".ssh"), self.tr("All files (*)")
         )
         if path:
             self.load_file(Path(path))
@@ -123,14 +134,16 @@ class ImportKeyDialog(_Dialog):
     def load_file(self, path: Path) -> None:
         try:
             if path.stat().st_size > 64 * 1024:
-                raise ValueError("the file is too large to be an SSH key")
+                raise ValueError(self.tr("the file is too large to be an SSH key"))
             self.text.setPlainText(path.read_text(encoding="utf-8", errors="replace"))
         except (OSError, ValueError) as exc:
-            self.error.setText(f"Could not read {path}: {exc}.")
+            self.error.setText(
+                self.tr("Could not read {path}: {error}.").format(path=path, error=exc)
+            )
             self.error.show()
 
     def problem(self) -> str:
-        return "" if self.text.toPlainText().strip() else "Paste a key or choose its file."
+        return "" if self.text.toPlainText().strip() else self.tr("Paste a key or choose its file.")
 
     def values(self) -> tuple[str, str | None, str | None]:
         """(key text, its passphrase, the passphrase to store it with: '' = none)."""
@@ -142,16 +155,22 @@ def confirm_export(parent: QWidget, platform: str) -> Path | None:
     """The warning first, then the file name; None when the user backs out."""
     answer = QMessageBox.warning(
         parent,
-        "Export private key",
-        f"This writes the private key of {platform} into a plain file (mode 0600).\n\n"
-        "Anyone who can read that file can log in to every host of this platform. Only do this "
-        "to move the key to another computer, and delete the file afterwards.",
+        QCoreApplication.translate("confirm_export", "Export private key"),
+        QCoreApplication.translate(
+            "confirm_export",
+            "This writes the private key of {platform} into a plain file (mode 0600).\n\n"
+            "Anyone who can read that file can log in to every host of this platform. Only do "
+            "this to move the key to another computer, and delete the file afterwards.",
+        ).format(platform=platform),
         QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel,
         QMessageBox.StandardButton.Cancel,
     )
     if answer != QMessageBox.StandardButton.Yes:
         return None
     path, _ = QFileDialog.getSaveFileName(
-        parent, "Export private key to", str(Path.home() / f"{platform}-key"), "All files (*)"
+        parent,
+        QCoreApplication.translate("confirm_export", "Export private key to"),
+        str(Path.home() / f"{platform}-key"),
+        QCoreApplication.translate("confirm_export", "All files (*)"),
     )
     return Path(path) if path else None

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from html import escape
 from typing import TYPE_CHECKING, Any
 
+from PySide6.QtCore import QCoreApplication
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -44,28 +45,36 @@ class KeyRow:
 def _notes(r: KeyRow) -> str:
     notes = []
     if r.key is None:
-        notes.append("no key yet: generate or import one")
+        notes.append(QCoreApplication.translate("KeysPage", "no key yet: generate or import one"))
     else:
         if r.shared_with:
-            notes.append(f"same key as {', '.join(r.shared_with)}")
+            notes.append(
+                QCoreApplication.translate("KeysPage", "same key as {platforms}").format(
+                    platforms=", ".join(r.shared_with)
+                )
+            )
         if r.key.has_previous:
-            notes.append("old key kept until you forget it")
+            notes.append(
+                QCoreApplication.translate("KeysPage", "old key kept until you forget it")
+            )
         if r.key.encrypted:
-            notes.append("passphrase")
+            notes.append(QCoreApplication.translate("KeysPage", "passphrase"))
     return "; ".join(notes)
 
 
 class KeysPage(EmptyStatePage):
-    key, title, icon_name = "keys", "Keys", "keys"
+    key, title, icon_name = "keys", "Keys", "keys"  # the sidebar translates its own
 
     def __init__(self, ctx: Services, nav: Navigator, parent: QWidget | None = None) -> None:
         super().__init__(ctx, nav, parent)
         self.empty = EmptyState(
             "keys",
-            "No platforms yet",
-            "Each platform you rent from gets its own SSH key, kept in your system keyring and "
-            "never in a plain file. Add a platform on the Hosts page first.",
-            [("Add a platform", lambda: nav.navigate("hosts"))],
+            self.tr("No platforms yet"),
+            self.tr(
+                "Each platform you rent from gets its own SSH key, kept in your system keyring "
+                "and never in a plain file. Add a platform on the Hosts page first."
+            ),
+            [(self.tr("Add a platform"), lambda: nav.navigate("hosts"))],
         )
         self.stack.addWidget(self.empty)
         content = QWidget()
@@ -79,25 +88,28 @@ class KeysPage(EmptyStatePage):
         self.keyring_problem.hide()
         lay.addWidget(self.keyring_problem)
         intro = QLabel(
-            "One key per platform. Private keys live only in your system keyring; paste the "
-            "public key into the platform's console, then test the connection on the Hosts page."
+            self.tr(
+                "One key per platform. Private keys live only in your system keyring; paste the "
+                "public key into the platform's console, then test the connection on the Hosts "
+                "page."
+            )
         )
         intro.setWordWrap(True)
         lay.addWidget(intro)
         self.buttons: dict[str, QPushButton] = {}
         rows = [
             [
-                ("generate", "Generate…", self.generate),
-                ("import", "Import…", self.import_key),
-                ("copy", "Copy public key", self.copy_public_key),
-                ("agent", "Load into ssh-agent…", self.load_into_agent),
+                ("generate", self.tr("Generate…"), self.generate),
+                ("import", self.tr("Import…"), self.import_key),
+                ("copy", self.tr("Copy public key"), self.copy_public_key),
+                ("agent", self.tr("Load into ssh-agent…"), self.load_into_agent),
             ],
             [
-                ("rotate", "Rotate…", self.rotate),
-                ("forget", "Forget old key", self.forget_previous),
-                ("delete", "Delete…", self.delete),
-                ("export", "Export private key…", self.export),
-                ("sshconfig", "Set up `ssh ALIAS`", self.write_ssh_config),
+                ("rotate", self.tr("Rotate…"), self.rotate),
+                ("forget", self.tr("Forget old key"), self.forget_previous),
+                ("delete", self.tr("Delete…"), self.delete),
+                ("export", self.tr("Export private key…"), self.export),
+                ("sshconfig", self.tr("Set up `ssh ALIAS`"), self.write_ssh_config),
             ],
         ]
         for row in rows:
@@ -112,12 +124,12 @@ class KeysPage(EmptyStatePage):
             lay.addLayout(bar)
         self.model: RowTableModel[KeyRow] = RowTableModel(
             [
-                ("Platform", lambda r: r.platform),
-                ("Type", lambda r: f"{r.key.kind} {r.key.bits}" if r.key else "—"),
-                ("Fingerprint (SHA256)", lambda r: r.key.fingerprint if r.key else "—"),
-                ("Created", lambda r: r.key.created[:10] if r.key else "—"),
-                ("Hosts", lambda r: ", ".join(r.hosts) or "—"),
-                ("Notes", _notes),
+                (self.tr("Platform"), lambda r: r.platform),
+                (self.tr("Type"), lambda r: f"{r.key.kind} {r.key.bits}" if r.key else "—"),
+                (self.tr("Fingerprint (SHA256)"), lambda r: r.key.fingerprint if r.key else "—"),
+                (self.tr("Created"), lambda r: r.key.created[:10] if r.key else "—"),
+                (self.tr("Hosts"), lambda r: ", ".join(r.hosts) or "—"),
+                (self.tr("Notes"), _notes),
             ]
         )
         self.view = row_table(self.model, "keys")
@@ -151,10 +163,14 @@ class KeysPage(EmptyStatePage):
                 if r.platform == selected.platform:
                     self.view.selectRow(i)
         if shared:
+            groups = "; ".join(
+                self.tr("{platforms} share one key").format(platforms=", ".join(p))
+                for p in shared.values()
+            )
             self.status.setText(
-                "Warning: "
-                + "; ".join(f"{', '.join(p)} share one key" for p in shared.values())
-                + ". One leaked key would open all of them: rotate one of them."
+                self.tr(
+                    "Warning: {groups}. One leaked key would open all of them: rotate one of them."
+                ).format(groups=groups)
             )
         self.stack.setCurrentIndex(1 if rows else 0)
         self._update_buttons()
@@ -196,13 +212,14 @@ class KeysPage(EmptyStatePage):
 
     def _failed(self, exc: Exception) -> None:
         if isinstance(exc, KeyringUnavailable):
-            self.keyring_problem.setText(f"<b>{escape(exc.message)}</b><br>{escape(exc.hint)}")
+            shown = f"<b>{escape(exc.message)}</b><br>{escape(exc.hint)}"  # markup, no words
+            self.keyring_problem.setText(shown)
             self.keyring_problem.show()
             self.status.setText("")
             self.ctx.notifier.warning(exc.message, source="keys", key="keyring")
         elif isinstance(exc, UserError):
             self.status.setText(str(exc))
-            QMessageBox.warning(self, "Keys", str(exc))
+            QMessageBox.warning(self, self.tr("Keys"), str(exc))
         else:
             raise exc
 
@@ -226,13 +243,16 @@ class KeysPage(EmptyStatePage):
 
     def start_generate(self, platform: str, kind: str, passphrase: str | None) -> None:
         self._run(
-            f"Generating a {kind} key for {platform}…",
+            self.tr("Generating a {kind} key for {platform}…").format(kind=kind, platform=platform),
             self.ctx.vault.generate,
             platform,
             kind,
             passphrase,
             done=self._ok(
-                f"New {kind} key for {platform}: copy its public key into the platform's console."
+                self.tr(
+                    "New {kind} key for {platform}: copy its public key into the platform's "
+                    "console."
+                ).format(kind=kind, platform=platform)
             ),
         )
 
@@ -248,13 +268,13 @@ class KeysPage(EmptyStatePage):
         self, platform: str, text: str, passphrase: str | None, keep: str | None
     ) -> None:
         self._run(
-            f"Importing the key of {platform}…",
+            self.tr("Importing the key of {platform}…").format(platform=platform),
             self.ctx.vault.import_private_key,
             platform,
             text,
             passphrase,
             keep,
-            done=self._ok(f"Key imported for {platform}."),
+            done=self._ok(self.tr("Key imported for {platform}.").format(platform=platform)),
         )
 
     def copy_public_key(self) -> None:
@@ -262,9 +282,11 @@ class KeysPage(EmptyStatePage):
         if r is None or r.key is None:
             return
         QGuiApplication.clipboard().setText(r.key.public_line)
-        self._ok(f"Public key of {r.platform} copied: paste it into the platform's SSH keys page.")(
-            None
-        )
+        self._ok(
+            self.tr(
+                "Public key of {platform} copied: paste it into the platform's SSH keys page."
+            ).format(platform=r.platform)
+        )(None)
 
     def _passphrase(self, r: KeyRow) -> tuple[bool, str | None]:
         """(go on?, passphrase) — asks once per session for passphrase-protected keys."""
@@ -274,7 +296,10 @@ class KeysPage(EmptyStatePage):
         if known:
             return True, known
         text, ok = QInputDialog.getText(
-            self, "Passphrase", f"Passphrase of the {r.platform} key", QLineEdit.EchoMode.Password
+            self,
+            self.tr("Passphrase"),
+            self.tr("Passphrase of the {platform} key").format(platform=r.platform),
+            QLineEdit.EchoMode.Password,
         )
         if ok and text:
             self.ctx.key_passphrases[r.platform] = text
@@ -286,8 +311,8 @@ class KeysPage(EmptyStatePage):
             return
         minutes, ok = QInputDialog.getInt(
             self,
-            "Load into ssh-agent",
-            "Keep the key in ssh-agent for how many minutes? (0 = until the agent stops)",
+            self.tr("Load into ssh-agent"),
+            self.tr("Keep the key in ssh-agent for how many minutes? (0 = until the agent stops)"),
             60,
             0,
             7 * 24 * 60,
@@ -303,12 +328,14 @@ class KeysPage(EmptyStatePage):
     ) -> None:
         def done(message: str) -> None:
             self._ok(
-                message + " Your own tools can use it through your session's agent; `ssh ALIAS` "
-                "for a managed host uses GPU Companion's agent while the app runs."
+                self.tr(
+                    "{message} Your own tools can use it through your session's agent; `ssh "
+                    "ALIAS` for a managed host uses GPU Companion's agent while the app runs."
+                ).format(message=message)
             )(None)
 
         self._run(
-            f"Loading the {platform} key into ssh-agent…",
+            self.tr("Loading the {platform} key into ssh-agent…").format(platform=platform),
             self.ctx.vault.load_into_agent,
             platform,
             lifetime_s,
@@ -327,15 +354,17 @@ class KeysPage(EmptyStatePage):
 
     def start_rotate(self, platform: str, kind: str, passphrase: str | None) -> None:
         def done(result: RotateResult) -> None:
-            hosts = ", ".join(result.hosts_on_old_key) or "none"
+            hosts = ", ".join(result.hosts_on_old_key) or self.tr("none")
             self._ok(
-                f"New key for {platform} ({result.new.fingerprint}). Hosts still set up with the "
-                f"old key: {hosts}. Paste the new public key into the platform's console; the "
-                "old key keeps working here until you click 'Forget old key'."
+                self.tr(
+                    "New key for {platform} ({fingerprint}). Hosts still set up with the old "
+                    "key: {hosts}. Paste the new public key into the platform's console; the old "
+                    "key keeps working here until you click 'Forget old key'."
+                ).format(platform=platform, fingerprint=result.new.fingerprint, hosts=hosts)
             )(None)
 
         self._run(
-            f"Rotating the key of {platform}…",
+            self.tr("Rotating the key of {platform}…").format(platform=platform),
             self.ctx.vault.rotate,
             platform,
             kind,
@@ -348,10 +377,14 @@ class KeysPage(EmptyStatePage):
         if r is None or r.key is None:
             return
         self._run(
-            "Forgetting the old key…",
+            self.tr("Forgetting the old key…"),
             self.ctx.vault.forget_previous,
             r.platform,
-            done=self._ok(f"The old key of {r.platform} is gone from the keyring."),
+            done=self._ok(
+                self.tr("The old key of {platform} is gone from the keyring.").format(
+                    platform=r.platform
+                )
+            ),
         )
 
     def delete(self) -> None:
@@ -359,18 +392,24 @@ class KeysPage(EmptyStatePage):
         if r is None or r.key is None:
             return
         hosts = ", ".join(r.hosts)
-        answer = QMessageBox.question(
-            self,
-            "Delete key",
-            f"Delete the key of {r.platform} from your keyring?"
-            + (f"\n\nGPU Companion will no longer reach: {hosts}." if hosts else ""),
-        )
+        if hosts:
+            question = self.tr(
+                "Delete the key of {platform} from your keyring?\n\n"
+                "GPU Companion will no longer reach: {hosts}."
+            ).format(platform=r.platform, hosts=hosts)
+        else:
+            question = self.tr("Delete the key of {platform} from your keyring?").format(
+                platform=r.platform
+            )
+        answer = QMessageBox.question(self, self.tr("Delete key"), question)
         if answer == QMessageBox.StandardButton.Yes:
             self._run(
-                f"Deleting the key of {r.platform}…",
+                self.tr("Deleting the key of {platform}…").format(platform=r.platform),
                 self.ctx.vault.delete,
                 r.platform,
-                done=self._ok(f"The key of {r.platform} was deleted."),
+                done=self._ok(
+                    self.tr("The key of {platform} was deleted.").format(platform=r.platform)
+                ),
             )
 
     def export(self) -> None:
@@ -380,12 +419,15 @@ class KeysPage(EmptyStatePage):
         path = confirm_export(self, r.platform)
         if path is not None:
             self._run(
-                "Exporting…",
+                self.tr("Exporting…"),
                 self.ctx.vault.export_private_key,
                 r.platform,
                 path,
                 done=self._ok(
-                    f"Private key written to {path} (mode 0600). Delete it once it has been moved."
+                    self.tr(
+                        "Private key written to {path} (mode 0600). Delete it once it has been "
+                        "moved."
+                    ).format(path=path)
                 ),
             )
 
@@ -396,10 +438,12 @@ class KeysPage(EmptyStatePage):
             return self.ctx.ssh_config.write(self.ctx.managed_ssh.entries()).summary()
 
         self._run(
-            "Writing the ssh config…",
+            self.tr("Writing the ssh config…"),
             work,
             done=lambda text: self._ok(
-                "ssh config ready: `ssh ALIAS` works in a terminal while GPU Companion runs "
-                "(its own ssh-agent holds the keys).\n" + text
+                self.tr(
+                    "ssh config ready: `ssh ALIAS` works in a terminal while GPU Companion runs "
+                    "(its own ssh-agent holds the keys).\n{summary}"
+                ).format(summary=text)
             )(None),
         )

@@ -6,7 +6,15 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, QPointF, Qt
+from PySide6.QtCore import (
+    QT_TRANSLATE_NOOP,
+    QAbstractTableModel,
+    QCoreApplication,
+    QModelIndex,
+    QPersistentModelIndex,
+    QPointF,
+    Qt,
+)
 from PySide6.QtGui import QColor, QPainter, QPen, QPolygonF
 from PySide6.QtWidgets import QStyledItemDelegate, QStyleOptionViewItem
 
@@ -24,6 +32,29 @@ STATE_COLORS = {
     HostState.RECONNECTING: "#b7791f",
     HostState.STOPPED: "#718096",
 }
+# A host's state as the monitor shows it (the enum's English value is what the code compares).
+HOST_STATES = {
+    HostState.CONNECTING: str(QT_TRANSLATE_NOOP("FleetModel", "connecting")),
+    HostState.LIVE: str(QT_TRANSLATE_NOOP("FleetModel", "live")),
+    HostState.RECONNECTING: str(QT_TRANSLATE_NOOP("FleetModel", "reconnecting")),
+    HostState.AUTH_FAILED: str(QT_TRANSLATE_NOOP("FleetModel", "auth failed")),
+    HostState.HOST_KEY_CHANGED: str(QT_TRANSLATE_NOOP("FleetModel", "host key changed")),
+    HostState.HOST_KEY_UNKNOWN: str(QT_TRANSLATE_NOOP("FleetModel", "host key not trusted yet")),
+    HostState.NO_DRIVER: str(QT_TRANSLATE_NOOP("FleetModel", "no NVIDIA driver")),
+    HostState.GPU_LOST: str(QT_TRANSLATE_NOOP("FleetModel", "GPU lost")),
+    HostState.STOPPED: str(QT_TRANSLATE_NOOP("FleetModel", "stopped")),
+}
+
+
+def state_text(state: HostState) -> str:
+    """The state's words in the app's language."""
+    return QCoreApplication.translate("FleetModel", HOST_STATES.get(state, state.value))
+
+
+def _skipped(bad_lines: int) -> str:
+    return QCoreApplication.translate(
+        "FleetModel", "%n unreadable line(s) skipped", None, bad_lines
+    )
 
 
 def _fmt(value: float | None, unit: str = "", digits: int = 0) -> str:
@@ -59,7 +90,7 @@ class FleetRow:
         memory = "—"
         if used is not None:
             memory = f"{used / 1024:.1f} / {(total or 0) / 1024:.1f} GiB"
-        state = self.status.state.value
+        state = state_text(self.status.state)
         if self.faults:
             state += " · " + ", ".join(f"{f.label} {f.short}" for f in self.faults)
         count = len(self.gpus) + len(self.faults)
@@ -78,8 +109,18 @@ class FleetRow:
 
 
 class FleetModel(QAbstractTableModel):
-    HEADERS = ("Host", "Status", "GPUs", "Mean util.", "Max util.", "Memory", "Max temp.",
-               "Power", "Cost / h", "Utilisation (last 2 min)")  # fmt: skip
+    HEADERS = (  # translated where shown
+        str(QT_TRANSLATE_NOOP("FleetModel", "Host")),
+        str(QT_TRANSLATE_NOOP("FleetModel", "Status")),
+        str(QT_TRANSLATE_NOOP("FleetModel", "GPUs")),
+        str(QT_TRANSLATE_NOOP("FleetModel", "Mean util.")),
+        str(QT_TRANSLATE_NOOP("FleetModel", "Max util.")),
+        str(QT_TRANSLATE_NOOP("FleetModel", "Memory")),
+        str(QT_TRANSLATE_NOOP("FleetModel", "Max temp.")),
+        str(QT_TRANSLATE_NOOP("FleetModel", "Power")),
+        str(QT_TRANSLATE_NOOP("FleetModel", "Cost / h")),
+        str(QT_TRANSLATE_NOOP("FleetModel", "Utilisation (last 2 min)")),
+    )
     SPARK_COLUMN = 9
 
     def __init__(self, parent: Any = None) -> None:
@@ -176,9 +217,9 @@ class FleetModel(QAbstractTableModel):
             return row.cells()[index.column()]
         if role == Qt.ItemDataRole.ToolTipRole:
             st = row.status
-            bad = f"{st.bad_lines} unreadable line(s) skipped" if st.bad_lines else ""
+            bad = _skipped(st.bad_lines) if st.bad_lines else ""
             faults = [f"{f.message} {f.hint}".strip() for f in row.faults]
-            parts = (st.state.value, st.message, st.hint, bad, *faults)
+            parts = (state_text(st.state), st.message, st.hint, bad, *faults)
             return tooltip_text("\n".join(p for p in parts if p))  # the host's words
         if role == Qt.ItemDataRole.ForegroundRole and index.column() == 1:
             if row.faults:
@@ -193,7 +234,7 @@ class FleetModel(QAbstractTableModel):
     ) -> Any:
         if role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal:
             if 0 <= section < len(self.HEADERS):
-                return self.HEADERS[section]
+                return QCoreApplication.translate("FleetModel", self.HEADERS[section])
         return None
 
 
@@ -233,8 +274,10 @@ def gpu_value_columns() -> list[tuple[str, Any]]:
     def col(read: Any) -> Any:
         return lambda row: read(_reading(row))
 
+    ok = QCoreApplication.translate("MonitorTables", "ok")
+
     def state(row: GpuSample | GpuFault) -> str:
-        return row.short if isinstance(row, GpuFault) else "ok"
+        return row.short if isinstance(row, GpuFault) else ok
 
     def index(row: GpuSample | GpuFault) -> Any:
         if isinstance(row, GpuFault) and row.index is None:
@@ -243,15 +286,30 @@ def gpu_value_columns() -> list[tuple[str, Any]]:
 
     return [
         ("GPU", index),
-        ("Name", col(lambda g: g.name)),
-        ("Util.", col(lambda g: pct(g.utilization_gpu))),
-        ("Memory (MiB)", col(lambda g: f"{_fmt(g.memory_used_mib)} / {_fmt(g.memory_total_mib)}")),
-        ("Temp.", col(lambda g: _fmt(g.temperature_c, " °C"))),
-        ("Power (W)", col(lambda g: f"{_fmt(g.power_draw_w)} / {_fmt(g.power_limit_w)}")),
-        ("SM clock", col(lambda g: _fmt(g.clocks_sm_mhz, " MHz"))),
-        ("P-state", col(lambda g: g.pstate or "—")),
-        ("Fan", col(lambda g: pct(g.fan_speed_pct))),
-        ("State", state),
+        (QCoreApplication.translate("MonitorTables", "Name"), col(lambda g: g.name)),
+        (
+            QCoreApplication.translate("MonitorTables", "Util."),
+            col(lambda g: pct(g.utilization_gpu)),
+        ),
+        (
+            QCoreApplication.translate("MonitorTables", "Memory (MiB)"),
+            col(lambda g: f"{_fmt(g.memory_used_mib)} / {_fmt(g.memory_total_mib)}"),
+        ),
+        (
+            QCoreApplication.translate("MonitorTables", "Temp."),
+            col(lambda g: _fmt(g.temperature_c, " °C")),
+        ),
+        (
+            QCoreApplication.translate("MonitorTables", "Power (W)"),
+            col(lambda g: f"{_fmt(g.power_draw_w)} / {_fmt(g.power_limit_w)}"),
+        ),
+        (
+            QCoreApplication.translate("MonitorTables", "SM clock"),
+            col(lambda g: _fmt(g.clocks_sm_mhz, " MHz")),
+        ),
+        (QCoreApplication.translate("MonitorTables", "P-state"), col(lambda g: g.pstate or "—")),
+        (QCoreApplication.translate("MonitorTables", "Fan"), col(lambda g: pct(g.fan_speed_pct))),
+        (QCoreApplication.translate("MonitorTables", "State"), state),
     ]
 
 
@@ -270,9 +328,16 @@ def process_columns() -> list[tuple[str, Any]]:
     def mem(a: ComputeApp) -> str:
         return _fmt(a.used_memory_mib, " MiB")
 
+    hidden = QCoreApplication.translate("MonitorTables", "hidden")
     return [  # rows are (GPU index or uuid, app)
         ("GPU", lambda r: r[0]),
-        ("PID", lambda r: r[1].pid if r[1].pid is not None else "hidden"),
-        ("Process", lambda r: r[1].process_name or "—"),
-        ("Memory", lambda r: mem(r[1])),
+        (
+            QCoreApplication.translate("MonitorTables", "PID"),
+            lambda r: r[1].pid if r[1].pid is not None else hidden,
+        ),
+        (
+            QCoreApplication.translate("MonitorTables", "Process"),
+            lambda r: r[1].process_name or "—",
+        ),
+        (QCoreApplication.translate("MonitorTables", "Memory"), lambda r: mem(r[1])),
     ]

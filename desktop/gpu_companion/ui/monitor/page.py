@@ -12,7 +12,7 @@ import time
 from html import escape
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QModelIndex, Qt, QTimer
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, QModelIndex, Qt, QTimer
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -42,6 +42,7 @@ from gpu_companion.ui.monitor.models import (
     gpu_rows,
     gpu_value_columns,
     process_columns,
+    state_text,
 )
 
 if TYPE_CHECKING:
@@ -52,12 +53,22 @@ if TYPE_CHECKING:
     from gpu_companion.ui.monitor.plots import GpuPlots
 
 FLEET = "__fleet__"
-WINDOWS = (("1 min", 60.0), ("10 min", 600.0), ("1 h", 3600.0), ("24 h", 86400.0))
+WINDOWS = (  # (label, translated where shown; seconds)
+    (str(QT_TRANSLATE_NOOP("MonitorPage", "1 min")), 60.0),
+    (str(QT_TRANSLATE_NOOP("MonitorPage", "10 min")), 600.0),
+    (str(QT_TRANSLATE_NOOP("MonitorPage", "1 h")), 3600.0),
+    (str(QT_TRANSLATE_NOOP("MonitorPage", "24 h")), 86400.0),
+)
 REDRAW_MS = 500
 
 
 def _table(model: Any) -> QTableView:
     return row_table(model, selection=QAbstractItemView.SelectionMode.ExtendedSelection)
+
+
+def _preformatted(text: str) -> str:
+    """A tooltip that shows `text` (a host's line, escaped here) on one unbroken line."""
+    return f"<p style='white-space:pre'>{escape(text)}</p>"
 
 
 def _recent_mean_util(history: HostHistory, now: float) -> list[float]:
@@ -75,7 +86,7 @@ def _recent_mean_util(history: HostHistory, now: float) -> list[float]:
 
 
 class MonitorPage(Page):
-    key, title, icon_name = "monitor", "Monitor", "monitor"
+    key, title, icon_name = "monitor", str(QT_TRANSLATE_NOOP("MonitorPage", "Monitor")), "monitor"
 
     def __init__(self, ctx: Services, nav: Navigator, parent: QWidget | None = None) -> None:
         super().__init__(ctx, nav, parent)
@@ -92,17 +103,17 @@ class MonitorPage(Page):
         self.window_combo = QComboBox()
         self.window_combo.setObjectName("monitorWindow")
         for label, seconds in WINDOWS:
-            self.window_combo.addItem(label, seconds)
+            self.window_combo.addItem(QCoreApplication.translate("MonitorPage", label), seconds)
         self.window_combo.setCurrentIndex(1)
         self.status_label = QLabel()
         self.status_label.setObjectName("monitorStatus")
         self.status_label.setWordWrap(True)
-        self.reconnect_button = QPushButton("Reconnect")
+        self.reconnect_button = QPushButton(self.tr("Reconnect"))
         self.reconnect_button.hide()
         top = QHBoxLayout()
-        top.addWidget(QLabel("Show"))
+        top.addWidget(QLabel(self.tr("Show")))
         top.addWidget(self.host_combo)
-        top.addWidget(QLabel("Window"))
+        top.addWidget(QLabel(self.tr("Window")))
         top.addWidget(self.window_combo)
         top.addWidget(self.status_label, 1)
         top.addWidget(self.reconnect_button)
@@ -123,8 +134,10 @@ class MonitorPage(Page):
         flay.setContentsMargins(0, 0, 0, 0)
         flay.addWidget(self.fleet_view)
         hint = QLabel(
-            "Double-click a host to see its GPUs; right-click it for a terminal, VS Code or "
-            "its tunnels."
+            self.tr(
+                "Double-click a host to see its GPUs; right-click it for a terminal, VS Code or "
+                "its tunnels."
+            )
         )
         hint.setStyleSheet("color: palette(mid);")
         flay.addWidget(hint)
@@ -134,9 +147,9 @@ class MonitorPage(Page):
         self.hints_list = QListWidget()
         self.hints_list.setObjectName("monitorHints")
         self.details = QTabWidget()
-        self.details.addTab(_table(self.values_model), "Current values")
-        self.details.addTab(_table(self.process_model), "Processes")
-        self.details.addTab(self.hints_list, "Hints")
+        self.details.addTab(_table(self.values_model), self.tr("Current values"))
+        self.details.addTab(_table(self.process_model), self.tr("Processes"))
+        self.details.addTab(self.hints_list, self.tr("Hints"))
         self.counters_label = QLabel()
         self.counters_label.setObjectName("monitorCounters")
         self.plot_holder = QVBoxLayout()
@@ -182,9 +195,9 @@ class MonitorPage(Page):
         current = self.host_combo.currentData()
         self.host_combo.blockSignals(True)
         self.host_combo.clear()
-        self.host_combo.addItem("All hosts (fleet)", FLEET)
+        self.host_combo.addItem(self.tr("All hosts (fleet)"), FLEET)
         for host in hosts:
-            label = "This computer" if host.alias == LOCAL_ALIAS else host.alias
+            label = self.tr("This computer") if host.alias == LOCAL_ALIAS else host.alias
             self.host_combo.addItem(label, host.alias)
         self.host_combo.setCurrentIndex(max(0, self.host_combo.findData(current)))
         self.host_combo.blockSignals(False)
@@ -266,7 +279,7 @@ class MonitorPage(Page):
         self.hints_list.clear()
         for hint in self.monitor.hints.active(alias):
             self.hints_list.addItem(hint.text)
-        self.details.setTabText(2, f"Hints ({self.hints_list.count()})")
+        self.details.setTabText(2, self.tr("Hints ({n})").format(n=self.hints_list.count()))
         self._values_dirty = True
         self._tick()
 
@@ -291,8 +304,19 @@ class MonitorPage(Page):
         local = [r for r in rows if r.alias == LOCAL_ALIAS and r.status.state == HostState.LIVE]
         live = sum(1 for r in hosts if r.status.state == HostState.LIVE)
         gpus = sum(len(r.gpus) for r in hosts + local)
-        here = " (this computer's included)" if local and local[0].gpus else ""
-        return f"{live} of {len(hosts)} hosts live, {gpus} GPUs{here}"
+        rented = len(hosts)  # a plain name: lupdate drops a translate() counting an expression
+        if local and local[0].gpus:
+            text = QCoreApplication.translate(
+                "MonitorPage",
+                "{live} of %n hosts live, {gpus} GPUs (this computer's included)",
+                None,
+                rented,
+            )
+        else:
+            text = QCoreApplication.translate(
+                "MonitorPage", "{live} of %n hosts live, {gpus} GPUs", None, rented
+            )
+        return text.format(live=live, gpus=gpus)
 
     def _tick(self) -> None:
         """The throttled redraw: only the visible view, only when its data moved."""
@@ -335,18 +359,21 @@ class MonitorPage(Page):
     def _on_hint(self, alias: str, hint: Hint) -> None:
         if alias == self.selected():
             self.hints_list.insertItem(0, hint.text)
-            self.details.setTabText(2, f"Hints ({self.hints_list.count()})")
+            self.details.setTabText(2, self.tr("Hints ({n})").format(n=self.hints_list.count()))
 
     def _show_status(self, alias: str, status: HostStatus) -> None:
-        text = f"<b>{status.state.value}</b>"
+        text = f"<b>{escape(state_text(status.state))}</b>"
         if status.state != HostState.LIVE and status.message:  # the host's words: never markup
             text += f" — {escape(status.message)} {escape(status.hint)}"
-        if status.bad_lines:
-            text += f" · {status.bad_lines} unreadable line(s) skipped"
+        if bad_lines := status.bad_lines:
+            skipped = QCoreApplication.translate(
+                "MonitorPage", "%n unreadable line(s) skipped", None, bad_lines
+            )
+            text += f" · {escape(skipped)}"
         self.status_label.setText(text)
         bad = status.last_bad_line
         self.status_label.setToolTip(
-            f"<p style='white-space:pre'>{escape(bad)}</p>" if bad else ""
+            _preformatted(bad) if bad else ""
         )  # a tooltip is rich text when it looks like markup: the host's line is escaped
         self.reconnect_button.setVisible(
             status.state in (HostState.AUTH_FAILED, HostState.HOST_KEY_CHANGED,
@@ -356,23 +383,28 @@ class MonitorPage(Page):
     def _show_poll(self, poll: PollEvent | None) -> None:
         if poll is None:
             self.process_model.set_rows([])
-            self.counters_label.setText("Host counters arrive with the first slow poll.")
+            self.counters_label.setText(self.tr("Host counters arrive with the first slow poll."))
             return
         history = self.monitor.history(poll.alias) if self.monitor else None
         by_uuid = {s.uuid: s.index for s in (history.latest.values() if history else [])}
         self.process_model.set_rows([(by_uuid.get(a.gpu_uuid, a.gpu_uuid), a) for a in poll.apps])
-        self.details.setTabText(1, f"Processes ({len(poll.apps)})")
+        self.details.setTabText(1, self.tr("Processes ({n})").format(n=len(poll.apps)))
         c = poll.counters
         parts = [
-            f"load {c.load1:.2f}" if c.load1 is not None else "",
-            f"CPU {c.cpu_busy_pct:.0f} %" if c.cpu_busy_pct is not None else "",
-            f"iowait {c.iowait_pct:.0f} %" if c.iowait_pct is not None else "",
-            f"disk read {c.read_bytes_per_s / 1e6:.1f} MB/s" if c.read_bytes_per_s is not None
+            self.tr("load {value}").format(value=f"{c.load1:.2f}") if c.load1 is not None
             else "",
-            f"write {c.write_bytes_per_s / 1e6:.1f} MB/s" if c.write_bytes_per_s is not None
-            else "",
-            f"free disk {c.disk_free_bytes / 2**30:.0f} GiB" if c.disk_free_bytes is not None
-            else "",
-            f"at {time.strftime('%H:%M:%S', time.localtime(c.t))}",
+            self.tr("CPU {value} %").format(value=f"{c.cpu_busy_pct:.0f}")
+            if c.cpu_busy_pct is not None else "",
+            self.tr("iowait {value} %").format(value=f"{c.iowait_pct:.0f}")
+            if c.iowait_pct is not None else "",
+            self.tr("disk read {value} MB/s").format(value=f"{c.read_bytes_per_s / 1e6:.1f}")
+            if c.read_bytes_per_s is not None else "",
+            self.tr("write {value} MB/s").format(value=f"{c.write_bytes_per_s / 1e6:.1f}")
+            if c.write_bytes_per_s is not None else "",
+            self.tr("free disk {value} GiB").format(value=f"{c.disk_free_bytes / 2**30:.0f}")
+            if c.disk_free_bytes is not None else "",
+            self.tr("at {time}").format(time=time.strftime("%H:%M:%S", time.localtime(c.t))),
         ]  # fmt: skip
-        self.counters_label.setText("Host: " + " · ".join(p for p in parts if p))
+        self.counters_label.setText(
+            self.tr("Host: {counters}").format(counters=" · ".join(p for p in parts if p))
+        )

@@ -11,19 +11,19 @@ from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, Qt
 from PySide6.QtWidgets import QGraphicsItem, QGridLayout, QLabel, QVBoxLayout, QWidget
 
 from gpu_companion.core.monitor.history import METRICS, HostHistory
 
 PALETTE = ("#3182ce", "#dd6b20", "#38a169", "#d53f8c", "#805ad5", "#d69e2e", "#319795",
            "#e53e3e")  # fmt: skip
-# (title, unit, solid metric, dashed metric or None)
+# (title, translated where shown; unit, solid metric, dashed metric or None)
 PANELS = (
-    ("Utilisation", "%", "util", None),
-    ("Memory used / total", "GiB", "mem_used", "mem_total"),
-    ("Temperature", "°C", "temp", None),
-    ("Power / limit", "W", "power", "power_limit"),
+    (str(QT_TRANSLATE_NOOP("GpuPlots", "Utilisation")), "%", "util", None),
+    (str(QT_TRANSLATE_NOOP("GpuPlots", "Memory used / total")), "GiB", "mem_used", "mem_total"),
+    (str(QT_TRANSLATE_NOOP("GpuPlots", "Temperature")), "°C", "temp", None),
+    (str(QT_TRANSLATE_NOOP("GpuPlots", "Power / limit")), "W", "power", "power_limit"),
 )
 _COL = {m: i for i, m in enumerate(METRICS)}
 PRECREATED_GPUS = 8
@@ -82,8 +82,8 @@ class GpuPlots(QWidget):
         self._curves: dict[tuple[int, int, bool], pg.PlotCurveItem] = {}
         for i, (title, unit, _, _) in enumerate(PANELS):
             plot = pg.PlotWidget(axisItems={"bottom": pg.DateAxisItem()})
-            plot.setTitle(title, size="9pt")
-            plot.setLabel("left", unit)
+            plot.setTitle(QCoreApplication.translate("GpuPlots", title), size="9pt")
+            plot.setLabel(axis="left", text=unit)  # a unit: the same in every language
             plot.showGrid(x=False, y=True, alpha=0.15)
             # Grid lines at major and minor ticks only: the third tick level's near-invisible
             # lines made replaying the axis picture about half of every repaint.
@@ -95,7 +95,7 @@ class GpuPlots(QWidget):
             plot.setMouseEnabled(x=False, y=False)
             plot.setMenuEnabled(False)
             plot.hideButtons()
-            if title == "Utilisation":
+            if i == 0:  # utilisation
                 plot.setYRange(0, 100, padding=0.02)
             plot.scene().sigMouseMoved.connect(lambda pos, p=plot: self._hover(p, pos))
             grid.addWidget(plot, i // 2, i % 2)
@@ -103,7 +103,7 @@ class GpuPlots(QWidget):
         self.legend = QLabel()  # above the plots, so it never hides a curve
         self.legend.setObjectName("gpuLegend")
         self.legend.setTextFormat(Qt.TextFormat.RichText)
-        self.readout = QLabel("Hover over a plot to read the values.")
+        self.readout = QLabel(self.tr("Hover over a plot to read the values."))
         self.readout.setObjectName("hoverReadout")
         self.readout.setTextFormat(Qt.TextFormat.RichText)
         lay = QVBoxLayout(self)
@@ -171,7 +171,8 @@ class GpuPlots(QWidget):
         legend = "  ".join(
             f'<span style="color:{gpu_color(g)}">&#9632; GPU {g}</span>' for g in gpus
         )
-        legend += "  <span style='color:#718096'>(faint line: memory total, power limit)</span>"
+        faint = self.tr("(faint line: memory total, power limit)")
+        legend += f"  <span style='color:#718096'>{faint}</span>"
         if legend != self.legend.text():
             self.legend.setText(legend)
         lows: dict[int, list[float]] = {}
@@ -237,4 +238,10 @@ class GpuPlots(QWidget):
                 text += "" if np.isnan(limit) else f" / {limit:.1f}"
             parts.append(f'<span style="color:{gpu_color(gpu)}">GPU {gpu}: {text} {unit}</span>')
         when = time.strftime("%H:%M:%S", time.localtime(x)) if x > 0 else ""
-        self.readout.setText(f"<b>{title}</b> at {when} — " + " · ".join(parts))
+        self.readout.setText(
+            self.tr("<b>{title}</b> at {when} — {values}").format(
+                title=QCoreApplication.translate("GpuPlots", title),
+                when=when,
+                values=" · ".join(parts),
+            )
+        )

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from PySide6.QtCore import QCoreApplication
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
-from gpu_companion.core.common.money import from_minor
+from gpu_companion.core.common.money import format_money, from_minor
 from gpu_companion.core.spend.reports import ChartData
 
 PALETTE = ("#3182ce", "#dd6b20", "#38a169", "#805ad5", "#d53f8c", "#319795", "#718096")
@@ -69,10 +70,16 @@ class SpendChart(QWidget):
         step = max(1, len(labels) // 8)
         ticks = [(i, labels[i]) for i in range(0, len(labels), step)]
         plot.getAxis("bottom").setTicks([ticks])
-        plot.setLabel("left", currency)
-        total = sum(base)
+        plot.setLabel(axis="left", text=currency)  # the currency code: the same in every language
+        if not heights:
+            self.note.setText(
+                self.tr("No spend in {currency} in this range.").format(currency=currency)
+            )
+            return
+        total = sum(b.get((p, currency), 0) for b in data.values() for p in heights)
+        periods = len(labels)  # a plain name: lupdate drops a translate() counting an expression
         self.note.setText(
-            f"{len(labels)} periods, {total:,.2f} {currency} in all"
-            if heights
-            else f"No spend in {currency} in this range."
+            QCoreApplication.translate(
+                "SpendChart", "%n periods, {total} in all", None, periods
+            ).format(total=format_money(total, currency))
         )

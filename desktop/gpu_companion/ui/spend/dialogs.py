@@ -7,6 +7,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from PySide6.QtCore import QCoreApplication
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -28,7 +29,6 @@ from gpu_companion.core.common.money import (
     format_amount,
     format_money,
     instance_rate,
-    rate_derivation,
     sentence,
 )
 from gpu_companion.core.spend.alerts import (
@@ -40,11 +40,12 @@ from gpu_companion.core.spend.alerts import (
 from gpu_companion.core.spend.budgets import Budget
 from gpu_companion.core.spend.ledger_csv import ImportPreview, ImportResult, ImportRow, apply_import
 from gpu_companion.core.spend.ledger_csv import parse_csv as parse_ledger_csv
-from gpu_companion.core.spend.metering import BILLING_MODES, BUCKETS, OUTCOMES, Rental, rate_unit
+from gpu_companion.core.spend.metering import BILLING_MODES, BUCKETS, OUTCOMES, Rental
 from gpu_companion.ui.common.models import RowTableModel
 from gpu_companion.ui.common.money_input import parse_user_amount
 from gpu_companion.ui.common.worker import run_in_thread
 from gpu_companion.ui.hosts.page import _FormDialog
+from gpu_companion.ui.spend.labels import billing_mode_text, kind_text, outcome_text, rate_text
 
 if TYPE_CHECKING:
     from gpu_companion.services import Services
@@ -54,41 +55,44 @@ class StartRentalDialog(_FormDialog):
     """Start a meter by hand (without the wizard): platform, host, GPU, billing mode, rate."""
 
     def __init__(self, ctx: Services, parent: QWidget | None = None) -> None:
-        super().__init__("Start a rental", parent)
+        super().__init__(self.tr("Start a rental"), parent)
         self.ctx = ctx
         self.platform = QComboBox()
         for p in ctx.registry.platforms():
             self.platform.addItem(p.name, p)
-        self.add("platform", "Platform", self.platform)
+        self.add("platform", self.tr("Platform"), self.platform)
         self.host = QComboBox()
-        self.add("host", "Host", self.host)
-        self.gpu_model = self.add("gpu_model", "GPU model", QLineEdit())
+        self.add("host", self.tr("Host"), self.host)
+        self.gpu_model = self.add("gpu_model", self.tr("GPU model"), QLineEdit())
         self.gpu_count = QSpinBox()
         self.gpu_count.setRange(0, 64)
         self.gpu_count.setValue(1)
-        self.add("gpu_count", "GPU count", self.gpu_count)
+        self.add("gpu_count", self.tr("GPU count"), self.gpu_count)
         self.billing_mode = QComboBox()
-        self.billing_mode.addItems(list(BILLING_MODES))
-        self.add("billing_mode", "Billing mode", self.billing_mode)
-        self.rate = self.add("rate", "Rate", QLineEdit())
-        self.rate.setPlaceholderText("per hour (per week or month for those plans), e.g. 0.39")
+        for mode in BILLING_MODES:  # shown translated, stored as the ledger's word
+            self.billing_mode.addItem(billing_mode_text(mode), mode)
+        self.add("billing_mode", self.tr("Billing mode"), self.billing_mode)
+        self.rate = self.add("rate", self.tr("Rate"), QLineEdit())
+        self.rate.setPlaceholderText(
+            self.tr("per hour (per week or month for those plans), e.g. 0.39")
+        )
         self.rate_basis = QComboBox()
-        self.rate_basis.addItem("the whole instance", "instance")
-        self.rate_basis.addItem("each GPU", "gpu")
-        self.add("rate_basis", "The rate is for", self.rate_basis)
+        self.rate_basis.addItem(self.tr("the whole instance"), userData="instance")
+        self.rate_basis.addItem(self.tr("each GPU"), userData="gpu")
+        self.add("rate_basis", self.tr("The rate is for"), self.rate_basis)
         self.derivation = QLabel()
         self.derivation.setObjectName("rateDerivation")
         self.form.addRow("", self.derivation)
         self.currency = QComboBox()
         self.currency.addItems(list(CURRENCIES))
-        self.add("currency", "Currency", self.currency)
+        self.add("currency", self.tr("Currency"), self.currency)
         self.runtime = QDoubleSpinBox()
         self.runtime.setRange(0, 24 * 90)
         self.runtime.setDecimals(1)
-        self.runtime.setSuffix(" h")
-        self.runtime.setSpecialValueText("no plan")
-        self.add("planned_end", "Planned runtime", self.runtime)
-        self.tag = self.add("tag", "Experiment tag", QLineEdit())
+        self.runtime.setSuffix(self.tr(" h"))
+        self.runtime.setSpecialValueText(self.tr("no plan"))
+        self.add("planned_end", self.tr("Planned runtime"), self.runtime)
+        self.tag = self.add("tag", self.tr("Experiment tag"), QLineEdit())
         self.platform.currentIndexChanged.connect(self._platform_changed)
         self.host.currentIndexChanged.connect(self._host_changed)
         self._platform_changed()
@@ -103,7 +107,7 @@ class StartRentalDialog(_FormDialog):
 
     def typed_rate(self) -> Decimal:
         try:
-            return parse_user_amount(self.rate.text(), "the rate")
+            return parse_user_amount(self.rate.text(), self.tr("the rate"))
         except ValueError as exc:
             raise ValidationError("rate", sentence(exc)) from None
 
@@ -119,23 +123,22 @@ class StartRentalDialog(_FormDialog):
 
     def _show_rate(self) -> None:
         """'8 × $2.65 = $21.20/h' under the rate, or why the rate cannot be read."""
-        unit = rate_unit(self.billing_mode.currentText()).replace("hour", "h")
+        mode = self.billing_mode.currentData() or "on-demand"
         cur, count = self.currency.currentText(), self.gpu_count.value()
         try:
             rate = self.instance_rate()
         except ValidationError as exc:
             self.derivation.setText(exc.message if self.rate.text().strip() else "")
             return
-        if self.rate_basis.currentData() == "gpu":
-            shown = rate_derivation(self.typed_rate(), count, cur, unit)
-        else:
-            shown = f"{format_amount(rate, cur)}/{unit}"
-        self.derivation.setText(f"Metered at {shown} for the instance.")
+        shown = rate_text(format_amount(rate, cur), mode)
+        if self.rate_basis.currentData() == "gpu":  # '8 × $2.65 = $21.20/h'
+            shown = f"{count} × {format_amount(self.typed_rate(), cur)} = {shown}"
+        self.derivation.setText(self.tr("Metered at {rate} for the instance.").format(rate=shown))
 
     def _platform_changed(self) -> None:
         p = self.platform.currentData()
         self.host.clear()
-        self.host.addItem("(no host)", None)
+        self.host.addItem(self.tr("(no host)"), None)
         if p is None:
             return
         self.currency.setCurrentText(p.currency)
@@ -161,7 +164,7 @@ class StartRentalDialog(_FormDialog):
             host_id=host.id if host else None,
             gpu_model=self.gpu_model.text(),
             gpu_count=self.gpu_count.value(),
-            billing_mode=self.billing_mode.currentText(),
+            billing_mode=self.billing_mode.currentData(),
             currency=self.currency.currentText(),
             max_runtime=timedelta(hours=hours) if hours else None,
             tag=self.tag.text(),
@@ -170,30 +173,31 @@ class StartRentalDialog(_FormDialog):
 
 class BudgetDialog(_FormDialog):
     def __init__(self, ctx: Services, parent: QWidget | None = None) -> None:
-        super().__init__("Set a budget", parent)
+        super().__init__(self.tr("Set a budget"), parent)
         self.ctx = ctx
         self.period = QComboBox()
+        names = {"day": self.tr("Daily"), "week": self.tr("Weekly"), "month": self.tr("Monthly")}
         for b in BUCKETS:
-            self.period.addItem({"day": "Daily", "week": "Weekly", "month": "Monthly"}[b], b)
+            self.period.addItem(names[b], b)
         self.period.setCurrentIndex(2)
-        self.add("period", "Period", self.period)
+        self.add("period", self.tr("Period"), self.period)
         self.scope = QComboBox()
-        self.scope.addItem("All platforms", None)
+        self.scope.addItem(self.tr("All platforms"), None)
         for p in ctx.registry.platforms():
             self.scope.addItem(p.name, p.id)
-        self.add("platform", "Applies to", self.scope)
-        self.amount = self.add("amount", "Amount", QLineEdit())
+        self.add("platform", self.tr("Applies to"), self.scope)
+        self.amount = self.add("amount", self.tr("Amount"), QLineEdit())
         self.currency = QComboBox()
         self.currency.addItems(list(CURRENCIES))
         platforms = ctx.registry.platforms()
         if platforms:
             self.currency.setCurrentText(platforms[0].currency)
-        self.add("currency", "Currency", self.currency)
-        self.thresholds = self.add("thresholds", "Alert at (%)", QLineEdit("50, 80, 100"))
+        self.add("currency", self.tr("Currency"), self.currency)
+        self.thresholds = self.add("thresholds", self.tr("Alert at (%)"), QLineEdit("50, 80, 100"))
 
     def save(self) -> Budget:
         try:
-            amount = parse_user_amount(self.amount.text(), "the budget")
+            amount = parse_user_amount(self.amount.text(), self.tr("the budget"))
         except ValueError as exc:
             raise ValidationError("amount", sentence(exc)) from None
         return self.ctx.budgets.set_budget(
@@ -209,16 +213,16 @@ class OutcomeDialog(_FormDialog):
     """The experiment tag and outcome of one rental (for cost per successful experiment)."""
 
     def __init__(self, ctx: Services, rental: Rental, parent: QWidget | None = None) -> None:
-        super().__init__("Experiment", parent)
+        super().__init__(self.tr("Experiment"), parent)
         self.ctx = ctx
         self.rental = rental
-        self.tag = self.add("tag", "Experiment tag", QLineEdit(rental.tag))
+        self.tag = self.add("tag", self.tr("Experiment tag"), QLineEdit(rental.tag))
         self.outcome = QComboBox()
         for o in OUTCOMES:
-            self.outcome.addItem(o or "(not decided)", o)
+            self.outcome.addItem(outcome_text(o, undecided=True), o)
         self.outcome.setCurrentIndex(OUTCOMES.index(rental.outcome))
-        self.add("outcome", "Outcome", self.outcome)
-        self.notes = self.add("notes", "Notes", QLineEdit(rental.notes))
+        self.add("outcome", self.tr("Outcome"), self.outcome)
+        self.notes = self.add("notes", self.tr("Notes"), QLineEdit(rental.notes))
 
     def save(self) -> Rental:
         assert self.rental.id is not None
@@ -234,14 +238,14 @@ class AlertsDialog(_FormDialog):
     """The quiet hour for the left-on-overnight alert, and snooze or mute for one rental."""
 
     def __init__(self, ctx: Services, rental: Rental | None, parent: QWidget | None = None):
-        super().__init__("Spend alerts", parent)
+        super().__init__(self.tr("Spend alerts"), parent)
         self.ctx = ctx
         self.rental = rental
         text = ctx.store.get_setting(QUIET_HOUR_SETTING, DEFAULT_QUIET_HOUR) or ""
-        self.quiet = self.add("quiet_hour", "Left on overnight at", QLineEdit(text))
-        self.quiet.setPlaceholderText("HH:MM, empty for no overnight alert")
-        self.snooze = QCheckBox("Snooze its alerts for 1 hour")
-        self.mute = QCheckBox("Mute its alerts")
+        self.quiet = self.add("quiet_hour", self.tr("Left on overnight at"), QLineEdit(text))
+        self.quiet.setPlaceholderText(self.tr("HH:MM, empty for no overnight alert"))
+        self.snooze = QCheckBox(self.tr("Snooze its alerts for 1 hour"))
+        self.mute = QCheckBox(self.tr("Mute its alerts"))
         if rental is not None and rental.id is not None:
             self.mute.setChecked(all(ctx.alerts.muted(rental.id, k) for k in RENTAL_ALERTS))
             self.add("snooze", rental_name(rental), self.snooze)
@@ -265,7 +269,7 @@ def _rate(row: ImportRow) -> str:
     r = row.rental
     if r is None:
         return ""
-    return f"{format_amount(r.rate, r.currency)}/{rate_unit(r.billing_mode).replace('hour', 'h')}"
+    return rate_text(format_amount(r.rate, r.currency), r.billing_mode)
 
 
 def _amount(row: ImportRow) -> str:
@@ -280,13 +284,17 @@ def _amount(row: ImportRow) -> str:
         return format_money(r.cost_minor, r.currency)
     if r.ended_at is not None:
         return format_money(r.cost_at(r.ended_at), r.currency)
-    return "running"
+    return QCoreApplication.translate("CsvImportDialog", "running")
 
 
 def _status(row: ImportRow) -> str:
     if row.errors:
-        return "refused: " + "; ".join(row.errors)
-    return "already in the ledger" if row.duplicate else "will be imported"
+        return QCoreApplication.translate("CsvImportDialog", "refused: {errors}").format(
+            errors="; ".join(row.errors)
+        )
+    if row.duplicate:
+        return QCoreApplication.translate("CsvImportDialog", "already in the ledger")
+    return QCoreApplication.translate("CsvImportDialog", "will be imported")
 
 
 class CsvImportDialog(QDialog):
@@ -298,10 +306,10 @@ class CsvImportDialog(QDialog):
         self.path = path
         self.preview: ImportPreview | None = None
         self.result_value: ImportResult | None = None
-        self.setWindowTitle(f"Import {path.name}")
+        self.setWindowTitle(self.tr("Import {file}").format(file=path.name))
         self.resize(760, 420)
         lay = QVBoxLayout(self)
-        self.summary = QLabel(f"Reading {path}…")
+        self.summary = QLabel(self.tr("Reading {path}…").format(path=path))
         self.summary.setWordWrap(True)
         lay.addWidget(self.summary)
         self.understood = QLabel()
@@ -316,8 +324,8 @@ class CsvImportDialog(QDialog):
         self.default_currency = QComboBox()
         self.default_currency.setObjectName("importCurrency")
         self.default_currency.addItems(["", *CURRENCIES])
-        defaults.addRow("Platform of rows that name none", self.default_platform)
-        defaults.addRow("Currency of rows that name none", self.default_currency)
+        defaults.addRow(self.tr("Platform of rows that name none"), self.default_platform)
+        defaults.addRow(self.tr("Currency of rows that name none"), self.default_currency)
         lay.addLayout(defaults)
         self.default_platform.currentIndexChanged.connect(self._reread)
         typed = self.default_platform.lineEdit()  # editable: it has one
@@ -327,13 +335,13 @@ class CsvImportDialog(QDialog):
         self._reads = 0
         self.model: RowTableModel[ImportRow] = RowTableModel(
             [
-                ("Line", lambda r: r.line),
-                ("Type", lambda r: r.kind),
-                ("Platform", lambda r: r.platform),
-                ("What", lambda r: r.summary),
-                ("Rate", _rate),
-                ("Amount", _amount),
-                ("Result", _status),
+                (self.tr("Line"), lambda r: r.line),
+                (self.tr("Type"), lambda r: kind_text(r.kind)),
+                (self.tr("Platform"), lambda r: r.platform),
+                (self.tr("What"), lambda r: r.summary),
+                (self.tr("Rate"), _rate),
+                (self.tr("Amount"), _amount),
+                (self.tr("Result"), _status),
             ]
         )
         self.table = QTableView()
@@ -344,7 +352,7 @@ class CsvImportDialog(QDialog):
             QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
         )
         self.ok = self.buttons.button(QDialogButtonBox.StandardButton.Ok)
-        self.ok.setText("Import")
+        self.ok.setText(self.tr("Import"))
         self.ok.setEnabled(False)
         self.buttons.accepted.connect(self._import)
         self.buttons.rejected.connect(self.reject)
@@ -371,7 +379,9 @@ class CsvImportDialog(QDialog):
 
     def _failed(self, exc: Exception) -> None:
         text = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-        self.summary.setText(f"Could not read {self.path}: {text}")
+        self.summary.setText(
+            self.tr("Could not read {path}: {error}").format(path=self.path, error=text)
+        )
 
     def _show(self, result: tuple[int, ImportPreview]) -> None:
         read, preview = result
@@ -385,12 +395,27 @@ class CsvImportDialog(QDialog):
             return
         good, bad = len(preview.good), len(preview.bad)
         dupes = sum(r.duplicate for r in preview.rows)
-        text = f"{good} rows will be imported, {bad} refused (they are not imported)"
         if dupes:
-            text += f", {dupes} already in the ledger"
+            text = QCoreApplication.translate(
+                "CsvImportDialog",
+                "%n rows will be imported, {refused} refused (they are not imported), "
+                "{duplicates} already in the ledger.",
+                None,
+                good,
+            )
+        else:
+            text = QCoreApplication.translate(
+                "CsvImportDialog",
+                "%n rows will be imported, {refused} refused (they are not imported).",
+                None,
+                good,
+            )
+        text = text.format(refused=bad, duplicates=dupes)
         if preview.new_platforms:
-            text += f". New platforms: {', '.join(preview.new_platforms)}"
-        self.summary.setText(text + ".")
+            text = self.tr("{summary} New platforms: {platforms}.").format(
+                summary=text, platforms=", ".join(preview.new_platforms)
+            )
+        self.summary.setText(text)
         self.ok.setEnabled(good > 0)
 
     def _import(self) -> None:

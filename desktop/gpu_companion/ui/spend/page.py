@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, QTimer
 from PySide6.QtGui import QHideEvent, QShowEvent
 from PySide6.QtWidgets import (
     QComboBox,
@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from gpu_companion.core.common.errors import UserError
-from gpu_companion.core.common.money import format_money, format_totals
+from gpu_companion.core.common.money import format_amount, format_money, format_totals
 from gpu_companion.core.common.text import format_duration
 from gpu_companion.core.spend.alerts import rental_name
 from gpu_companion.core.spend.ledger import HistoryFilter
@@ -48,38 +48,50 @@ from gpu_companion.ui.spend.dialogs import (
     OutcomeDialog,
     StartRentalDialog,
 )
+from gpu_companion.ui.spend.labels import (
+    billing_mode_text,
+    end_reason_text,
+    outcome_text,
+    rate_text,
+)
 from gpu_companion.ui.spend.tabs import ChartTab, ExperimentsTab
 
 if TYPE_CHECKING:
     from gpu_companion.services import Services
 
 HISTORY_LIMIT = 5000
+EXPORT_NAME = "gpu-companion-ledger.csv"  # a file name, the same in every language
 # a provider's bill comes as .csv or tab-separated .tsv (the reader finds the delimiter itself)
-IMPORT_FILTER = (
-    "Ledger and bills (*.csv *.tsv);;CSV files (*.csv);;Tab-separated (*.tsv);;All files (*)"
+IMPORT_FILTER = str(
+    QT_TRANSLATE_NOOP(
+        "SpendPage",
+        "Ledger and bills (*.csv *.tsv);;CSV files (*.csv);;Tab-separated (*.tsv);;All files (*)",
+    )
 )
-PERIODS = {  # filter label -> (bucket, how many back), None: everything
-    "Last 30 days": ("30 days", 0),
-    "This month": ("month", 0),
-    "Last month": ("month", 1),
-    "This week": ("week", 0),
-    "This year": ("year", 0),
-    "All time": None,
+PERIODS = {  # filter label (translated where shown) -> (bucket, how many back), None: everything
+    str(QT_TRANSLATE_NOOP("SpendPage", "Last 30 days")): ("30 days", 0),
+    str(QT_TRANSLATE_NOOP("SpendPage", "This month")): ("month", 0),
+    str(QT_TRANSLATE_NOOP("SpendPage", "Last month")): ("month", 1),
+    str(QT_TRANSLATE_NOOP("SpendPage", "This week")): ("week", 0),
+    str(QT_TRANSLATE_NOOP("SpendPage", "This year")): ("year", 0),
+    str(QT_TRANSLATE_NOOP("SpendPage", "All time")): None,
 }
 
 
 class SpendPage(EmptyStatePage):
-    key, title, icon_name = "spend", "Spend", "spend"
+    key, title, icon_name = "spend", str(QT_TRANSLATE_NOOP("SpendPage", "Spend")), "spend"
 
     def __init__(self, ctx: Services, nav: Navigator, parent: QWidget | None = None) -> None:
         super().__init__(ctx, nav, parent)
         self.ledger = ctx.ledger
         self.empty = EmptyState(
             "spend",
-            "No platform to meter yet",
-            "Every rental is metered here from its start time, with budgets, alerts and "
-            "reports. Add the platform you rent from (and its hosts) first.",
-            [("Add a host", lambda: nav.navigate("hosts"))],
+            self.tr("No platform to meter yet"),
+            self.tr(
+                "Every rental is metered here from its start time, with budgets, alerts and "
+                "reports. Add the platform you rent from (and its hosts) first."
+            ),
+            [(self.tr("Add a host"), lambda: nav.navigate("hosts"))],
         )
         self.stack.addWidget(self.empty)
         body = QWidget()
@@ -95,12 +107,12 @@ class SpendPage(EmptyStatePage):
         lay.addWidget(self.summary)
         self.buttons: dict[str, QPushButton] = {}
         for name, label, slot in (
-            ("start", "Start rental…", self.start_rental),
-            ("stop", "Stop meter", self.stop_rental),
-            ("budget", "Budget…", self.set_budget),
-            ("alerts", "Alerts…", self.edit_alerts),
-            ("import", "Import CSV…", self.import_csv),
-            ("export", "Export CSV…", self.export_csv),
+            ("start", self.tr("Start rental…"), self.start_rental),
+            ("stop", self.tr("Stop meter"), self.stop_rental),
+            ("budget", self.tr("Budget…"), self.set_budget),
+            ("alerts", self.tr("Alerts…"), self.edit_alerts),
+            ("import", self.tr("Import CSV…"), self.import_csv),
+            ("export", self.tr("Export CSV…"), self.export_csv),
         ):
             b = QPushButton(label)
             b.setObjectName(f"spend_{name}")
@@ -111,17 +123,23 @@ class SpendPage(EmptyStatePage):
         lay.addLayout(self.budget_box)
         self.budget_bars: list[QProgressBar] = []
 
-        lay.addWidget(QLabel("<b>Running now</b>"))
+        lay.addWidget(QLabel(self.tr("<b>Running now</b>")))
         self.running_model: RowTableModel[Rental] = RowTableModel(
             [
-                ("Rental", rental_name),
-                ("Platform", lambda r: r.platform_name),
+                (self.tr("Rental"), rental_name),
+                (self.tr("Platform"), lambda r: r.platform_name),
                 ("GPU", lambda r: f"{r.gpu_count} × {r.gpu_model}" if r.gpu_model else ""),
-                ("Billing", lambda r: f"{r.billing_mode}, {r.rate} {r.currency}/{_unit(r)}"),
-                ("Started", lambda r: self._local(r.started_at)),
-                ("Elapsed", lambda r: format_duration(r.elapsed(self.ledger.now()))),
-                ("Cost so far", lambda r: format_money(r.cost_at(self.ledger.now()), r.currency)),
-                ("Planned end", lambda r: self._local(r.planned_end) if r.planned_end else ""),
+                (self.tr("Billing"), self._billing),
+                (self.tr("Started"), lambda r: self._local(r.started_at)),
+                (self.tr("Elapsed"), lambda r: format_duration(r.elapsed(self.ledger.now()))),
+                (
+                    self.tr("Cost so far"),
+                    lambda r: format_money(r.cost_at(self.ledger.now()), r.currency),
+                ),
+                (
+                    self.tr("Planned end"),
+                    lambda r: self._local(r.planned_end) if r.planned_end else "",
+                ),
             ]
         )
         self.running_view = row_table(self.running_model)  # type: ignore[arg-type]
@@ -133,11 +151,11 @@ class SpendPage(EmptyStatePage):
         self._build_history()
         self.chart_tab = ChartTab(self.ledger)
         self.chart = self.chart_tab.chart
-        self.tabs.addTab(self.chart_tab, "Chart")
+        self.tabs.addTab(self.chart_tab, self.tr("Chart"))
         self.tabs.currentChanged.connect(self._tab_changed)
         self.experiments = ExperimentsTab()
         self.exp_model = self.experiments.model
-        self.tabs.addTab(self.experiments, "Experiments")
+        self.tabs.addTab(self.experiments, self.tr("Experiments"))
 
         self.meter = QTimer(self)  # live meters: recomputed from timestamps, so cheap
         self.meter.setInterval(1000)
@@ -155,45 +173,54 @@ class SpendPage(EmptyStatePage):
         lay = QVBoxLayout(page)
         filters = QHBoxLayout()
         self.f_period, self.f_platform, self.f_gpu, self.f_tag = (QComboBox() for _ in range(4))
-        self.f_period.addItems(list(PERIODS))
+        for period in PERIODS:
+            self.f_period.addItem(QCoreApplication.translate("SpendPage", period), period)
         for label, combo in (
-            ("Period", self.f_period),
-            ("Platform", self.f_platform),
+            (self.tr("Period"), self.f_period),
+            (self.tr("Platform"), self.f_platform),
             ("GPU", self.f_gpu),
-            ("Tag", self.f_tag),
+            (self.tr("Tag"), self.f_tag),
         ):
             filters.addWidget(QLabel(label))
             filters.addWidget(combo)
             combo.activated.connect(lambda _i: self._load_history())
         filters.addStretch(1)
-        self.outcome_button = QPushButton("Experiment…")
+        self.outcome_button = QPushButton(self.tr("Experiment…"))
         self.outcome_button.clicked.connect(self.edit_outcome)
         filters.addWidget(self.outcome_button)
         lay.addLayout(filters)
         now = self.ledger.now
         self.history_model: RowTableModel[Rental] = RowTableModel(
             [
-                ("Started", lambda r: self._local(r.started_at)),
-                ("Ended", lambda r: self._local(r.ended_at) if r.ended_at else "running"),
-                ("Rental", rental_name),
-                ("Platform", lambda r: r.platform_name),
+                (self.tr("Started"), lambda r: self._local(r.started_at)),
+                (
+                    self.tr("Ended"),
+                    lambda r: self._local(r.ended_at) if r.ended_at else self.tr("running"),
+                ),
+                (self.tr("Rental"), rental_name),
+                (self.tr("Platform"), lambda r: r.platform_name),
                 ("GPU", lambda r: f"{r.gpu_count} × {r.gpu_model}" if r.gpu_model else ""),
-                ("Hours", lambda r: f"{r.elapsed(now()).total_seconds() / 3600:.2f}"),
-                ("Cost", lambda r: format_money(r.cost_at(now()), r.currency)),
-                ("Tag", lambda r: r.tag),
-                ("Outcome", lambda r: r.outcome),
-                ("Ended by", lambda r: _end_note(r)),
+                (self.tr("Hours"), lambda r: f"{r.elapsed(now()).total_seconds() / 3600:.2f}"),
+                (self.tr("Cost"), lambda r: format_money(r.cost_at(now()), r.currency)),
+                (self.tr("Tag"), lambda r: r.tag),
+                (self.tr("Outcome"), lambda r: outcome_text(r.outcome)),
+                (self.tr("Ended by"), lambda r: _end_note(r)),
             ]
         )
         self.history_view = row_table(self.history_model)  # type: ignore[arg-type]
         lay.addWidget(self.history_view, 1)
         self.history_total = QLabel()
         lay.addWidget(self.history_total)
-        self.tabs.addTab(page, "History")
+        self.tabs.addTab(page, self.tr("History"))
 
     # --- showing --------------------------------------------------------------------------
     def _local(self, when: datetime | None) -> str:
         return when.astimezone(self.ledger.tz).strftime("%Y-%m-%d %H:%M") if when else ""
+
+    def _billing(self, r: Rental) -> str:
+        """'on-demand, $1.20/h': the plan and its rate, the rate formatted as money."""
+        rate = rate_text(format_amount(r.rate, r.currency), r.billing_mode)
+        return self.tr("{mode}, {rate}").format(mode=billing_mode_text(r.billing_mode), rate=rate)
 
     def refresh(self) -> None:
         has_platform = bool(self.ctx.registry.platforms())
@@ -220,11 +247,12 @@ class SpendPage(EmptyStatePage):
 
         refill(
             self.f_platform,
-            "All platforms",
+            self.tr("All platforms"),
             [(p.name, p.id) for p in self.ctx.registry.platforms()],
         )
-        refill(self.f_gpu, "All GPUs", [(g, g) for g in self.ledger.distinct("gpu_model")])
-        refill(self.f_tag, "All tags", [(t, t) for t in self.ledger.distinct("tag")])
+        gpus: list[tuple[str, object]] = [(g, g) for g in self.ledger.distinct("gpu_model")]
+        refill(self.f_gpu, self.tr("All GPUs"), gpus)
+        refill(self.f_tag, self.tr("All tags"), [(t, t) for t in self.ledger.distinct("tag")])
         currencies = sorted(
             {r[0] for r in self.ledger.store.db.execute("SELECT DISTINCT currency FROM rentals")}
             | {p.currency for p in self.ctx.registry.platforms()}
@@ -233,7 +261,7 @@ class SpendPage(EmptyStatePage):
 
     def history_filter(self) -> HistoryFilter:
         since = until = None
-        choice = PERIODS[self.f_period.currentText()]
+        choice = PERIODS[self.f_period.currentData()]
         if choice is not None:
             bucket, back = choice
             now = self.ledger.now()
@@ -262,15 +290,26 @@ class SpendPage(EmptyStatePage):
         now = self.ledger.now()
         for r in rows:
             totals[r.currency] = totals.get(r.currency, 0) + r.cost_at(now)
-        more = " (the newest shown)" if len(rows) == HISTORY_LIMIT else ""
-        self.history_total.setText(f"{len(rows)} rentals{more}: {format_totals(totals)}")
+        n = len(rows)  # a plain name: lupdate drops a translate() whose count is an expression
+        if n == HISTORY_LIMIT:
+            text = QCoreApplication.translate(
+                "SpendPage", "%n rentals (the newest shown): {totals}", None, n
+            )
+        else:
+            text = QCoreApplication.translate("SpendPage", "%n rentals: {totals}", None, n)
+        self.history_total.setText(text.format(totals=format_totals(totals)))
 
     def _show_summary(self) -> None:
         month = period_report(self.ledger, "month").totals
         burn = burn_text(self.ledger)
+        if burn:
+            summary = self.tr("Today {today} · this month {month} · burning {burn}")
+        else:
+            summary = self.tr("Today {today} · this month {month} · nothing billing now")
         self.summary.setText(
-            f"Today {format_totals(today(self.ledger))} · this month {format_totals(month)}"
-            + (f" · burning {burn}" if burn else " · nothing billing now")
+            summary.format(
+                today=format_totals(today(self.ledger)), month=format_totals(month), burn=burn
+            )
         )
         for bar in self.budget_bars:
             self.budget_box.removeWidget(bar)
@@ -282,13 +321,21 @@ class SpendPage(EmptyStatePage):
             bar = QProgressBar()
             bar.setRange(0, 100)
             bar.setValue(min(st.percent, 100))
-            text = (
-                f"{b.title}: {st.percent}% — {format_money(st.spent_minor, b.currency)} of "
-                f"{format_money(b.amount_minor, b.currency)}"
-            )
             if st.forecast is not None and st.percent < 100:
-                text += f" · runs out {self._local(st.forecast)} at this rate"
-            bar.setFormat(text)
+                text = self.tr(
+                    "{budget}: {percent}% — {spent} of {amount} · runs out {when} at this rate"
+                )
+            else:
+                text = self.tr("{budget}: {percent}% — {spent} of {amount}")
+            bar.setFormat(
+                text.format(
+                    budget=b.title,
+                    percent=st.percent,
+                    spent=format_money(st.spent_minor, b.currency),
+                    amount=format_money(b.amount_minor, b.currency),
+                    when=self._local(st.forecast),
+                )
+            )
             color = {"ok": "#38a169", "warning": "#d69e2e", "over": "#c53030"}[st.state]
             bar.setStyleSheet(f"QProgressBar::chunk {{ background: {color}; }}")
             self.budget_box.addWidget(bar)
@@ -328,15 +375,17 @@ class SpendPage(EmptyStatePage):
         if r is None and self.running_model.rowCount() == 1:
             r = self.running_model.row(0)
         if r is None or r.id is None:
-            self.ctx.notifier.info("Select the running rental to stop.")
+            self.ctx.notifier.info(self.tr("Select the running rental to stop."))
             return
         cost = format_money(r.cost_at(self.ledger.now()), r.currency)
         answer = QMessageBox.question(
             self,
-            "Stop the meter",
-            f"Stop metering {rental_name(r)} now, at {cost}?\n\nThis only ends the ledger's "
-            "meter: release the instance on the platform too (the Release page checks your "
-            "backups first).",
+            self.tr("Stop the meter"),
+            self.tr(
+                "Stop metering {rental} now, at {cost}?\n\nThis only ends the ledger's "
+                "meter: release the instance on the platform too (the Release page checks your "
+                "backups first)."
+            ).format(rental=rental_name(r), cost=cost),
         )
         if answer == QMessageBox.StandardButton.Yes:
             self.stop(r)
@@ -360,13 +409,18 @@ class SpendPage(EmptyStatePage):
     def edit_outcome(self) -> None:
         r = self._selected(self.history_view, self.history_model)
         if r is None:
-            self.ctx.notifier.info("Select a rental in the history first.")
+            self.ctx.notifier.info(self.tr("Select a rental in the history first."))
             return
         if OutcomeDialog(self.ctx, r, self).exec():
             self.refresh()
 
     def import_csv(self) -> None:
-        name, _ = QFileDialog.getOpenFileName(self, "Import rentals", "", IMPORT_FILTER)
+        name, _ = QFileDialog.getOpenFileName(
+            self,
+            self.tr("Import rentals"),
+            "",
+            QCoreApplication.translate("SpendPage", IMPORT_FILTER),
+        )
         if name:
             self.run_import(Path(name))
 
@@ -380,15 +434,25 @@ class SpendPage(EmptyStatePage):
         res = dialog.result_value
         if res is not None:
             self.ctx.notifier.info(
-                f"Imported {res.rentals} rentals and {res.charges} charges "
-                f"({res.refused} rows refused, {res.duplicates} already there).",
+                self.tr(
+                    "Imported {rentals} rentals and {charges} charges ({refused} rows refused, "
+                    "{duplicates} already there)."
+                ).format(
+                    rentals=res.rentals,
+                    charges=res.charges,
+                    refused=res.refused,
+                    duplicates=res.duplicates,
+                ),
                 source="spend",
             )
             self.refresh()
 
     def export_csv(self) -> None:
         name, _ = QFileDialog.getSaveFileName(
-            self, "Export the ledger", "gpu-companion-ledger.csv", "CSV files (*.csv)"
+            self,
+            self.tr("Export the ledger"),
+            EXPORT_NAME,
+            self.tr("CSV files (*.csv)"),
         )
         if name:
             self.run_export(Path(name))
@@ -404,21 +468,20 @@ class SpendPage(EmptyStatePage):
         self._export_worker = run_in_thread(
             write,
             on_result=lambda n: self.ctx.notifier.info(
-                f"Exported {n} rows to {path}.", source="spend"
+                self.tr("Exported {n} rows to {path}.").format(n=n, path=path), source="spend"
             ),
             on_error=lambda exc: self.ctx.notifier.error(
-                f"Could not export to {path}: {exc}", source="spend"
+                self.tr("Could not export to {path}: {error}").format(path=path, error=exc),
+                source="spend",
             ),
         )
 
 
-def _unit(r: Rental) -> str:
-    return {"weekly": "week", "monthly": "month"}.get(r.billing_mode, "h")
-
-
 def _end_note(r: Rental) -> str:
-    note = r.end_reason
+    note = end_reason_text(r.end_reason)
     override = r.evidence.get("override_reason") if r.evidence else None
-    if override:
-        note += f" (override: {override})"
+    if override:  # the user's own words: shown as typed
+        return QCoreApplication.translate("SpendPage", "{reason} (override: {override})").format(
+            reason=note, override=override
+        )
     return note

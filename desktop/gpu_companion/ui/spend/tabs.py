@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
@@ -14,13 +15,24 @@ from PySide6.QtWidgets import (
 
 from gpu_companion.core.common.money import format_money
 from gpu_companion.core.spend.ledger import SpendLedger
-from gpu_companion.core.spend.metering import period_of
+from gpu_companion.core.spend.metering import BUCKETS, period_of
 from gpu_companion.core.spend.reports import ExperimentCost, chart_data
 from gpu_companion.ui.common.models import RowTableModel, row_table
 from gpu_companion.ui.common.worker import Worker, run_in_thread
 from gpu_companion.ui.spend.chart import SpendChart
 
 CHART_RANGES = {"day": 30, "week": 12, "month": 12}  # buckets shown
+RANGE_LABELS = dict(  # per bucket ("day", "week", "month"), translated where shown
+    zip(
+        BUCKETS,
+        (
+            str(QT_TRANSLATE_NOOP("ChartTab", "per day, last {n}")),
+            str(QT_TRANSLATE_NOOP("ChartTab", "per week, last {n}")),
+            str(QT_TRANSLATE_NOOP("ChartTab", "per month, last {n}")),
+        ),
+        strict=True,
+    )
+)
 
 
 class ChartTab(QWidget):
@@ -34,10 +46,11 @@ class ChartTab(QWidget):
         row = QHBoxLayout()
         self.bucket, self.currency = QComboBox(), QComboBox()
         for b, n in CHART_RANGES.items():
-            self.bucket.addItem(f"per {b}, last {n}", b)
-        row.addWidget(QLabel("Spend"))
+            label = QCoreApplication.translate("ChartTab", RANGE_LABELS[b]).format(n=n)
+            self.bucket.addItem(label, b)
+        row.addWidget(QLabel(self.tr("Spend")))
         row.addWidget(self.bucket)
-        row.addWidget(QLabel("in"))
+        row.addWidget(QLabel(self.tr("in")))
         row.addWidget(self.currency)
         row.addStretch(1)
         self.bucket.activated.connect(lambda _i: self.load())
@@ -67,13 +80,15 @@ class ChartTab(QWidget):
             end,
             bucket,
             on_result=lambda data: self.chart.show_data(data, currency),
-            on_error=lambda exc: self.chart.note.setText(f"Could not compute the chart: {exc}"),
+            on_error=lambda exc: self.chart.note.setText(
+                self.tr("Could not compute the chart: {error}").format(error=exc)
+            ),
         )
 
 
 def _per_success(e: ExperimentCost) -> str:
     if e.per_success_minor is None:
-        return "no success yet"
+        return QCoreApplication.translate("ExperimentsTab", "no success yet")
     return format_money(e.per_success_minor, e.currency)
 
 
@@ -82,15 +97,19 @@ class ExperimentsTab(QWidget):
         super().__init__(parent)
         lay = QVBoxLayout(self)
         lay.addWidget(
-            QLabel("Tag rentals with an experiment and mark the outcome (History → Experiment…).")
+            QLabel(
+                self.tr(
+                    "Tag rentals with an experiment and mark the outcome (History → Experiment…)."
+                )
+            )
         )
         self.model: RowTableModel[ExperimentCost] = RowTableModel(
             [
-                ("Experiment", lambda e: e.tag),
-                ("Runs", lambda e: e.runs),
-                ("Successful", lambda e: e.successes),
-                ("Total cost", lambda e: format_money(e.total_minor, e.currency)),
-                ("Cost per success", _per_success),
+                (self.tr("Experiment"), lambda e: e.tag),
+                (self.tr("Runs"), lambda e: e.runs),
+                (self.tr("Successful"), lambda e: e.successes),
+                (self.tr("Total cost"), lambda e: format_money(e.total_minor, e.currency)),
+                (self.tr("Cost per success"), _per_success),
             ]
         )
         lay.addWidget(row_table(self.model), 1)

@@ -46,7 +46,9 @@ class TransferDialog(QDialog):
         self.direction: Direction = direction
         self.hosts = hosts
         self.browse_remote = browse_remote
-        self.setWindowTitle("New upload" if direction == "upload" else "New download")
+        self.setWindowTitle(
+            self.tr("New upload") if direction == "upload" else self.tr("New download")
+        )
         self.host = QComboBox()
         for h in hosts:
             self.host.addItem(h.alias)
@@ -56,19 +58,23 @@ class TransferDialog(QDialog):
         self.remote.setObjectName("remote_path")
         self.bwlimit = QSpinBox()
         self.bwlimit.setRange(0, 10_000_000)
-        self.bwlimit.setSuffix(" KiB/s")
-        self.bwlimit.setSpecialValueText("unlimited")
+        self.bwlimit.setSuffix(self.tr(" KiB/s"))
+        self.bwlimit.setSpecialValueText(self.tr("unlimited"))
         self.excludes = QLineEdit(
             ", ".join(DEFAULT_UPLOAD_EXCLUDES) if direction == "upload" else ""
         )
-        self.delete = QCheckBox("Delete files at the destination that the source does not have")
-        self.delete.setToolTip("A dry run lists what would be deleted before anything runs.")
+        self.delete = QCheckBox(
+            self.tr("Delete files at the destination that the source does not have")
+        )
+        self.delete.setToolTip(
+            self.tr("A dry run lists what would be deleted before anything runs.")
+        )
         form = QFormLayout()
-        form.addRow("Host", self.host)
-        form.addRow("On this computer", self._local_row())
-        form.addRow("On the host", self._with_button(self.remote, self._browse_remote))
-        form.addRow("Bandwidth limit", self.bwlimit)
-        form.addRow("Exclude (comma separated)", self.excludes)
+        form.addRow(self.tr("Host"), self.host)
+        form.addRow(self.tr("On this computer"), self._local_row())
+        form.addRow(self.tr("On the host"), self._with_button(self.remote, self._browse_remote))
+        form.addRow(self.tr("Bandwidth limit"), self.bwlimit)
+        form.addRow(self.tr("Exclude (comma separated)"), self.excludes)
         form.addRow("", self.delete)
         self.error = QLabel()
         self.error.setObjectName("formError")
@@ -91,7 +97,7 @@ class TransferDialog(QDialog):
         row = QHBoxLayout(box)
         row.setContentsMargins(0, 0, 0, 0)
         row.addWidget(edit)
-        b = QPushButton("Browse…")
+        b = QPushButton(self.tr("Browse…"))
         b.clicked.connect(slot)
         row.addWidget(b)
         return box
@@ -105,26 +111,31 @@ class TransferDialog(QDialog):
         row = QHBoxLayout(box)
         row.setContentsMargins(0, 0, 0, 0)
         row.addWidget(self.local)
-        self.browse_folder = QPushButton("Folder…")
+        self.browse_folder = QPushButton(self.tr("Folder…"))
         self.browse_folder.setObjectName("browse_folder")
-        self.browse_folder.setToolTip("Upload a folder and everything in it")
+        self.browse_folder.setToolTip(self.tr("Upload a folder and everything in it"))
         self.browse_folder.clicked.connect(self._browse_local_folder)
-        self.browse_file = QPushButton("File…")
+        self.browse_file = QPushButton(self.tr("File…"))
         self.browse_file.setObjectName("browse_file")
-        self.browse_file.setToolTip("Upload one file")
+        self.browse_file.setToolTip(self.tr("Upload one file"))
         self.browse_file.clicked.connect(self._browse_local_file)
         row.addWidget(self.browse_folder)
         row.addWidget(self.browse_file)
         return box
 
     def _browse_local_folder(self) -> None:
-        title = "Folder to upload" if self.direction == "upload" else "Download into"
+        if self.direction == "upload":
+            title = self.tr("Folder to upload")
+        else:
+            title = self.tr("Download into")
         path = QFileDialog.getExistingDirectory(self, title, self.local.text().strip())
         if path:
             self.local.setText(path)
 
     def _browse_local_file(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "File to upload", self.local.text().strip())
+        path, _ = QFileDialog.getOpenFileName(
+            self, self.tr("File to upload"), self.local.text().strip()
+        )
         if path:
             self.local.setText(path)
 
@@ -135,10 +146,12 @@ class TransferDialog(QDialog):
 
     def build(self) -> TransferJob:
         if not self.hosts:
-            raise ValidationError("host", "Add a host first.")
+            raise ValidationError("host", self.tr("Add a host first."))
         local = self.local.text().strip()
         if self.direction == "upload" and local and not Path(local).exists():
-            raise ValidationError("local_path", f"{local} does not exist.")
+            raise ValidationError(
+                "local_path", self.tr("{path} does not exist.").format(path=local)
+            )
         excludes = tuple(e.strip() for e in self.excludes.text().split(",") if e.strip())
         return TransferJob(
             self.hosts[self.host.currentIndex()].alias,
@@ -171,7 +184,7 @@ class SyncCheckpointsDialog(QDialog):
         parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
-        self.setWindowTitle("Sync checkpoints")
+        self.setWindowTitle(self.tr("Sync checkpoints"))
         self.hosts, self.browse_remote = hosts, browse_remote
         self.host = QComboBox()
         for h in hosts:
@@ -180,20 +193,22 @@ class SyncCheckpointsDialog(QDialog):
         self.remote.setObjectName("remote_path")
         self.local = QLineEdit(default_local)
         self.local.setObjectName("local_path")
-        browse = QPushButton("Browse…")
+        browse = QPushButton(self.tr("Browse…"))
         browse.clicked.connect(self._browse)
         row = QHBoxLayout()
         row.addWidget(self.remote)
         row.addWidget(browse)
         form = QFormLayout()
-        form.addRow("Host", self.host)
-        form.addRow("Output folder on the host", row)
-        form.addRow("Back up into", self.local)
+        form.addRow(self.tr("Host"), self.host)
+        form.addRow(self.tr("Output folder on the host"), row)
+        form.addRow(self.tr("Back up into"), self.local)
         note = QLabel(
-            "Only new or changed files are copied; partial files resume; every file is "
-            "checksummed on both sides at the end. Nothing in the local folder is deleted. "
-            "Files land in <folder>/<host>/<path on the host>: the release checklist counts a "
-            "verified copy there as the host's backup."
+            self.tr(
+                "Only new or changed files are copied; partial files resume; every file is "
+                "checksummed on both sides at the end. Nothing in the local folder is deleted. "
+                "Files land in <folder>/<host>/<path on the host>: the release checklist counts "
+                "a verified copy there as the host's backup."
+            )
         )
         note.setWordWrap(True)
         buttons = QDialogButtonBox(

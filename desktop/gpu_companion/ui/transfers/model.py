@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtCore import (
+    QT_TRANSLATE_NOOP,
+    QAbstractTableModel,
+    QCoreApplication,
+    QModelIndex,
+    QPersistentModelIndex,
+    Qt,
+)
 from PySide6.QtWidgets import (
     QApplication,
     QStyle,
@@ -18,25 +25,25 @@ from gpu_companion.ui.common.plain_text import tooltip_text
 
 Index = QModelIndex | QPersistentModelIndex
 PERCENT_ROLE = Qt.ItemDataRole.UserRole + 1
-COLUMNS = (
-    "Transfer",
-    "Host",
-    "State",
-    "Progress",
-    "Bytes",
-    "Rate",
-    "ETA",
-    "Current file",
-    "Engine",
+COLUMNS = (  # translated where shown
+    str(QT_TRANSLATE_NOOP("TransferTableModel", "Transfer")),
+    str(QT_TRANSLATE_NOOP("TransferTableModel", "Host")),
+    str(QT_TRANSLATE_NOOP("TransferTableModel", "State")),
+    str(QT_TRANSLATE_NOOP("TransferTableModel", "Progress")),
+    str(QT_TRANSLATE_NOOP("TransferTableModel", "Bytes")),
+    str(QT_TRANSLATE_NOOP("TransferTableModel", "Rate")),
+    str(QT_TRANSLATE_NOOP("TransferTableModel", "ETA")),
+    str(QT_TRANSLATE_NOOP("TransferTableModel", "Current file")),
+    str(QT_TRANSLATE_NOOP("TransferTableModel", "Engine")),
 )
 PROGRESS_COLUMN = COLUMNS.index("Progress")
 STATE_COLUMN = COLUMNS.index("State")
-_STATE_TEXT = {
-    JobState.QUEUED: "Queued",
-    JobState.RUNNING: "Running",
-    JobState.PAUSED: "Paused",
-    JobState.FAILED: "Failed",
-    JobState.CANCELLED: "Cancelled",
+_STATE_TEXT = {  # translated where shown
+    JobState.QUEUED: str(QT_TRANSLATE_NOOP("TransferTableModel", "Queued")),
+    JobState.RUNNING: str(QT_TRANSLATE_NOOP("TransferTableModel", "Running")),
+    JobState.PAUSED: str(QT_TRANSLATE_NOOP("TransferTableModel", "Paused")),
+    JobState.FAILED: str(QT_TRANSLATE_NOOP("TransferTableModel", "Failed")),
+    JobState.CANCELLED: str(QT_TRANSLATE_NOOP("TransferTableModel", "Cancelled")),
 }
 
 
@@ -58,8 +65,10 @@ def describe(job: TransferJob) -> str:
 
 def state_text(job: TransferJob) -> str:
     if job.state is JobState.DONE:
-        return "Verified" if job.verified else "Done (not verified)"
-    return _STATE_TEXT[job.state]
+        if job.verified:
+            return QCoreApplication.translate("TransferTableModel", "Verified")
+        return QCoreApplication.translate("TransferTableModel", "Done (not verified)")
+    return QCoreApplication.translate("TransferTableModel", _STATE_TEXT[job.state])
 
 
 class TransferTableModel(QAbstractTableModel):
@@ -104,7 +113,7 @@ class TransferTableModel(QAbstractTableModel):
             and orientation == Qt.Orientation.Horizontal
             and 0 <= section < len(COLUMNS)
         ):
-            return COLUMNS[section]
+            return QCoreApplication.translate("TransferTableModel", COLUMNS[section])
         return None
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:

@@ -11,7 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt, QUrl, Signal
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, Qt, QUrl, Signal
 from PySide6.QtGui import QDesktopServices, QDragEnterEvent, QDragMoveEvent, QDropEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -86,7 +86,11 @@ class HostDropList(QListWidget):
 
 
 class TransfersPage(EmptyStatePage):
-    key, title, icon_name = "transfers", "Transfers", "transfers"
+    key, title, icon_name = (
+        "transfers",
+        str(QT_TRANSLATE_NOOP("TransfersPage", "Transfers")),
+        "transfers",
+    )
 
     def __init__(self, ctx: Services, nav: Navigator, parent: QWidget | None = None) -> None:
         super().__init__(ctx, nav, parent)
@@ -94,10 +98,12 @@ class TransfersPage(EmptyStatePage):
         self.open_url: Callable[[QUrl], object] = QDesktopServices.openUrl
         self.empty = EmptyState(
             self.icon_name,
-            "No host to transfer to",
-            "Uploads and downloads here resume after a dropped connection and end with a "
-            "checksum on both sides. Add a host first.",
-            [("Add a host", lambda: nav.navigate("hosts"))],
+            self.tr("No host to transfer to"),
+            self.tr(
+                "Uploads and downloads here resume after a dropped connection and end with a "
+                "checksum on both sides. Add a host first."
+            ),
+            [(self.tr("Add a host"), lambda: nav.navigate("hosts"))],
         )
         self.stack.addWidget(self.empty)
         self.stack.addWidget(self._build_content())
@@ -127,14 +133,14 @@ class TransfersPage(EmptyStatePage):
         left.setFixedWidth(190)
         ll = QVBoxLayout(left)
         ll.setContentsMargins(0, 0, 0, 0)
-        hint = QLabel("<b>Hosts</b><br>Drop files or folders on a host to upload them.")
+        hint = QLabel(self.tr("<b>Hosts</b><br>Drop files or folders on a host to upload them."))
         hint.setWordWrap(True)
         ll.addWidget(hint)
         self.host_list = HostDropList()
         self.host_list.setObjectName("hostDropList")
         self.host_list.files_dropped.connect(self.upload_dropped)
         ll.addWidget(self.host_list)
-        ll.addWidget(QLabel("Upload into (on the host)"))
+        ll.addWidget(QLabel(self.tr("Upload into (on the host)")))
         self.upload_dir = QLineEdit("uploads")
         self.upload_dir.setObjectName("uploadDir")
         ll.addWidget(self.upload_dir)
@@ -143,14 +149,14 @@ class TransfersPage(EmptyStatePage):
         rl = QVBoxLayout(right)
         self.buttons: dict[str, QPushButton] = {}
         for name, label, slot in (
-            ("upload", "Upload…", lambda: self.new_transfer("upload")),
-            ("download", "Download…", lambda: self.new_transfer("download")),
-            ("checkpoints", "Sync checkpoints…", self.sync_checkpoints_dialog),
-            ("pause", "Pause", self.pause_selected),
-            ("resume", "Resume", self.resume_selected),
-            ("cancel", "Cancel…", lambda: self.cancel_selected()),
-            ("retry", "Retry", self.retry_selected),
-            ("open", "Open folder", self.open_selected_folder),
+            ("upload", self.tr("Upload…"), lambda: self.new_transfer("upload")),
+            ("download", self.tr("Download…"), lambda: self.new_transfer("download")),
+            ("checkpoints", self.tr("Sync checkpoints…"), self.sync_checkpoints_dialog),
+            ("pause", self.tr("Pause"), self.pause_selected),
+            ("resume", self.tr("Resume"), self.resume_selected),
+            ("cancel", self.tr("Cancel…"), lambda: self.cancel_selected()),
+            ("retry", self.tr("Retry"), self.retry_selected),
+            ("open", self.tr("Open folder"), self.open_selected_folder),
         ):
             b = QPushButton(label)
             b.setObjectName(f"transfer_{name}")
@@ -235,7 +241,9 @@ class TransfersPage(EmptyStatePage):
         self._update_buttons()
         if job.state is JobState.FAILED and (before is None or before.state is not job.state):
             self.ctx.notifier.error(
-                f"Transfer to {job.host_alias} failed: {job.message}",
+                self.tr("Transfer to {host} failed: {message}").format(
+                    host=job.host_alias, message=job.message
+                ),
                 source="transfers",
                 key=f"transfer-{job.id}",
             )
@@ -311,12 +319,19 @@ class TransfersPage(EmptyStatePage):
 
     def _confirm_delete(self, job: TransferJob, names: list[str]) -> None:
         listing = "\n".join(names[:30])
-        if len(names) > 30:
-            listing += f"\n… and {len(names) - 30} more"
+        count, more_count = len(names), len(names) - 30  # plain names for lupdate
+        if more_count > 0:
+            more = QCoreApplication.translate("TransfersPage", "… and %n more", None, more_count)
+            listing += f"\n{more}"
         answer = self.ask(
-            "Delete at the destination?",
-            f"This transfer would delete {len(names)} file(s) at the destination:\n\n"
-            f"{listing or '(nothing)'}\n\nQueue it with deletion?",
+            self.tr("Delete at the destination?"),
+            QCoreApplication.translate(
+                "TransfersPage",
+                "This transfer would delete %n file(s) at the destination:\n\n{listing}\n\n"
+                "Queue it with deletion?",
+                None,
+                count,
+            ).format(listing=listing or self.tr("(nothing)")),
         )
         if answer:
             self.add_job(replace(job, options=replace(job.options, delete_previewed=True)))
@@ -374,11 +389,11 @@ class TransfersPage(EmptyStatePage):
             return
         if keep_partial is None:
             box = QMessageBox(self)
-            box.setWindowTitle("Cancel transfer")
-            box.setText("Keep the partly transferred data? Kept data lets a retry resume.")
-            keep = box.addButton("Keep partial data", QMessageBox.ButtonRole.AcceptRole)
-            box.addButton("Delete partial data", QMessageBox.ButtonRole.DestructiveRole)
-            back = box.addButton("Don't cancel", QMessageBox.ButtonRole.RejectRole)
+            box.setWindowTitle(self.tr("Cancel transfer"))
+            box.setText(self.tr("Keep the partly transferred data? Kept data lets a retry resume."))
+            keep = box.addButton(self.tr("Keep partial data"), QMessageBox.ButtonRole.AcceptRole)
+            box.addButton(self.tr("Delete partial data"), QMessageBox.ButtonRole.DestructiveRole)
+            back = box.addButton(self.tr("Don't cancel"), QMessageBox.ButtonRole.RejectRole)
             box.exec()
             if box.clickedButton() is back:
                 return

@@ -5,7 +5,7 @@ from __future__ import annotations
 import posixpath
 from typing import Any
 
-from PySide6.QtCore import QModelIndex, Qt
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, QModelIndex, Qt
 from PySide6.QtGui import QStandardItem, QStandardItemModel
 from PySide6.QtWidgets import (
     QDialog,
@@ -24,7 +24,7 @@ from gpu_companion.ui.common.worker import Worker, run_in_thread
 
 PATH_ROLE = Qt.ItemDataRole.UserRole + 1
 LOADED_ROLE = Qt.ItemDataRole.UserRole + 2
-_LOADING = "Loading…"
+_LOADING = str(QT_TRANSLATE_NOOP("RemotePathDialog", "Loading…"))  # translated where shown
 
 
 class RemotePathDialog(QDialog):
@@ -38,18 +38,18 @@ class RemotePathDialog(QDialog):
         parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
-        self.setWindowTitle(f"Choose a folder on {host.alias}")
+        self.setWindowTitle(self.tr("Choose a folder on {host}").format(host=host.alias))
         self.resize(520, 420)
         self.host, self.client_factory = host, client_factory
         self.model = QStandardItemModel(self)
-        self.model.setHorizontalHeaderLabels(["Folder"])
+        self.model.setHorizontalHeaderLabels([self.tr("Folder")])
         self.tree = QTreeView()
         self.tree.setModel(self.model)
         self.tree.expanded.connect(self._expanded)
         self.tree.selectionModel().currentChanged.connect(self._selected)
         self.path_edit = QLineEdit(start)
         self.path_edit.setObjectName("remotePath")
-        self.status = QLabel("Connecting…")
+        self.status = QLabel(self.tr("Connecting…"))
         self.status.setTextFormat(Qt.TextFormat.PlainText)  # paths and errors from the host
         self.status.setWordWrap(True)
         buttons = QDialogButtonBox(
@@ -96,10 +96,16 @@ class RemotePathDialog(QDialog):
             child = QStandardItem(e.name)
             child.setEditable(False)
             child.setData(e.path, PATH_ROLE)
-            child.appendRow(QStandardItem(_LOADING))  # makes it expandable until listed
+            loading = QCoreApplication.translate("RemotePathDialog", _LOADING)
+            child.appendRow(QStandardItem(loading))  # makes it expandable until listed
             item.appendRow(child)
         self.tree.expand(item.index())
-        self.status.setText(f"{len(entries)} folder(s) in {path}")
+        count = len(entries)  # a plain name: lupdate drops a translate() counting an expression
+        self.status.setText(
+            QCoreApplication.translate(
+                "RemotePathDialog", "%n folder(s) in {path}", None, count
+            ).format(path=path)
+        )
 
     def _failed(self, exc: Exception) -> None:
         self.status.setText(str(exc))

@@ -70,7 +70,7 @@ class FirstRentalWizard(QWizard):
         self.state = WizardState()
         self.selfcheck_options: SelfCheckOptions | None = None  # None: the real-host defaults
         self.setObjectName("firstRentalWizard")
-        self.setWindowTitle("First rental")
+        self.setWindowTitle(self.tr("First rental"))
         self.setWizardStyle(QWizard.WizardStyle.ModernStyle)
         self.task_page = TaskPage()
         self.estimate_page = EstimatePage()
@@ -117,8 +117,12 @@ class FirstRentalWizard(QWizard):
             QWizard.WizardButton.FinishButton if last else QWizard.WizardButton.NextButton
         )
         reason = "" if page.isComplete() else page.blocked_reason()
-        word = "Finish" if last else "Next"
-        page.why.setText(f"{word} is not available yet: {reason}" if reason else "")
+        if not reason:
+            page.why.setText("")
+        elif last:
+            page.why.setText(self.tr("Finish is not available yet: {reason}").format(reason=reason))
+        else:
+            page.why.setText(self.tr("Next is not available yet: {reason}").format(reason=reason))
         button.setToolTip(page.why.text())
 
     def accept(self) -> None:
@@ -139,7 +143,10 @@ class FirstRentalWizard(QWizard):
                 return
         host = self.state.host
         self.ctx.notifier.info(
-            f"Host {host.alias} is set up." if host else "Wizard finished.", source="wizard"
+            self.tr("Host {alias} is set up.").format(alias=host.alias)
+            if host
+            else self.tr("Wizard finished."),
+            source="wizard",
         )
         super().accept()
 

@@ -3,8 +3,9 @@ or paste its connection details, and the first connection with host-key confirma
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -12,6 +13,7 @@ from PySide6.QtWidgets import (
     QFormLayout,
     QHBoxLayout,
     QLineEdit,
+    QMessageBox,
     QPlainTextEdit,
     QPushButton,
     QSpinBox,
@@ -21,28 +23,67 @@ from PySide6.QtWidgets import (
 from gpu_companion.core.common.errors import UserError, ValidationError
 from gpu_companion.core.hosts.registry import Host, Platform
 from gpu_companion.core.ssh.command import parse_ssh_command
+from gpu_companion.ui.common.host_key import HOST_KEY_KINDS, ask_box, decide_host_key
 from gpu_companion.ui.common.worker import run_in_thread
 from gpu_companion.ui.wizard.plan_pages import WizardPage
-from gpu_companion.ui.wizard.services import NOT_YET
+from gpu_companion.ui.wizard.services import not_yet
 
-CHECKLIST = (
-    ("image", "A pre-built CUDA + PyTorch image (e.g. “PyTorch 2.x, CUDA 12.x”), not a bare OS"),
-    ("key", "This platform's SSH public key (below) pasted into its console — no password login"),
+if TYPE_CHECKING:
+    from gpu_companion.core.ssh.connection import ConnectionProblem
+
+EXAMPLE_SSH_COMMAND = "ssh -p 41234 root@1.2.3.4"  # a command: the same in every language
+
+CHECKLIST = (  # shown through QCoreApplication.translate("CreateInstancePage", text)
+    (
+        "image",
+        str(
+            QT_TRANSLATE_NOOP(
+                "CreateInstancePage",
+                "A pre-built CUDA + PyTorch image (e.g. “PyTorch 2.x, CUDA 12.x”), not a bare OS",
+            )
+        ),
+    ),
+    (
+        "key",
+        str(
+            QT_TRANSLATE_NOOP(
+                "CreateInstancePage",
+                "This platform's SSH public key (below) pasted into its console — no password "
+                "login",
+            )
+        ),
+    ),
     (
         "disks",
-        "A separate data disk or volume for datasets and checkpoints, apart from the system disk",
+        str(
+            QT_TRANSLATE_NOOP(
+                "CreateInstancePage",
+                "A separate data disk or volume for datasets and checkpoints, apart from the "
+                "system disk",
+            )
+        ),
     ),
-    ("ports", "No open ports beyond SSH: reach Jupyter or TensorBoard through an SSH tunnel"),
+    (
+        "ports",
+        str(
+            QT_TRANSLATE_NOOP(
+                "CreateInstancePage",
+                "No open ports beyond SSH: reach Jupyter or TensorBoard through an SSH tunnel",
+            )
+        ),
+    ),
 )
 
 
 class CreateInstancePage(WizardPage):
     def __init__(self) -> None:
         super().__init__()
-        self.setTitle("Create the instance on the platform")
+        self.setTitle(self.tr("Create the instance on the platform"))
         self.setSubTitle(
-            "In the provider's console, create an on-demand instance with the card "
-            "you chose, and tick each point as you set it."
+            self.tr(
+                "In the provider's console, create an on-demand instance with the card "
+                "you chose, and tick each point as you set it."
+            )
         )
         lay = QVBoxLayout(self)
         form = QFormLayout()
@@ -51,22 +92,22 @@ class CreateInstancePage(WizardPage):
         self.platform.setEditable(True)
         typed = self.platform.lineEdit()  # editable: it has one
         if typed is not None:
-            typed.setPlaceholderText("e.g. vast.ai, RunPod, AutoDL")
+            typed.setPlaceholderText(self.tr("e.g. vast.ai, RunPod, AutoDL"))
         self.platform.currentTextChanged.connect(lambda _t: self.completeChanged.emit())
-        form.addRow("Platform", self.platform)
+        form.addRow(self.tr("Platform"), self.platform)
         lay.addLayout(form)
         self.checks: dict[str, QCheckBox] = {}
         for key, text in CHECKLIST:
-            box = QCheckBox(text)
+            box = QCheckBox(QCoreApplication.translate("CreateInstancePage", text))
             box.setObjectName(f"check_{key}")
             box.toggled.connect(lambda _on: self.completeChanged.emit())
             self.checks[key] = box
             lay.addWidget(box)
         row = QHBoxLayout()
-        self.generate = QPushButton("Generate this platform's key")
+        self.generate = QPushButton(self.tr("Generate this platform's key"))
         self.generate.setObjectName("generateKey")
         self.generate.clicked.connect(self.generate_key)
-        self.copy = QPushButton("Copy public key")
+        self.copy = QPushButton(self.tr("Copy public key"))
         self.copy.setObjectName("copyKey")
         self.copy.setEnabled(False)
         self.copy.clicked.connect(self.copy_key)
@@ -79,6 +120,7 @@ class CreateInstancePage(WizardPage):
         self.public_key.setReadOnly(True)
         self.public_key.setMaximumHeight(60)
         self.key_status = self.note(name="keyStatus")
+        self.key_text = ""  # the key's status before "Copied." was added
         lay.addWidget(self.public_key)
         lay.addWidget(self.key_status)
         lay.addStretch(1)
@@ -90,7 +132,7 @@ class CreateInstancePage(WizardPage):
             self.platform.setCurrentIndex(-1 if self.platform.count() != 1 else 0)
         if self.wiz().services.keys is None:
             self.generate.setEnabled(False)
-            self.key_status.setText(NOT_YET["keys"])
+            self.key_status.setText(not_yet("keys"))
 
     def generate_key(self) -> None:
         keys = self.wiz().services.keys
@@ -98,10 +140,10 @@ class CreateInstancePage(WizardPage):
         if keys is None:
             return
         if not name:
-            self.key_status.setText("Name the platform first: the key is made for it.")
+            self.key_status.setText(self.tr("Name the platform first: the key is made for it."))
             return
         self.generate.setEnabled(False)
-        self.key_status.setText(f"Generating the key for {name}…")
+        self.key_status.setText(self.tr("Generating the key for {name}…").format(name=name))
         run_in_thread(
             keys.generate,
             name,
@@ -113,19 +155,21 @@ class CreateInstancePage(WizardPage):
         self.wiz().state.key = stored
         self.generate.setEnabled(True)
         self.public_key.setPlainText(stored.public_key)
-        self.key_status.setText(
-            f"Key for {name}: {stored.fingerprint}. The private key stays in the OS keyring."
-        )
+        self.key_text = self.tr(
+            "Key for {name}: {fingerprint}. The private key stays in the OS keyring."
+        ).format(name=name, fingerprint=stored.fingerprint)
+        self.key_status.setText(self.key_text)
         self.copy.setEnabled(True)
 
     def _key_failed(self, exc: Exception) -> None:
         self.generate.setEnabled(True)
         hint = getattr(exc, "hint", "")
-        self.key_status.setText(f"No key was made: {exc}" + (f" {hint}" if hint else ""))
+        text = self.tr("No key was made: {error}").format(error=exc)
+        self.key_status.setText(text + (f" {hint}" if hint else ""))
 
     def copy_key(self) -> None:
         QGuiApplication.clipboard().setText(self.public_key.toPlainText())
-        self.key_status.setText(self.key_status.text().split(" Copied")[0] + " Copied.")
+        self.key_status.setText(self.tr("{status} Copied.").format(status=self.key_text))
 
     def isComplete(self) -> bool:  # noqa: N802
         return bool(self.platform.currentText().strip()) and all(
@@ -134,9 +178,11 @@ class CreateInstancePage(WizardPage):
 
     def blocked_reason(self) -> str:
         if not self.platform.currentText().strip():
-            return "name the platform you rent from."
+            return self.tr("name the platform you rent from.")
         left = sum(not b.isChecked() for b in self.checks.values())
-        return f"tick each point of the checklist once it is done ({left} left)."
+        return self.tr("tick each point of the checklist once it is done ({left} left).").format(
+            left=left
+        )
 
     def validatePage(self) -> bool:  # noqa: N802
         """Use the platform of that name, or save a new one."""
@@ -161,9 +207,11 @@ class PortEdit(QLineEdit):
     def problem(self) -> str:
         text = self.text().strip()
         if not text:
-            return "Enter the SSH port (22 unless the console shows another)."
+            return self.tr("Enter the SSH port (22 unless the console shows another).")
         if not text.isdigit() or not 1 <= int(text) <= 65535:
-            return f"Port {text!r} is not a port number: ports go from 1 to 65535."
+            return self.tr("Port {port} is not a port number: ports go from 1 to 65535.").format(
+                port=repr(text)
+            )
         return ""
 
     def value(self) -> int:
@@ -176,13 +224,13 @@ class PortEdit(QLineEdit):
 class ConnectionPage(WizardPage):
     def __init__(self) -> None:
         super().__init__()
-        self.setTitle("Connection details")
-        self.setSubTitle("Paste the ssh command the console shows, or fill the fields.")
+        self.setTitle(self.tr("Connection details"))
+        self.setSubTitle(self.tr("Paste the ssh command the console shows, or fill the fields."))
         self.pasted_forwards: tuple[str, ...] = ()  # its -L forwards, made tunnels on Next
         lay = QVBoxLayout(self)
         self.paste = QLineEdit()
         self.paste.setObjectName("sshCommand")
-        self.paste.setPlaceholderText("ssh -p 41234 root@1.2.3.4")
+        self.paste.setPlaceholderText(EXAMPLE_SSH_COMMAND)
         self.paste.textChanged.connect(self.read_command)
         self.paste_note = self.note(name="pasteNote")
         form = QFormLayout()
@@ -195,15 +243,15 @@ class ConnectionPage(WizardPage):
         self.user.setObjectName("user")
         self.alias = QLineEdit()
         self.alias.setObjectName("alias")
-        self.alias.setPlaceholderText("short name for `ssh ALIAS`, e.g. gpu1")
+        self.alias.setPlaceholderText(self.tr("short name for `ssh ALIAS`, e.g. gpu1"))
         self.gpu_count = QSpinBox()
         self.gpu_count.setObjectName("gpuCount")
         self.gpu_count.setRange(1, 64)
-        form.addRow("Host name or IP", self.hostname)
-        form.addRow("Port", self.port)
-        form.addRow("User", self.user)
-        form.addRow("Alias", self.alias)
-        form.addRow("GPUs rented", self.gpu_count)
+        form.addRow(self.tr("Host name or IP"), self.hostname)
+        form.addRow(self.tr("Port"), self.port)
+        form.addRow(self.tr("User"), self.user)
+        form.addRow(self.tr("Alias"), self.alias)
+        form.addRow(self.tr("GPUs rented"), self.gpu_count)
         self.error = self.note(name="connectionError")
         self.error.setStyleSheet("color: #c53030;")
         lay.addWidget(self.paste)
@@ -235,16 +283,20 @@ class ConnectionPage(WizardPage):
         try:
             target = parse_ssh_command(text)
         except ValidationError as exc:
-            self.paste_note.setText(f"Not understood yet: {exc.message}")
+            self.paste_note.setText(
+                self.tr("Not understood yet: {error}").format(error=exc.message)
+            )
             return
         self.pasted_forwards = target.forwards
         self.hostname.setText(target.hostname)
         self.port.setValue(target.port)
         self.user.setText(target.user)
-        self.paste_note.setText(
-            f"Read: {target.user}@{target.hostname}, port {target.port}."
-            + "".join(f" Note: {n}." for n in target.notes)
+        read = self.tr("Read: {user}@{host}, port {port}.").format(
+            user=target.user, host=target.hostname, port=target.port
         )
+        # each note a sentence of its own; the leading space is the translation's to keep or drop
+        notes = "".join(self.tr(" Note: {note}.").format(note=n) for n in target.notes)
+        self.paste_note.setText(read + notes)
 
     def validatePage(self) -> bool:  # noqa: N802
         state = self.wiz().state
@@ -293,18 +345,20 @@ class ConnectionPage(WizardPage):
 class FirstConnectionPage(WizardPage):
     def __init__(self) -> None:
         super().__init__()
-        self.setTitle("First connection")
+        self.setTitle(self.tr("First connection"))
         self.setSubTitle(
-            "The host's key is shown once, on first contact: compare its "
-            "fingerprint with the provider's console before you trust it."
+            self.tr(
+                "The host's key is shown once, on first contact: compare its "
+                "fingerprint with the provider's console before you trust it."
+            )
         )
         lay = QVBoxLayout(self)
         self.status = self.note(name="connectStatus")
         row = QHBoxLayout()
-        self.connect_button = QPushButton("Connect")
+        self.connect_button = QPushButton(self.tr("Connect"))
         self.connect_button.setObjectName("connect")
         self.connect_button.clicked.connect(lambda: self.connect_host())
-        self.trust_button = QPushButton("Trust this host key")
+        self.trust_button = QPushButton(self.tr("Trust this host key"))
         self.trust_button.setObjectName("trustKey")
         self.trust_button.hide()
         self.trust_button.clicked.connect(self.trust)
@@ -315,6 +369,7 @@ class FirstConnectionPage(WizardPage):
         lay.addLayout(row)
         lay.addStretch(1)
         self.pending_key: Any = None
+        self.pending_problem: ConnectionProblem | None = None
         self.pending_is_change = False
         self.connecting = False
 
@@ -324,21 +379,21 @@ class FirstConnectionPage(WizardPage):
 
     def blocked_reason(self) -> str:
         if self.connecting:
-            return "connecting to the host…"
+            return self.tr("connecting to the host…")
         if self.pending_key is not None:
-            return (
+            return self.tr(
                 "the host key is not trusted yet: compare its fingerprint with the provider's "
                 "console, then press the trust button."
             )
-        return "connect to the host first (press Connect)."
+        return self.tr("connect to the host first (press Connect).")
 
     def initializePage(self) -> None:  # noqa: N802
         state = self.wiz().state
         if self.wiz().services.sessions is None:
             self.connect_button.setEnabled(False)
-            self.status.setText(NOT_YET["sessions"])
+            self.status.setText(not_yet("sessions"))
         elif state.connected:
-            self.status.setText("Connected: the host key is trusted.")
+            self.status.setText(self.tr("Connected: the host key is trusted."))
         else:
             self.connect_host()
 
@@ -350,7 +405,11 @@ class FirstConnectionPage(WizardPage):
         self.trust_button.hide()
         self.connecting = True
         self.completeChanged.emit()
-        self.status.setText(f"Connecting to {host.user}@{host.hostname}:{host.port}…")
+        self.status.setText(
+            self.tr("Connecting to {user}@{host}:{port}…").format(
+                user=host.user, host=host.hostname, port=host.port
+            )
+        )
         run_in_thread(
             _connect_and_close,
             sessions,
@@ -365,38 +424,60 @@ class FirstConnectionPage(WizardPage):
         self.wiz().state.connected = True
         self.connecting = False
         self.connect_button.setEnabled(True)
-        self.status.setText("Connected: the host key is trusted and the login works.")
+        self.status.setText(self.tr("Connected: the host key is trusted and the login works."))
         self.completeChanged.emit()
 
     def _problem(self, exc: Exception) -> None:
         self.connect_button.setEnabled(True)
         self.connecting = False
         kind = getattr(exc, "kind", "")
-        if kind in ("host_key_unknown", "host_key_changed"):
+        if kind in HOST_KEY_KINDS:
+            self.pending_problem = exc  # type: ignore[assignment]  # a ConnectionProblem
             self.pending_key = getattr(exc, "key", None)
             self.pending_is_change = kind == "host_key_changed"
             fingerprint = getattr(exc, "fingerprint", "?")
             if self.pending_is_change:
+                text = self.tr("{error}\nTrusted before: {known}\nOffered now: {offered}\n{hint}")
                 self.status.setText(
-                    f"{exc}\nTrusted before: {getattr(exc, 'known_fingerprint', '?')}\n"
-                    f"Offered now: {fingerprint}\n{getattr(exc, 'hint', '')}".rstrip()
+                    text.format(
+                        error=exc,
+                        known=getattr(exc, "known_fingerprint", "?"),
+                        offered=fingerprint,
+                        hint=getattr(exc, "hint", ""),
+                    ).rstrip()
                 )
-                self.trust_button.setText("This is a new instance: trust the new key")
+                self.trust_button.setText(self.tr("This is a new instance: trust the new key"))
             else:
                 self.status.setText(
-                    "First contact with this host. Its key fingerprint is:\n"
-                    f"{fingerprint}\nIf the provider's console shows the same, trust it."
+                    self.tr(
+                        "First contact with this host. Its key fingerprint is:\n"
+                        "{fingerprint}\nIf the provider's console shows the same, trust it."
+                    ).format(fingerprint=fingerprint)
                 )
-                self.trust_button.setText("Trust this host key")
+                self.trust_button.setText(self.tr("Trust this host key"))
             self.trust_button.show()
         else:
             hint = getattr(exc, "hint", "")
-            self.status.setText(f"Could not connect: {exc}" + (f"\n{hint}" if hint else ""))
+            text = self.tr("Could not connect: {error}").format(error=exc)
+            self.status.setText(text + (f"\n{hint}" if hint else ""))
         self.completeChanged.emit()
 
+    def ask(self, box: QMessageBox) -> str:
+        """The clicked answer's object name (tests answer here)."""
+        return ask_box(box)
+
     def trust(self) -> None:
-        key, self.pending_key = self.pending_key, None
-        self.connect_host(trust_key=key)
+        """The same question as the Hosts page asks (compare the fingerprint; a changed key is
+        replaced only after a second confirmation), then connect with the confirmed key."""
+        problem, host = self.pending_problem, self.wiz().state.host
+        if problem is None or host is None:
+            return
+        answer = decide_host_key(self, host, problem, self.ask)
+        if answer == "cancel":
+            return
+        self.pending_key, self.pending_problem = None, None
+        self.pending_is_change = answer == "replace"
+        self.connect_host(trust_key=problem.key)
 
 
 def _connect_and_close(sessions: Any, host: Host, trust_key: Any, replace: bool = False) -> bool:

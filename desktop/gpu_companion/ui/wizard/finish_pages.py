@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 from decimal import Decimal
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, Qt
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -22,6 +22,7 @@ from gpu_companion.core.common.money import (
     format_amount,
     format_money,
     instance_rate,
+    per_hour,
     rate_derivation,
     sentence,
     to_minor,
@@ -32,21 +33,23 @@ from gpu_companion.core.spend.metering import planned_cost
 from gpu_companion.ui.common.money_input import parse_user_amount
 from gpu_companion.ui.common.selfcheck_view import SelfCheckView
 from gpu_companion.ui.wizard.plan_pages import WizardPage
-from gpu_companion.ui.wizard.services import NOT_YET, BudgetPlan, RentalPlan
+from gpu_companion.ui.wizard.services import BudgetPlan, RentalPlan, not_yet
 
 
 class SelfCheckPage(WizardPage):
     def __init__(self) -> None:
         super().__init__()
-        self.setTitle("Self-check")
+        self.setTitle(self.tr("Self-check"))
         self.setSubTitle(
-            "Before you upload anything: is the GPU there and free, does PyTorch see "
-            "it, and is the data disk big and fast enough?"
+            self.tr(
+                "Before you upload anything: is the GPU there and free, does PyTorch see "
+                "it, and is the data disk big and fast enough?"
+            )
         )
         lay = QVBoxLayout(self)
         self.notice = self.note(name="selfcheckNotice")
         self.view = SelfCheckView()
-        self.again = QPushButton("Run again")
+        self.again = QPushButton(self.tr("Run again"))
         self.again.setObjectName("runSelfcheckAgain")
         self.again.setEnabled(False)
         self.again.clicked.connect(self.run)
@@ -64,14 +67,16 @@ class SelfCheckPage(WizardPage):
         wiz = self.wiz()
         sessions, host = wiz.services.sessions, wiz.state.host
         if sessions is None or host is None:
-            self.notice.setText(NOT_YET["sessions"])
+            self.notice.setText(not_yet("sessions"))
             return
         card = wiz.state.card.id if wiz.state.card else None
         key = (host.hostname, host.port, host.user, host.gpu_count, card)
         if key == self.checked_host and self.view.complete:
             return  # back and forth keeps a finished result; "Run again" repeats it
         self.checked_host = key
-        self.notice.setText("A failure here costs nothing yet: fix it before the paid hours run.")
+        self.notice.setText(
+            self.tr("A failure here costs nothing yet: fix it before the paid hours run.")
+        )
         self.run()
 
     def run(self) -> None:
@@ -93,23 +98,48 @@ class SelfCheckPage(WizardPage):
         return not self.view.running
 
     def blocked_reason(self) -> str:
-        return "the self-check is still running (Cancel stops it)."
+        return self.tr("the self-check is still running (Cancel stops it).")
 
     def cleanupPage(self) -> None:  # noqa: N802
         """Back: a running check stops; its partial result is not kept as a result."""
         self.view.cancel()
 
 
-MODE_WORDS = {"on-demand": "on demand", "spot": "on spot", "monthly": "on a monthly plan"}
+# One whole sentence per billing mode, shown through QCoreApplication.translate("BudgetPage", …)
+METERED = {
+    "on-demand": str(QT_TRANSLATE_NOOP("BudgetPage", "Metered on demand at {rate}.")),
+    "spot": str(QT_TRANSLATE_NOOP("BudgetPage", "Metered on spot at {rate}.")),
+    "monthly": str(QT_TRANSLATE_NOOP("BudgetPage", "Metered on a monthly plan at {rate}.")),
+}
+PLANNED = {
+    "on-demand": str(QT_TRANSLATE_NOOP("BudgetPage", "{hours} h on demand ≈ {cost}.")),
+    "spot": str(QT_TRANSLATE_NOOP("BudgetPage", "{hours} h on spot ≈ {cost}.")),
+    "monthly": str(QT_TRANSLATE_NOOP("BudgetPage", "{hours} h on a monthly plan ≈ {cost}.")),
+}
+PLANNED_OF_BUDGET = {
+    "on-demand": str(
+        QT_TRANSLATE_NOOP("BudgetPage", "{hours} h on demand ≈ {cost}, {share} of this budget.")
+    ),
+    "spot": str(
+        QT_TRANSLATE_NOOP("BudgetPage", "{hours} h on spot ≈ {cost}, {share} of this budget.")
+    ),
+    "monthly": str(
+        QT_TRANSLATE_NOOP(
+            "BudgetPage", "{hours} h on a monthly plan ≈ {cost}, {share} of this budget."
+        )
+    ),
+}
 
 
 class BudgetPage(WizardPage):
     def __init__(self) -> None:
         super().__init__()
-        self.setTitle("Budget and planned runtime")
+        self.setTitle(self.tr("Budget and planned runtime"))
         self.setSubTitle(
-            "The ledger meters the rental from now on and warns at 50%, 80% and 100% "
-            "of the budget, when the GPU sits idle, and before the planned end."
+            self.tr(
+                "The ledger meters the rental from now on and warns at 50%, 80% and 100% "
+                "of the budget, when the GPU sits idle, and before the planned end."
+            )
         )
         lay = QVBoxLayout(self)
         form = QFormLayout()
@@ -122,21 +152,23 @@ class BudgetPage(WizardPage):
         self.hours.setObjectName("plannedHours")
         self.hours.setRange(1, 24 * 90)
         self.hours.setValue(6)
-        self.hours.setSuffix(" h")
+        self.hours.setSuffix(self.tr(" h"))
         self.idle = QSpinBox()
         self.idle.setObjectName("idleMinutes")
         self.idle.setRange(5, 24 * 60)
         self.idle.setValue(30)
-        self.idle.setSuffix(" min")
-        form.addRow("Monthly budget for this platform", self.budget)
-        form.addRow("Currency", self.currency)
-        form.addRow("Planned runtime", self.hours)
-        form.addRow("Alert when the GPU is idle for", self.idle)
-        self.auto_release = QCheckBox("Release it for me when idle that long")
+        self.idle.setSuffix(self.tr(" min"))
+        form.addRow(self.tr("Monthly budget for this platform"), self.budget)
+        form.addRow(self.tr("Currency"), self.currency)
+        form.addRow(self.tr("Planned runtime"), self.hours)
+        form.addRow(self.tr("Alert when the GPU is idle for"), self.idle)
+        self.auto_release = QCheckBox(self.tr("Release it for me when idle that long"))
         self.auto_release.setObjectName("autoRelease")
         self.auto_release.setToolTip(
-            "After a 10 min countdown you can stop, and only once its backup checklist passes; "
-            "change it on the Release page (Auto-release…)."
+            self.tr(
+                "After a 10 min countdown you can stop, and only once its backup checklist "
+                "passes; change it on the Release page (Auto-release…)."
+            )
         )
         form.addRow("", self.auto_release)
         self.replace_budget = QCheckBox()
@@ -161,7 +193,7 @@ class BudgetPage(WizardPage):
         if prices is not None:
             self.currency.setCurrentText(prices.currency)
         if self.wiz().services.ledger is None:
-            self.notice.setText(NOT_YET["ledger"])
+            self.notice.setText(not_yet("ledger"))
         self._check_existing()
 
     def _check_existing(self) -> None:
@@ -172,8 +204,10 @@ class BudgetPage(WizardPage):
         if self.existing is not None:
             old = format_money(self.existing.amount_minor, self.existing.currency)
             self.replace_budget.setText(
-                f"Replace the monthly budget of {old} already set for {self.existing.scope} "
-                "with this one (unticked, that budget stays as it is)"
+                self.tr(
+                    "Replace the monthly budget of {amount} already set for {scope} "
+                    "with this one (unticked, that budget stays as it is)"
+                ).format(amount=old, scope=self.existing.scope)
             )
             self.replace_budget.setChecked(False)
         self.replace_budget.setVisible(self.existing is not None)
@@ -213,43 +247,63 @@ class BudgetPage(WizardPage):
 
     def _amount(self) -> tuple[Decimal | None, str]:
         try:
-            value = parse_user_amount(self.budget.text(), "the budget")
+            value = parse_user_amount(self.budget.text(), self.tr("the budget"))
         except ValueError as exc:
             return None, sentence(exc)
         if value <= 0:
-            return None, "Enter the budget as a number above 0, e.g. 50."
+            return None, self.tr("Enter the budget as a number above 0, e.g. 50.")
         return value, ""
 
     def update_summary(self) -> None:
         state = self.wiz().state
         (amount, error), per_gpu, rate = self._amount(), self.per_gpu_rate(), self.rate()
         mode, cur = state.billing_mode, self.rate_currency()
-        unit = "month" if mode == "monthly" else "h"
         if per_gpu is not None and rate is not None:
             count = self.gpu_count()
-            shown = (
-                rate_derivation(per_gpu, count, cur, unit)
-                if count > 1
-                else f"{format_amount(rate, cur)}/{unit}"
+            if mode == "monthly":
+                unit = self.tr("month")  # as in "$4,800.00/month"
+                shown = (
+                    rate_derivation(per_gpu, count, cur, unit)
+                    if count > 1
+                    else self.tr("{amount}/month").format(amount=format_amount(rate, cur))
+                )
+            else:
+                shown = (
+                    rate_derivation(per_gpu, count, cur)
+                    if count > 1
+                    else per_hour(format_amount(rate, cur))
+                )
+            metered = METERED.get(mode, METERED["on-demand"])
+            self.rate_note.setText(
+                QCoreApplication.translate("BudgetPage", metered).format(rate=shown)
             )
-            self.rate_note.setText(f"Metered {MODE_WORDS.get(mode, mode)} at {shown}.")
         if amount is None:
             self.summary.setText(error)
         elif rate is not None:
             granularity = state.platform.billing_granularity if state.platform else "second"
             hours = self.hours.value()
             cost = planned_cost(rate, cur, mode, granularity, hours)
-            text = f"{hours} h {MODE_WORDS.get(mode, mode)} ≈ {format_money(cost, cur)}"
+            money = format_money(cost, cur)
             if cur == self.currency_code():
-                text += f", {Decimal(cost) / to_minor(amount, cur):.0%} of this budget"
-            self.summary.setText(text + ".")
+                share = f"{Decimal(cost) / to_minor(amount, cur):.0%}"
+                text = PLANNED_OF_BUDGET.get(mode, PLANNED_OF_BUDGET["on-demand"])
+                self.summary.setText(
+                    QCoreApplication.translate("BudgetPage", text).format(
+                        hours=hours, cost=money, share=share
+                    )
+                )
+            else:
+                text = PLANNED.get(mode, PLANNED["on-demand"])
+                self.summary.setText(
+                    QCoreApplication.translate("BudgetPage", text).format(hours=hours, cost=money)
+                )
         self.completeChanged.emit()
 
     def isComplete(self) -> bool:  # noqa: N802
         return self.amount() is not None
 
     def blocked_reason(self) -> str:
-        return "enter the budget as a number above 0, e.g. 50."
+        return self.tr("enter the budget as a number above 0, e.g. 50.")
 
     def plans(self) -> tuple[RentalPlan, BudgetPlan | None] | None:
         """What the ledger gets at Finish (no budget when the existing one is kept); None when

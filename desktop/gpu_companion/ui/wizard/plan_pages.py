@@ -4,11 +4,13 @@ the billing mode with its break-even points. All arithmetic is core's; these pag
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable
-from decimal import Decimal
+from decimal import ROUND_HALF_UP, ROUND_UP, Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -65,14 +67,24 @@ from gpu_companion.ui.common.money_input import parse_user_amount
 if TYPE_CHECKING:
     from gpu_companion.ui.wizard import FirstRentalWizard
 
+CENT = Decimal("0.01")
+HOURS_PER_WEEK = 168  # the billing plan's cap on GPU-hours per week
+
+# Shown through QCoreApplication.translate("TaskPage", label)
 TASK_LABELS = {
-    Task.INFERENCE: "Inference (serve or generate)",
-    Task.LORA: "LoRA fine-tune",
-    Task.QLORA_8BIT: "QLoRA fine-tune, 8-bit base",
-    Task.QLORA_4BIT: "QLoRA fine-tune, 4-bit base",
-    Task.QLORA_2BIT: "QLoRA fine-tune, 2-bit base",
-    Task.FULL_MIXED: "Full fine-tune, Adam in mixed precision",
-    Task.FULL_BF16: "Full fine-tune, pure bf16",
+    Task.INFERENCE: str(QT_TRANSLATE_NOOP("TaskPage", "Inference (serve or generate)")),
+    Task.LORA: str(QT_TRANSLATE_NOOP("TaskPage", "LoRA fine-tune")),
+    Task.QLORA_8BIT: str(QT_TRANSLATE_NOOP("TaskPage", "QLoRA fine-tune, 8-bit base")),
+    Task.QLORA_4BIT: str(QT_TRANSLATE_NOOP("TaskPage", "QLoRA fine-tune, 4-bit base")),
+    Task.QLORA_2BIT: str(QT_TRANSLATE_NOOP("TaskPage", "QLoRA fine-tune, 2-bit base")),
+    Task.FULL_MIXED: str(QT_TRANSLATE_NOOP("TaskPage", "Full fine-tune, Adam in mixed precision")),
+    Task.FULL_BF16: str(QT_TRANSLATE_NOOP("TaskPage", "Full fine-tune, pure bf16")),
+}
+# How a job is split over several cards, where the identifier is a word (others are names: ddp,
+# zero3, fsdp); shown through QCoreApplication.translate("GpuPage", word)
+SPLIT_WORDS = {
+    "layers": str(QT_TRANSLATE_NOOP("GpuPage", "layers")),
+    "tp": str(QT_TRANSLATE_NOOP("GpuPage", "tp")),
 }
 
 
@@ -93,7 +105,7 @@ class WizardPage(QWizardPage):
 
     def blocked_reason(self) -> str:
         """Why Next (or Finish) is not available on this page, in the user's words."""
-        return "answer the questions above first."
+        return QCoreApplication.translate("WizardPage", "answer the questions above first.")
 
     @staticmethod
     def note(text: str = "", name: str = "") -> QLabel:
@@ -105,8 +117,14 @@ class WizardPage(QWizardPage):
 
 
 def _model_label(arch: ModelArch) -> str:
-    moe = f", MoE {arch.active_params / 1e9:.1f} B active" if arch.is_moe else ""
-    return f"{arch.name} ({arch.params / 1e9:.1f} B params{moe})"
+    params = f"{arch.params / 1e9:.1f}"
+    if arch.is_moe:
+        return QCoreApplication.translate(
+            "TaskPage", "{name} ({params} B params, MoE {active} B active)"
+        ).format(name=arch.name, params=params, active=f"{arch.active_params / 1e9:.1f}")
+    return QCoreApplication.translate("TaskPage", "{name} ({params} B params)").format(
+        name=arch.name, params=params
+    )
 
 
 def _spin(low: int, high: int, value: int, suffix: str = "") -> QSpinBox:
@@ -121,55 +139,59 @@ def _spin(low: int, high: int, value: int, suffix: str = "") -> QSpinBox:
 class TaskPage(WizardPage):
     def __init__(self) -> None:
         super().__init__()
-        self.setTitle("What will the GPU do?")
+        self.setTitle(self.tr("What will the GPU do?"))
         self.setSubTitle(
-            "Three numbers decide the card: the VRAM floor, the speed you need, and "
-            "whether you train or serve."
+            self.tr(
+                "Three numbers decide the card: the VRAM floor, the speed you need, and "
+                "whether you train or serve."
+            )
         )
         form = QFormLayout(self)
         self.task = QComboBox()
         self.task.setObjectName("task")
         for task, label in TASK_LABELS.items():
-            self.task.addItem(label, task.value)
+            self.task.addItem(QCoreApplication.translate("TaskPage", label), task.value)
         self.model = QComboBox()
         self.model.setObjectName("model")
         self.models: dict[str, ModelArch] = dict(MODEL_PRESETS)
         for key, arch in MODEL_PRESETS.items():
             self.model.addItem(_model_label(arch), key)
         self.model.setCurrentIndex(self.model.findData("qwen2.5-7b"))
-        self.config_button = QPushButton("Load config.json…")
+        self.config_button = QPushButton(self.tr("Load config.json…"))
         self.config_button.setObjectName("loadConfig")
         self.config_button.clicked.connect(self._pick_config)
         self.config_note = self.note(name="configNote")
         self.precision = QComboBox()
         self.precision.setObjectName("precision")
-        self.context = _spin(128, 1 << 20, 4096, " tokens")
+        self.context = _spin(128, 1 << 20, 4096, self.tr(" tokens"))
         self.context.setObjectName("context")
         self.batch = _spin(1, 4096, 1)
         self.batch.setObjectName("batch")
         self.lora_rank = _spin(1, 4096, 16)
-        self.checkpointing = QCheckBox("Gradient checkpointing (less memory, ~30% slower)")
+        self.checkpointing = QCheckBox(self.tr("Gradient checkpointing (less memory, ~30% slower)"))
         self.checkpointing.setChecked(True)  # PEFT's QLoRA preparation and LLaMA-Factory do
-        self.tokens = _spin(1, 1_000_000, 100, " million tokens")
+        self.tokens = _spin(1, 1_000_000, 100, self.tr(" million tokens"))
         self.tokens.setObjectName("tokens")
-        self.tokens.setToolTip("Tokens to train on (all epochs) or to generate: sets job hours.")
-        form.addRow("Task", self.task)
-        form.addRow("Model", self.model)
+        self.tokens.setToolTip(
+            self.tr("Tokens to train on (all epochs) or to generate: sets job hours.")
+        )
+        form.addRow(self.tr("Task"), self.task)
+        form.addRow(self.tr("Model"), self.model)
         form.addRow("", self.config_button)
         form.addRow("", self.config_note)
-        form.addRow("Weights stored as", self.precision)
-        form.addRow("Context length", self.context)
-        form.addRow("Batch or users at once", self.batch)
-        form.addRow("LoRA rank", self.lora_rank)
+        form.addRow(self.tr("Weights stored as"), self.precision)
+        form.addRow(self.tr("Context length"), self.context)
+        form.addRow(self.tr("Batch or users at once"), self.batch)
+        form.addRow(self.tr("LoRA rank"), self.lora_rank)
         form.addRow("", self.checkpointing)
-        form.addRow("Size of the job", self.tokens)
-        self.answer_tokens = _spin(1, 1 << 20, 500, " tokens")
+        form.addRow(self.tr("Size of the job"), self.tokens)
+        self.answer_tokens = _spin(1, 1 << 20, 500, self.tr(" tokens"))
         self.answer_tokens.setObjectName("answerTokens")
-        self.target_seconds = _spin(0, 3600, 0, " s")
+        self.target_seconds = _spin(0, 3600, 0, self.tr(" s"))
         self.target_seconds.setObjectName("targetSeconds")
-        self.target_seconds.setSpecialValueText("no target")
-        form.addRow("Serving: one answer is", self.answer_tokens)
-        form.addRow("Serving: answer within", self.target_seconds)
+        self.target_seconds.setSpecialValueText(self.tr("no target"))
+        form.addRow(self.tr("Serving: one answer is"), self.answer_tokens)
+        form.addRow(self.tr("Serving: answer within"), self.target_seconds)
         self.task.currentIndexChanged.connect(self._task_changed)
         self._task_changed()
 
@@ -177,7 +199,7 @@ class TaskPage(WizardPage):
         task = self.selected_task()
         keep = self.precision.currentData()
         self.precision.clear()
-        self.precision.addItem("the task's usual one", None)
+        self.precision.addItem(self.tr("the task's usual one"), None)
         for p in Precision:
             try:
                 estimate_memory(EstimateRequest(MODEL_PRESETS["qwen2.5-0.5b"], task, p))
@@ -196,7 +218,9 @@ class TaskPage(WizardPage):
     def _pick_config(self) -> None:
         from PySide6.QtWidgets import QFileDialog
 
-        path, _ = QFileDialog.getOpenFileName(self, "A model's config.json", "", "JSON (*.json)")
+        path, _filter = QFileDialog.getOpenFileName(
+            self, self.tr("A model's config.json"), "", self.tr("JSON (*.json)")
+        )
         if path:
             self.load_config(Path(path))
 
@@ -205,17 +229,23 @@ class TaskPage(WizardPage):
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
             if not isinstance(data, dict):
-                raise UserError(f"{path.name} is not a config.json object.")
+                raise UserError(
+                    self.tr("{name} is not a config.json object.").format(name=path.name)
+                )
             arch = model_from_config(data, name=path.parent.name)
         except (OSError, UnicodeDecodeError, json.JSONDecodeError, UserError) as exc:
-            self.config_note.setText(f"Could not use {path}: {exc}")
+            self.config_note.setText(
+                self.tr("Could not use {path}: {error}").format(path=path, error=exc)
+            )
             return
         key = f"config:{path}"
         self.models[key] = arch
         if self.model.findData(key) < 0:
             self.model.addItem(_model_label(arch), key)
         self.model.setCurrentIndex(self.model.findData(key))
-        self.config_note.setText(f"From {path}: {_model_label(arch)}.")
+        self.config_note.setText(
+            self.tr("From {path}: {model}.").format(path=path, model=_model_label(arch))
+        )
 
     def selected_task(self) -> Task:
         return Task(self.task.currentData())
@@ -239,15 +269,15 @@ class TaskPage(WizardPage):
 class EstimatePage(WizardPage):
     def __init__(self) -> None:
         super().__init__()
-        self.setTitle("How much GPU memory the job needs")
-        self.setSubTitle("Each line with its formula, so you can redo the sums.")
+        self.setTitle(self.tr("How much GPU memory the job needs"))
+        self.setSubTitle(self.tr("Each line with its formula, so you can redo the sums."))
         lay = QVBoxLayout(self)
         self.total = self.note(name="estimateTotal")
         self.model: RowTableModel[MemoryLine] = RowTableModel(
             [
-                ("Part", lambda line: line.label),
+                (self.tr("Part"), lambda line: line.label),
                 ("GiB", lambda line: f"{line.gib:,.2f}"),
-                ("Formula", lambda line: line.formula),
+                (self.tr("Formula"), lambda line: line.formula),
             ]
         )
         self.table = QTableView()
@@ -260,7 +290,7 @@ class EstimatePage(WizardPage):
         self.error.setStyleSheet("color: #c53030;")
         self.tip = self.note(name="checkpointingTip")
         self.tip.setStyleSheet("color: #2b6cb0;")
-        self.use_checkpointing = QPushButton("Use gradient checkpointing")
+        self.use_checkpointing = QPushButton(self.tr("Use gradient checkpointing"))
         self.use_checkpointing.setObjectName("useCheckpointing")
         self.use_checkpointing.clicked.connect(self._turn_on_checkpointing)
         lay.addWidget(self.total)
@@ -288,9 +318,16 @@ class EstimatePage(WizardPage):
             mem = state.memory
             self.model.set_rows(list(mem.lines))
             self.total.setText(
-                f"<b>{mem.total_gib:,.1f} GiB</b> in total for {mem.request.model.name} "
-                f"({mem.params / 1e9:.2f} B params, weights in {mem.precision.value}) on one "
-                "GPU. The next page lists the cards with how many of each the job needs."
+                self.tr(
+                    "<b>{gib} GiB</b> in total for {model} ({params} B params, weights in "
+                    "{precision}) on one GPU. The next page lists the cards with how many of "
+                    "each the job needs."
+                ).format(
+                    gib=f"{mem.total_gib:,.1f}",
+                    model=mem.request.model.name,
+                    params=f"{mem.params / 1e9:.2f}",
+                    precision=mem.precision.value,
+                )
             )
             tip = checkpointing_tip(mem, load_catalogue().cards)
             self.tip.setText(tip.text if tip else "")
@@ -301,29 +338,34 @@ class EstimatePage(WizardPage):
         return self.wiz().state.memory is not None
 
     def blocked_reason(self) -> str:
-        return "the job could not be estimated: go back and change what the message names."
+        return self.tr("the job could not be estimated: go back and change what the message names.")
 
 
 class GpuPage(WizardPage):
     def __init__(self) -> None:
         super().__init__()
-        self.setTitle("Choose the GPU")
+        self.setTitle(self.tr("Choose the GPU"))
         self.setSubTitle(
-            "Cards that fit, cheapest job first: hours from the estimate × the card's typical "
-            "hourly price range (or yours). * not NVIDIA: the monitor and self-check do not apply."
+            self.tr(
+                "Cards that fit, cheapest job first: hours from the estimate × the card's "
+                "typical hourly price range (or yours). * not NVIDIA: the monitor and self-check "
+                "do not apply."
+            )
         )
         lay = QVBoxLayout(self)
         self.sized: dict[str, MemoryEstimate] = {}  # card id -> the job on the fewest such cards
+        self.chosen = False  # True once the user picked a card: Back and Next keep it
+        self._proposing = False
         self.model: RowTableModel[JobCost] = RowTableModel(
             [
-                ("Card", lambda j: j.card.name + ("" if j.card.runs_nvidia_smi else " *")),
-                ("GPUs", lambda j: str(self.gpus_for(j.card.id))),
-                ("VRAM", lambda j: f"{j.card.vram_gb} GB"),
+                (self.tr("Card"), lambda j: j.card.name + ("" if j.card.runs_nvidia_smi else " *")),
+                (self.tr("GPUs"), lambda j: str(self.gpus_for(j.card.id))),
+                (self.tr("VRAM"), lambda j: f"{j.card.vram_gb} GB"),
                 ("BF16/FP16 TFLOPS", lambda j: f"{j.card.bf16_tflops or j.card.fp16_tflops:g}"),
-                ("Bandwidth", lambda j: f"{j.card.bandwidth_gb_s:,g} GB/s"),
-                ("Interconnect", lambda j: j.card.interconnect),
-                ("GPU-hours", lambda j: f"{j.hours:,}"),
-                ("Job cost", lambda j: f"{j.currency} {j.low:,}–{j.high:,}"),
+                (self.tr("Bandwidth"), lambda j: f"{j.card.bandwidth_gb_s:,g} GB/s"),
+                (self.tr("Interconnect"), lambda j: j.card.interconnect),
+                (self.tr("GPU-hours"), lambda j: f"{j.hours:,}"),
+                (self.tr("Job cost"), lambda j: f"{j.currency} {j.low:,}–{j.high:,}"),
             ]
         )
         self.table = row_table(self.model, "gpuRanking")
@@ -336,12 +378,12 @@ class GpuPage(WizardPage):
         price_form.setContentsMargins(0, 0, 0, 0)
         self.own_price = QLineEdit()
         self.own_price.setObjectName("ownPrice")
-        self.own_price.setPlaceholderText("the catalogue's typical range")
+        self.own_price.setPlaceholderText(self.tr("the catalogue's typical range"))
         self.own_currency = QComboBox()
         self.own_currency.addItems(list(CURRENCIES))
         self.own_price.editingFinished.connect(self.apply_own_price)
-        price_form.addRow("Your price per GPU-hour for the selected card", self.own_price)
-        price_form.addRow("Currency", self.own_currency)
+        price_form.addRow(self.tr("Your price per GPU-hour for the selected card"), self.own_price)
+        price_form.addRow(self.tr("Currency"), self.own_currency)
         self.price_note = self.note(name="ownPriceNote")
         lay.addWidget(self.table)
         lay.addWidget(self.verdict)
@@ -361,19 +403,44 @@ class GpuPage(WizardPage):
             if sized is not None:
                 self.sized[card.id] = sized
         ranked = catalogue.rank_by_job_cost(self._gpu_hours(tokens), self.prices)
-        keep = state.card.id if state.card else None
-        self.model.set_rows(ranked)
-        ids = [job.card.id for job in ranked]
-        if ranked:
-            self.select(keep if keep in ids else ids[0])
-        else:
-            state.card = None
+        keep = state.card.id if state.card and self.chosen else None
+        self._proposing = True  # the selection set here is the page's proposal, not the user's
+        try:
+            self.model.set_rows(ranked)
+            ids = [job.card.id for job in ranked]
+            # the cheapest job on a card the monitor and self-check read (NVIDIA): a card few
+            # platforms rent out is never the proposal, though the user may still choose it
+            proposal = next((job.card.id for job in ranked if job.card.runs_nvidia_smi), None)
+            self.chosen = keep in ids
+            if keep in ids:
+                self.select(keep)
+            elif proposal is not None:
+                self.select(proposal)
+            else:
+                self.table.clearSelection()
+                state.card = None
+        finally:
+            self._proposing = False
+        if not ranked:
             self.verdict.setText(
-                f"Not even 8 of any card in the catalogue hold the job ({mem.total_gib:,.1f} GiB "
-                "on one GPU): go back and try int4 weights, LoRA/QLoRA, gradient checkpointing or "
-                "a shorter context."
+                self.tr(
+                    "Not even 8 of any card in the catalogue hold the job ({gib} GiB on one GPU): "
+                    "go back and try int4 weights, LoRA/QLoRA, gradient checkpointing or a "
+                    "shorter context."
+                ).format(gib=f"{mem.total_gib:,.1f}")
+            )
+        elif state.card is None:
+            self.verdict.setText(
+                self.tr(
+                    "Only cards marked * (not NVIDIA) hold this job: choose one in the table if "
+                    "your platform rents it out."
+                )
             )
         self.completeChanged.emit()
+
+    def job(self, card_id: str) -> JobCost | None:
+        """The job's GPU-hours and cost on this card as ranked (None before the page is shown)."""
+        return next((job for job in self.model.rows() if job.card.id == card_id), None)
 
     def gpus_for(self, card_id: str) -> int:
         """How many cards of this kind the job needs (1 until the page is shown)."""
@@ -396,6 +463,8 @@ class GpuPage(WizardPage):
         rows = self.table.selectionModel().selectedRows()
         state = self.wiz().state
         state.card = self.model.row(rows[0].row()).card if rows else None
+        if not self._proposing:
+            self.chosen = state.card is not None
         if state.card is not None and state.memory is not None:
             self.verdict.setText(" ".join(v.text for v in self._verdicts(state.card)))
             self.int8.setText(explain_int8_tops(state.card))
@@ -416,12 +485,18 @@ class GpuPage(WizardPage):
         note = [] if vendor is None else [vendor]
         if mem.request.gpus > 1:
             how = mem.request.split.value
+            how = (
+                QCoreApplication.translate("GpuPage", SPLIT_WORDS[how])
+                if how in SPLIT_WORDS
+                else how
+            )
             note.insert(
                 0,
                 Verdict(
                     True,
-                    f"One {card.name} is too small: the job needs {mem.request.gpus} of them "
-                    f"({how}).",
+                    self.tr(
+                        "One {card} is too small: the job needs {gpus} of them ({how})."
+                    ).format(card=card.name, gpus=mem.request.gpus, how=how),
                 ),
             )
         if mem.request.task is not Task.INFERENCE or not target:
@@ -445,15 +520,20 @@ class GpuPage(WizardPage):
             self.price_note.clear()
         else:
             try:
-                price = parse_user_amount(text, "the price")
+                price = parse_user_amount(text, self.tr("the price"))
                 if not price > 0:
-                    raise ValueError("the price must be above 0")
+                    raise ValueError(self.tr("the price must be above 0"))
             except ValueError as exc:
-                self.price_note.setText(f"Not used: {exc}.")
+                self.price_note.setText(self.tr("Not used: {error}.").format(error=exc))
                 return
             currency = self.own_currency.currentText()
             self.prices[card.id] = PriceRange(price, price, currency)
-            self.price_note.setText(f"Ranked with your {currency} {price}/h for the {card.name}.")
+            self.price_note.setText(
+                self.tr("Ranked with your {currency} {price}/h for the {card}.").format(
+                    currency=currency, price=price, card=card.name
+                )
+            )
+        self.chosen = True  # the user priced this card: re-ranking keeps it selected
         self.initializePage()
 
     def isComplete(self) -> bool:  # noqa: N802
@@ -461,17 +541,19 @@ class GpuPage(WizardPage):
 
     def blocked_reason(self) -> str:
         if self.model.rowCount() == 0:
-            return "no card fits this job: go back and make it smaller."
-        return "choose a card in the table."
+            return self.tr("no card fits this job: go back and make it smaller.")
+        return self.tr("choose a card in the table.")
 
 
 class BillingPage(WizardPage):
     def __init__(self) -> None:
         super().__init__()
-        self.setTitle("How to pay for it")
+        self.setTitle(self.tr("How to pay for it"))
         self.setSubTitle(
-            "On demand, spot, a monthly plan or buying the card: each option's cost "
-            "for your plan and where one starts to beat another."
+            self.tr(
+                "On demand, spot, a monthly plan or buying the card: each option's cost "
+                "for your plan and where one starts to beat another."
+            )
         )
         outer = QVBoxLayout(self)
         form_box = QWidget()
@@ -480,16 +562,19 @@ class BillingPage(WizardPage):
         self.labels: dict[str, str] = {}
         self.currency = QComboBox()
         self.currency.addItems(list(CURRENCIES))
-        form.addRow("Currency", self.currency)
+        form.addRow(self.tr("Currency"), self.currency)
+        self.plan_note = self.note(name="planNote")
+        self.planned: tuple[str, Decimal, int] | None = None  # the run the hours were set from
+        form.addRow(self.plan_note)
         for name, label, value in (
-            ("hours_per_week", "GPU hours per week", "20"),
-            ("weeks", "For how many weeks", "4"),
-            ("on_demand", "On-demand price per GPU-hour", ""),
-            ("spot", "Spot price per GPU-hour (optional)", ""),
-            ("monthly", "Monthly plan price per GPU (optional)", ""),
-            ("card_price", "Buying: card price (optional)", ""),
-            ("power_w", "Buying: power draw, W", ""),
-            ("electricity", "Buying: electricity per kWh", "0.25"),
+            ("hours_per_week", self.tr("GPU hours per week"), "20"),
+            ("weeks", self.tr("For how many weeks"), "4"),
+            ("on_demand", self.tr("On-demand price per GPU-hour"), ""),
+            ("spot", self.tr("Spot price per GPU-hour (optional)"), ""),
+            ("monthly", self.tr("Monthly plan price per GPU (optional)"), ""),
+            ("card_price", self.tr("Buying: card price (optional)"), ""),
+            ("power_w", self.tr("Buying: power draw, W"), ""),
+            ("electricity", self.tr("Buying: electricity per kWh"), "0.25"),
         ):
             edit = QLineEdit(value)
             edit.setObjectName(name)
@@ -500,7 +585,7 @@ class BillingPage(WizardPage):
         self.rent_as = QComboBox()
         self.rent_as.setObjectName("rentAs")
         self.rent_as.currentIndexChanged.connect(self._rent_as_changed)
-        form.addRow("Meter this rental as", self.rent_as)
+        form.addRow(self.tr("Meter this rental as"), self.rent_as)
         self.result = QTextBrowser()
         self.result.setObjectName("billingAdvice")
         outer.addWidget(form_box)
@@ -516,7 +601,36 @@ class BillingPage(WizardPage):
             self.fields["on_demand"].setText(f"{mid:.2f}")
             self.fields["power_w"].setText(str(card.tdp_w))
             self.currency.setCurrentText(price.currency)
+        if card is not None:
+            self._plan_the_run(card)
         self.recompute()
+
+    def _plan_the_run(self, card: GpuSpec) -> None:
+        """The plan starts as one run of the estimated job on the chosen card: its GPU-hours (wall
+        hours x GPUs), in whole weeks of at most 168 h. Set again only when the estimate or the
+        card changes, so the user's own plan survives Back and Next."""
+        gpu_page = self.wiz().gpu_page
+        job, gpus = gpu_page.job(card.id), gpu_page.gpus_for(card.id)
+        if job is None or (card.id, job.hours, gpus) == self.planned:
+            return
+        self.planned = (card.id, job.hours, gpus)
+        hours = max(job.hours, CENT)
+        weeks = math.ceil(hours / HOURS_PER_WEEK)
+        per_week = (hours / weeks).quantize(CENT, ROUND_UP)
+        self.fields["hours_per_week"].setText(f"{per_week}")
+        self.fields["weeks"].setText(str(weeks))
+        wall = (hours / gpus).quantize(Decimal("0.1"), ROUND_HALF_UP)
+        if gpus == 1:
+            text = self.tr(
+                "From the estimate: one run takes about {hours} GPU-hours on one {card}. "
+                "Change the hours below if you will run the job more than once."
+            ).format(hours=hours, card=card.name)
+        else:
+            text = self.tr(
+                "From the estimate: one run takes about {hours} GPU-hours ({gpus} × {card} for "
+                "{wall} h). Change the hours below if you will run the job more than once."
+            ).format(hours=hours, gpus=gpus, card=card.name, wall=wall)
+        self.plan_note.setText(text)
 
     def text(self, name: str) -> str:
         return self.fields[name].text().strip()
@@ -546,7 +660,7 @@ class BillingPage(WizardPage):
         except (UserError, ArithmeticError, ValueError) as exc:
             self.advice_ok = False
             self.wiz().state.advice, self.wiz().state.prices = None, None
-            self.result.setHtml(f"<p style='color:#c53030'>{_html(str(exc))}</p>")
+            self.result.setHtml(_error_html(str(exc)))
         else:
             self.advice_ok = True
             self.wiz().state.advice, self.wiz().state.prices = advice, prices
@@ -557,11 +671,11 @@ class BillingPage(WizardPage):
     def _offer_modes(self) -> None:
         """The billing modes priced above; the one chosen is how the ledger meters the rental."""
         prices = self.wiz().state.prices
-        modes = [("on-demand", "On demand (per hour)")]
+        modes = [("on-demand", self.tr("On demand (per hour)"))]
         if prices is not None and prices.spot_per_hour is not None:
-            modes.append(("spot", "Spot (per hour, interruptible)"))
+            modes.append(("spot", self.tr("Spot (per hour, interruptible)")))
         if prices is not None and prices.monthly_price is not None:
-            modes.append(("monthly", "Monthly plan (per 30 days)"))
+            modes.append(("monthly", self.tr("Monthly plan (per 30 days)")))
         if prices is None:
             return  # a typo in a price: keep the choice until the prices read again
         state = self.wiz().state
@@ -581,21 +695,46 @@ class BillingPage(WizardPage):
         return self.advice_ok
 
     def blocked_reason(self) -> str:
-        return "the prices above cannot be compared yet: correct the one the message names."
+        return self.tr(
+            "the prices above cannot be compared yet: correct the one the message names."
+        )
 
 
 def _html(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
+def _error_html(text: str) -> str:
+    return f"<p style='color:#c53030'>{_html(text)}</p>"
+
+
+# Break-even units as core names them; shown through QCoreApplication.translate("BillingPage", …)
+UNIT_WORDS = {
+    "hours/month": str(QT_TRANSLATE_NOOP("BillingPage", "hours/month")),
+    "months": str(QT_TRANSLATE_NOOP("BillingPage", "months")),
+}
+
+
 def _advice_html(advice: BillingAdvice) -> str:
+    translate = QCoreApplication.translate
     parts = [f"<p><b>{_html(advice.recommendation)}</b></p>"]
     parts += [f"<p style='color:#b7791f'>⚠ {_html(w)}</p>" for w in advice.warnings]
     for option in advice.options:
         lines = "<br>".join(_html(line) for line in option.lines)
-        parts.append(f"<p><b>{_html(option.label)}: {option.total}</b><br>{lines}</p>")
+        head = translate("BillingPage", "{option}: {total}").format(
+            option=option.label, total=option.total
+        )
+        parts.append(f"<p><b>{_html(head)}</b><br>{lines}</p>")
     for be in advice.break_evens:
-        value = "never" if be.value is None else f"{be.value:,} {be.unit}"
+        if be.value is None:
+            value = translate("BillingPage", "never")
+        else:
+            unit = be.unit
+            if unit in UNIT_WORDS:
+                unit = translate("BillingPage", UNIT_WORDS[unit])
+            value = translate("BillingPage", "{value} {unit}").format(
+                value=f"{be.value:,}", unit=unit
+            )
         lines = "<br>".join(_html(line) for line in be.lines)
-        parts.append(f"<p><b>{_html(be.label)} {value}</b><br>{lines}</p>")
+        parts.append(f"<p><b>{_html(be.label)} {_html(value)}</b><br>{lines}</p>")
     return "".join(parts)

@@ -12,6 +12,8 @@ from datetime import timedelta
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Protocol
 
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication
+
 from gpu_companion.core.common.errors import ValidationError
 from gpu_companion.core.hosts.registry import Host
 from gpu_companion.core.spend.alerts import save_idle_minutes
@@ -117,7 +119,12 @@ class SpendLedgerService:
 
     def start_rental(self, plan: RentalPlan) -> Rental:
         if plan.platform_id is None:
-            raise ValidationError("platform", "Choose the platform this instance is rented on.")
+            raise ValidationError(
+                "platform",
+                QCoreApplication.translate(
+                    "WizardServices", "Choose the platform this instance is rented on."
+                ),
+            )
         save_idle_minutes(self.ledger.store, plan.host_id, plan.idle_alert_minutes)
         return self.ledger.start_rental(
             plan.platform_id,
@@ -164,12 +171,33 @@ class WizardServices:
         )
 
 
+# In English, as marked for translation; the pages show them through not_yet().
 NOT_YET = {
-    "keys": "Generating this platform's SSH key here comes with the Keys feature, which is not in "
-    "this version yet. Until then, add your own public key in the provider's console.",
-    "sessions": "The app's own SSH connection (host-key check, self-check) is not in this version "
-    "yet. Until then, connect once with `ssh -p PORT user@host` in a terminal and compare the "
-    "host-key fingerprint with the provider's console.",
-    "ledger": "The spend ledger is not in this version yet: nothing is metered and no budget "
-    "alert will fire. Note the planned end time yourself and release the instance then.",
+    "keys": str(
+        QT_TRANSLATE_NOOP(
+            "WizardServices",
+            "Generating this platform's SSH key here comes with the Keys feature, which is not in "
+            "this version yet. Until then, add your own public key in the provider's console.",
+        )
+    ),
+    "sessions": str(
+        QT_TRANSLATE_NOOP(
+            "WizardServices",
+            "The app's own SSH connection (host-key check, self-check) is not in this version "
+            "yet. Until then, connect once with `ssh -p PORT user@host` in a terminal and compare "
+            "the host-key fingerprint with the provider's console.",
+        )
+    ),
+    "ledger": str(
+        QT_TRANSLATE_NOOP(
+            "WizardServices",
+            "The spend ledger is not in this version yet: nothing is metered and no budget "
+            "alert will fire. Note the planned end time yourself and release the instance then.",
+        )
+    ),
 }
+
+
+def not_yet(feature: str) -> str:
+    """Why a feature's part of the wizard is missing, in the user's language."""
+    return QCoreApplication.translate("WizardServices", NOT_YET[feature])
