@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, QObject, QTimer, Signal
 
 from gpu_companion.core.common.notifier import Level, Message
 from gpu_companion.ui.common.widgets import Banner, BannerArea
@@ -19,7 +19,10 @@ if TYPE_CHECKING:
     from gpu_companion.services import Services
 
 PREFIX = "autorelease:"
-KEEP, RELEASE, SNOOZE = "Keep running", "Release now", "Snooze 30 min"
+# the three answers (English keys; each button shows its translation)
+KEEP = str(QT_TRANSLATE_NOOP("CountdownBanners", "Keep running"))
+RELEASE = str(QT_TRANSLATE_NOOP("CountdownBanners", "Release now"))
+SNOOZE = str(QT_TRANSLATE_NOOP("CountdownBanners", "Snooze 30 min"))
 
 
 def clock_text(seconds: float) -> str:
@@ -97,7 +100,10 @@ class CountdownBanners(QObject):
         case = self.service.case(alias)
         offered = (KEEP, SNOOZE) if case and case.stage.value == "checking" else (KEEP, RELEASE,
                                                                                    SNOOZE)
-        return [(what, self._answer_with(alias, what)) for what in offered]
+        return [
+            (QCoreApplication.translate("CountdownBanners", what), self._answer_with(alias, what))
+            for what in offered
+        ]
 
     def _answer_with(self, alias: str, what: str) -> Callable[[], None]:
         return lambda: self.answer(alias, what)  # no arguments: Qt passes none to it
@@ -107,16 +113,20 @@ class CountdownBanners(QObject):
         case = self.service.case(alias)
         left = self.service.countdown(alias)
         if alias in self.workers:
-            text += "\nWorking on your answer …"
+            text += "\n" + self.tr("Working on your answer …")
         elif case is not None and case.stage.value == "checking":
-            text += "\nThe backup checklist is running now; Keep running still stops it."
+            text += "\n" + self.tr(
+                "The backup checklist is running now; Keep running still stops it."
+            )
         elif case is not None and case.stage.value == "releasing":
-            text += "\nThe provider was asked; reading the instance back …"
+            text += "\n" + self.tr("The provider was asked; reading the instance back …")
         elif left is not None:
-            text += f"\n{clock_text(left)} left, then the backup checklist runs unattended."
+            text += "\n" + self.tr(
+                "{time} left, then the backup checklist runs unattended."
+            ).format(time=clock_text(left))
         elif case is not None and case.stage.value == "blocked":
             wait = case.deadline - self.service.wall()
-            text += f"\nNext check in {clock_text(wait)}."
+            text += "\n" + self.tr("Next check in {time}.").format(time=clock_text(wait))
         banner.label.setText(text)
 
     def tick(self) -> None:

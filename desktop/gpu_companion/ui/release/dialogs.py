@@ -51,7 +51,7 @@ class ChecklistSettingsDialog(QDialog):
         accounts: ProviderAccounts | None = None,
     ):
         super().__init__(parent)
-        self.setWindowTitle(f"Release checklist of {host.alias}")
+        self.setWindowTitle(self.tr("Release checklist of {host}").format(host=host.alias))
         self.setMinimumWidth(680)  # the release commands' fields and their wrapped hints
         self.settings, self.host = settings, host
         cfg = self.config = settings.config(host.alias)
@@ -61,30 +61,35 @@ class ChecklistSettingsDialog(QDialog):
             box = QCheckBox(kind.title)
             box.setChecked(kind.key not in cfg.disabled)
             self.enabled[kind.key] = box
-            form.addRow("Built-in items" if len(self.enabled) == 1 else "", box)
+            form.addRow(self.tr("Built-in items") if len(self.enabled) == 1 else "", box)
         self.project = QLineEdit(cfg.project)
-        form.addRow("Project", self.project)
+        form.addRow(self.tr("Project"), self.project)
         self.precision = QLineEdit(cfg.precision)
-        form.addRow("Precision", self.precision)
-        self.synced = _multiline(cfg.synced_dirs, "one remote directory a line, e.g. ~/runs/ckpt")
-        form.addRow("Checkpoint dirs", self.synced)
-        self.archive = _multiline(cfg.archive_paths, "weights, logs, config, scripts")
-        form.addRow("Archive paths", self.archive)
+        form.addRow(self.tr("Precision"), self.precision)
+        self.synced = _multiline(
+            cfg.synced_dirs, self.tr("one remote directory a line, e.g. ~/runs/ckpt")
+        )
+        form.addRow(self.tr("Checkpoint dirs"), self.synced)
+        self.archive = _multiline(cfg.archive_paths, self.tr("weights, logs, config, scripts"))
+        form.addRow(self.tr("Archive paths"), self.archive)
         self.roots = _multiline(cfg.scan_roots, "~")
-        form.addRow("Scan for leftovers in", self.roots)
+        form.addRow(self.tr("Scan for leftovers in"), self.roots)
         self.threshold = QSpinBox()
         self.threshold.setRange(1, 10_000_000)
         self.threshold.setSuffix(" MiB")
         self.threshold.setValue(cfg.size_threshold_mib)
-        form.addRow("Size threshold", self.threshold)
-        self.manual = _multiline(cfg.manual, "e.g. Data disk snapshot taken")
-        form.addRow("Confirmations", self.manual)
+        form.addRow(self.tr("Size threshold"), self.threshold)
+        self.manual = _multiline(cfg.manual, self.tr("e.g. Data disk snapshot taken"))
+        form.addRow(self.tr("Confirmations"), self.manual)
         self.custom = _multiline(
-            tuple(f"{c.label}: {c.command}" for c in cfg.custom), "label: command exiting 0"
+            tuple(f"{c.label}: {c.command}" for c in cfg.custom),
+            self.tr("label: command exiting 0"),
         )
-        form.addRow("Custom checks", self.custom)
-        self.ignored = _multiline(cfg.ignored_processes, "command-line fragments to ignore")
-        form.addRow("Ignore processes", self.ignored)
+        form.addRow(self.tr("Custom checks"), self.custom)
+        self.ignored = _multiline(
+            cfg.ignored_processes, self.tr("command-line fragments to ignore")
+        )
+        form.addRow(self.tr("Ignore processes"), self.ignored)
         self.provider = ProviderCommandBox(accounts, settings.commands(host.platform_id), host)
         self.provider.setEnabled(host.platform_id is not None)
         form.addRow(self.tr("Release at the provider"), self.provider)
@@ -110,7 +115,10 @@ class ChecklistSettingsDialog(QDialog):
             label, sep, command = line.partition(":")
             if not sep:
                 raise ValidationError(
-                    "custom", f"Write custom checks as 'label: command': {line!r}"
+                    "custom",
+                    self.tr("Write custom checks as 'label: command': {line}").format(
+                        line=repr(line)
+                    ),
                 )
             custom.append(CustomCommand(label.strip(), command.strip()))
         return replace(
@@ -150,11 +158,15 @@ class OverrideDialog(QDialog):
     def __init__(self, host: Host, failing: tuple[str, ...], parent: QWidget | None = None):
         super().__init__(parent)
         self.host = host
-        self.setWindowTitle(f"Release {host.alias} anyway")
+        self.setWindowTitle(self.tr("Release {host} anyway").format(host=host.alias))
         lay = QVBoxLayout(self)
         text = QLabel(
-            "These items have not passed; releasing now may destroy work that exists nowhere "
-            "else:\n• " + "\n• ".join(failing or ("(none)",))
+            self.tr(
+                "These items have not passed; releasing now may destroy work that exists nowhere "
+                "else:"
+            )
+            + "\n• "
+            + "\n• ".join(failing or (self.tr("(none)"),))
         )
         text.setWordWrap(True)
         lay.addWidget(text)
@@ -162,18 +174,18 @@ class OverrideDialog(QDialog):
         self.alias = QLineEdit()
         self.alias.setObjectName("typedAlias")
         self.alias.setPlaceholderText(host.alias)
-        form.addRow(f"Type {host.alias} to confirm", self.alias)
+        form.addRow(self.tr("Type {host} to confirm").format(host=host.alias), self.alias)
         self.reason = QPlainTextEdit()
         self.reason.setObjectName("reason")
-        self.reason.setPlaceholderText("Why is it safe to release now?")
+        self.reason.setPlaceholderText(self.tr("Why is it safe to release now?"))
         self.reason.setMaximumHeight(70)
-        form.addRow("Reason", self.reason)
+        form.addRow(self.tr("Reason"), self.reason)
         lay.addLayout(form)
         self.buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
         )
         self.ok = self.buttons.button(QDialogButtonBox.StandardButton.Ok)
-        self.ok.setText("Release anyway")
+        self.ok.setText(self.tr("Release anyway"))
         self.buttons.accepted.connect(self.accept)
         self.buttons.rejected.connect(self.reject)
         lay.addWidget(self.buttons)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, Qt
 from PySide6.QtWidgets import QInputDialog, QMessageBox
 
 from gpu_companion.core.common.errors import UserError
@@ -32,7 +32,16 @@ if TYPE_CHECKING:
 else:
     _Base = object
 
-BY_HAND = "nothing is sent to a provider: release the instance in its console yourself"
+BY_HAND = str(
+    QT_TRANSLATE_NOOP(
+        "ReleasePlan", "nothing is sent to a provider: release the instance in its console yourself"
+    )
+)
+# the kind of a release in the words of the notice that it was done (the record keeps the key)
+KIND_NAMES = {
+    "release": str(QT_TRANSLATE_NOOP("ReleaseFlow", "release")),
+    "override": str(QT_TRANSLATE_NOOP("ReleaseFlow", "override")),
+}
 
 
 @dataclass(frozen=True)
@@ -46,17 +55,23 @@ class ReleasePlan:
     def steps(self) -> list[str]:
         if not self.provider:
             return [
-                BY_HAND,
-                "end the rental's meter",
-                "record the evidence",
-                "mark the host released and drop its ssh config block",
+                QCoreApplication.translate("ReleasePlan", BY_HAND),
+                QCoreApplication.translate("ReleasePlan", "end the rental's meter"),
+                QCoreApplication.translate("ReleasePlan", "record the evidence"),
+                QCoreApplication.translate(
+                    "ReleasePlan", "mark the host released and drop its ssh config block"
+                ),
             ]
         named = SimpleNamespace(name=self.provider)  # the gate's own words for the action
         return [
             InstanceAction(named, self.instance_id).describe(),  # type: ignore[arg-type]
-            f"end the rental's meter only once {self.provider} confirms",
-            "record the evidence",
-            "mark the host released and drop its ssh config block",
+            QCoreApplication.translate(
+                "ReleasePlan", "end the rental's meter only once {provider} confirms"
+            ).format(provider=self.provider),
+            QCoreApplication.translate("ReleasePlan", "record the evidence"),
+            QCoreApplication.translate(
+                "ReleasePlan", "mark the host released and drop its ssh config block"
+            ),
         ]
 
 
@@ -73,12 +88,20 @@ def release_plan(wiring: ReleaseWiring, host: Host) -> ReleasePlan:
             return ReleasePlan()
         commands.validated()  # e.g. an old `vastai destroy` template: refused, with what to do
         platform = wiring.registry.platform(host.platform_id) if host.platform_id else None
-        name = platform.name if platform else "the platform"
+        name = (
+            platform.name if platform else QCoreApplication.translate("ReleasePlan", "the platform")
+        )
     if not host.instance_id.strip():
         raise UserError(
-            f"{host.alias} has no instance id, so {name} cannot be asked to destroy it.",
-            hint="Edit the host and paste the instance id from the provider's console, or "
-            "sync the provider account.",
+            QCoreApplication.translate(
+                "ReleasePlan",
+                "{host} has no instance id, so {provider} cannot be asked to destroy it.",
+            ).format(host=host.alias, provider=name),
+            hint=QCoreApplication.translate(
+                "ReleasePlan",
+                "Edit the host and paste the instance id from the provider's console, or "
+                "sync the provider account.",
+            ),
         )
     return ReleasePlan(name, host.instance_id.strip())
 
@@ -120,7 +143,7 @@ class ReleaseFlow(_Base):
     def release(self) -> None:
         """Re-check stale items first; release only if everything still passes."""
         self._start(
-            "Re-checking what changed",
+            QCoreApplication.translate("ReleaseFlow", "Re-checking what changed on {host} …"),
             lambda cl, ctx: cl.recheck_stale(ctx),
             then=self._release_after_recheck,
         )
@@ -133,8 +156,12 @@ class ReleaseFlow(_Base):
             return None
 
     def _confirm(self, host: Host, plan: ReleasePlan, override: bool) -> bool:
-        head = "Release anyway" if override else "Release"
-        return self._ask(f"{head} {host.alias}?", "This will:\n• " + "\n• ".join(plan.steps()))
+        if override:
+            title = QCoreApplication.translate("ReleaseFlow", "Release anyway {host}?")
+        else:
+            title = QCoreApplication.translate("ReleaseFlow", "Release {host}?")
+        text = QCoreApplication.translate("ReleaseFlow", "This will:")
+        return self._ask(title.format(host=host.alias), text + "\n• " + "\n• ".join(plan.steps()))
 
     def _release_after_recheck(self) -> None:
         checklist, host = self.checklist(), self.host()
@@ -142,7 +169,11 @@ class ReleaseFlow(_Base):
             return
         if not checklist.ready():
             self.status.setText(
-                "Something changed on the host and no longer passes: see the items marked failed."
+                QCoreApplication.translate(
+                    "ReleaseFlow",
+                    "Something changed on the host and no longer passes: see the items marked "
+                    "failed.",
+                )
             )
             return
         plan = self._plan(host)
@@ -171,8 +202,13 @@ class ReleaseFlow(_Base):
     ) -> None:
         if plan.provider:
             self.status.setText(
-                f"Asking {plan.provider} to destroy instance {plan.instance_id} of "
-                f"{checklist.host.alias}, then reading it back …"
+                QCoreApplication.translate(
+                    "ReleaseFlow",
+                    "Asking {provider} to destroy instance {instance} of {host}, then reading it "
+                    "back …",
+                ).format(
+                    provider=plan.provider, instance=plan.instance_id, host=checklist.host.alias
+                )
             )
         self.worker = run_in_thread(
             release_through,
@@ -187,7 +223,14 @@ class ReleaseFlow(_Base):
 
     def _released(self, record: ReleaseRecord) -> None:
         self.ctx.notifier.info(
-            f"{record.host_alias} released ({record.kind}); its history stays on this page.",
+            QCoreApplication.translate(
+                "ReleaseFlow", "{host} released ({kind}); its history stays on this page."
+            ).format(
+                host=record.host_alias,
+                kind=QCoreApplication.translate("ReleaseFlow", KIND_NAMES[record.kind])
+                if record.kind in KIND_NAMES
+                else record.kind,
+            ),
             source="release",
         )
         self.refresh()
@@ -210,8 +253,16 @@ class ReleaseFlow(_Base):
         return text if ok else None
 
     def _ask_dismiss(self, paths: list[str]) -> tuple[str, str] | None:
-        path, ok = QInputDialog.getItem(self, "Dismiss a file", "File:", paths, 0, False)
+        title = QCoreApplication.translate("ReleaseFlow", "Dismiss a file")
+        path, ok = QInputDialog.getItem(
+            self, title, QCoreApplication.translate("ReleaseFlow", "File:"), paths, 0, False
+        )
         if not ok:
             return None
-        reason = self._ask_text("Dismiss a file", f"Why can {path} be left behind?")
+        reason = self._ask_text(
+            title,
+            QCoreApplication.translate("ReleaseFlow", "Why can {path} be left behind?").format(
+                path=path
+            ),
+        )
         return (path, reason) if reason else None

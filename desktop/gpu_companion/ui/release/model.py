@@ -5,7 +5,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtCore import (
+    QT_TRANSLATE_NOOP,
+    QCoreApplication,
+    QModelIndex,
+    QPersistentModelIndex,
+    Qt,
+)
 from PySide6.QtGui import QColor
 
 from gpu_companion.core.release import (
@@ -24,17 +30,40 @@ STATE_COLORS = {
     ItemState.STALE: "#b7791f",
     ItemState.RUNNING: "#2b6cb0",
 }
+STATE_NAMES = {
+    ItemState.NOT_RUN: str(QT_TRANSLATE_NOOP("ChecklistModel", "not run")),
+    ItemState.RUNNING: str(QT_TRANSLATE_NOOP("ChecklistModel", "running")),
+    ItemState.PASSED: str(QT_TRANSLATE_NOOP("ChecklistModel", "passed")),
+    ItemState.FAILED: str(QT_TRANSLATE_NOOP("ChecklistModel", "failed")),
+    ItemState.STALE: str(QT_TRANSLATE_NOOP("ChecklistModel", "stale")),
+}
+
+
+def _tr(text: str) -> str:
+    """A word marked with str(QT_TRANSLATE_NOOP("ChecklistModel", ...)), in the user's language."""
+    return QCoreApplication.translate("ChecklistModel", text)
+
+
+def state_word(state: ItemState) -> str:
+    """An item's state as the user reads it (the enum's value stays the stored word)."""
+    return _tr(STATE_NAMES.get(state, state.value))
 
 
 class ChecklistModel(RowTableModel[ChecklistItem]):
     def __init__(self, parent: Any = None) -> None:
         super().__init__(
             [
-                ("Item", lambda it: it.title),
-                ("State", lambda it: it.state.value),
-                ("Evidence", lambda it: it.evidence.summary if it.evidence else ""),
+                (QCoreApplication.translate("ChecklistModel", "Item"), lambda it: it.title),
                 (
-                    "Checked",
+                    QCoreApplication.translate("ChecklistModel", "State"),
+                    lambda it: state_word(it.state),
+                ),
+                (
+                    QCoreApplication.translate("ChecklistModel", "Evidence"),
+                    lambda it: it.evidence.summary if it.evidence else "",
+                ),
+                (
+                    QCoreApplication.translate("ChecklistModel", "Checked"),
                     lambda it: f"{it.evidence.at.astimezone():%H:%M:%S}" if it.evidence else "",
                 ),
             ],
@@ -63,25 +92,31 @@ def stream(steps: Callable[[], Iterator[ItemUpdate]], ctx: ReleaseContext) -> It
 
 
 KIND_WORDS = {
-    "release": "Released, checklist passed",
-    "override": "Released anyway",
-    "failed": "The provider refused, host kept",
-    "unconfirmed": "Not confirmed by the provider, host kept and metered",
-    "auto-notified": "Auto-release countdown started",
-    "auto-busy-again": "Working again, countdown stopped",
-    "auto-kept": "Keep running",
-    "auto-snoozed": "Countdown snoozed",
-    "auto-blocked": "Auto-release held back, checklist not passed",
-    "auto-stopped": "Stopped automatically, checklist passed",
-    "auto-failed": "Auto-release failed",
+    "release": str(QT_TRANSLATE_NOOP("ChecklistModel", "Released, checklist passed")),
+    "override": str(QT_TRANSLATE_NOOP("ChecklistModel", "Released anyway")),
+    "failed": str(QT_TRANSLATE_NOOP("ChecklistModel", "The provider refused, host kept")),
+    "unconfirmed": str(
+        QT_TRANSLATE_NOOP("ChecklistModel", "Not confirmed by the provider, host kept and metered")
+    ),
+    "auto-notified": str(QT_TRANSLATE_NOOP("ChecklistModel", "Auto-release countdown started")),
+    "auto-busy-again": str(QT_TRANSLATE_NOOP("ChecklistModel", "Working again, countdown stopped")),
+    "auto-kept": str(QT_TRANSLATE_NOOP("ChecklistModel", "Keep running")),
+    "auto-snoozed": str(QT_TRANSLATE_NOOP("ChecklistModel", "Countdown snoozed")),
+    "auto-blocked": str(
+        QT_TRANSLATE_NOOP("ChecklistModel", "Auto-release held back, checklist not passed")
+    ),
+    "auto-stopped": str(
+        QT_TRANSLATE_NOOP("ChecklistModel", "Stopped automatically, checklist passed")
+    ),
+    "auto-failed": str(QT_TRANSLATE_NOOP("ChecklistModel", "Auto-release failed")),
 }
 RULE_WORDS = {
-    "idle": "idle",
-    "stalled": "stalled",
-    "finished": "job finished",
-    "max-runtime": "past the planned end",
-    "budget": "budget reached",
-    "forgotten": "unattended too long",
+    "idle": str(QT_TRANSLATE_NOOP("ChecklistModel", "idle")),
+    "stalled": str(QT_TRANSLATE_NOOP("ChecklistModel", "stalled")),
+    "finished": str(QT_TRANSLATE_NOOP("ChecklistModel", "job finished")),
+    "max-runtime": str(QT_TRANSLATE_NOOP("ChecklistModel", "past the planned end")),
+    "budget": str(QT_TRANSLATE_NOOP("ChecklistModel", "budget reached")),
+    "forgotten": str(QT_TRANSLATE_NOOP("ChecklistModel", "unattended too long")),
 }
 
 
@@ -93,18 +128,25 @@ def _auto_reason(reason: str) -> tuple[str, str, str]:
 
 
 def describe_record(record: ReleaseRecord) -> str:
-    text = f"{record.at.astimezone():%Y-%m-%d %H:%M} {KIND_WORDS.get(record.kind, record.kind)}"
+    kind = _tr(KIND_WORDS[record.kind]) if record.kind in KIND_WORDS else record.kind
+    text = f"{record.at.astimezone():%Y-%m-%d %H:%M} {kind}"
     if record.kind.startswith("auto-") and record.reason:
         rule, readings, _ = _auto_reason(record.reason)
         if rule in RULE_WORDS and record.kind not in ("auto-kept", "auto-snoozed"):
-            text += f" — {RULE_WORDS[rule]}"
+            text += f" — {_tr(RULE_WORDS[rule])}"
             text += f" ({readings})" if readings else ""
     elif record.reason:
-        text += f" — reason: {record.reason}"
+        text += " — " + QCoreApplication.translate("ChecklistModel", "reason: {reason}").format(
+            reason=record.reason
+        )
     if record.failing_items:
-        text += " — not passed: " + "; ".join(record.failing_items)
+        text += " — " + QCoreApplication.translate("ChecklistModel", "not passed: {items}").format(
+            items="; ".join(record.failing_items)
+        )
     if record.kind in ("release", "auto-stopped"):
-        text += f" — evidence of {len(record.evidence)} items"
+        text += " — " + QCoreApplication.translate(
+            "ChecklistModel", "evidence of {n} items"
+        ).format(n=len(record.evidence))
     if record.release_command:
         text += " — " + " ".join(record.release_command)
     return text
@@ -118,7 +160,10 @@ def record_details(record: ReleaseRecord) -> str:
     for ev in record.evidence:
         lines.append(f"• {ev.get('checked') or ev.get('item', '')}: {ev.get('summary', '')}")
     if record.command_output:
-        lines += ["Command output:", record.command_output.strip()[-600:]]
+        lines += [
+            QCoreApplication.translate("ChecklistModel", "Command output:"),
+            record.command_output.strip()[-600:],
+        ]
     return "\n".join(lines)
 
 
@@ -126,7 +171,17 @@ def verdict(checklist: ReleaseChecklist) -> str:
     total = len(checklist.items)
     blockers = checklist.blockers()
     if checklist.ready():
-        return f"All {total} items passed: ready to release."
-    named = ", ".join(f"{b.title}: {b.state.value}" for b in blockers[:3])
-    more = ", …" if len(blockers) > 3 else ""
-    return f"Release is blocked: {len(blockers)} of {total} items not passed ({named}{more})."
+        return QCoreApplication.translate(
+            "ChecklistModel", "All {total} items passed: ready to release."
+        ).format(total=total)
+    separator = QCoreApplication.translate("ChecklistModel", ", ", "between the items of a list")
+    named = separator.join(
+        QCoreApplication.translate("ChecklistModel", "{item}: {state}").format(
+            item=b.title, state=state_word(b.state)
+        )
+        for b in blockers[:3]
+    )
+    more = separator + "…" if len(blockers) > 3 else ""
+    return QCoreApplication.translate(
+        "ChecklistModel", "Release is blocked: {blocked} of {total} items not passed ({items})."
+    ).format(blocked=len(blockers), total=total, items=named + more)

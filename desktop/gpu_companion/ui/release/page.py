@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, Qt, QTimer
 from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -46,6 +46,7 @@ from gpu_companion.ui.release.model import (
     ChecklistModel,
     describe_record,
     record_details,
+    state_word,
     stream,
     verdict,
 )
@@ -55,7 +56,11 @@ if TYPE_CHECKING:
     from gpu_companion.services import Services
 
 
-STATE_WORDS = {"released": "released", "stopped": "stopped", "gone": "gone at the provider"}
+STATE_WORDS = {
+    "released": str(QT_TRANSLATE_NOOP("ReleasePage", "released")),
+    "stopped": str(QT_TRANSLATE_NOOP("ReleasePage", "stopped")),
+    "gone": str(QT_TRANSLATE_NOOP("ReleasePage", "gone at the provider")),
+}
 
 
 class ReleasePage(ReleaseFlow, EmptyStatePage):
@@ -71,26 +76,28 @@ class ReleasePage(ReleaseFlow, EmptyStatePage):
         self.progress = ""  # the last progress line of a running copy
         self.empty = EmptyState(
             "release",
-            "No instance to release",
-            "Before you release a rented instance, its backup checklist must pass here: "
-            "checkpoints synced, artefacts archived, nothing left behind, no work running. "
-            "Add a host to start.",
-            [("Add a host", lambda: nav.navigate("hosts"))],
+            self.tr("No instance to release"),
+            self.tr(
+                "Before you release a rented instance, its backup checklist must pass here: "
+                "checkpoints synced, artefacts archived, nothing left behind, no work running. "
+                "Add a host to start."
+            ),
+            [(self.tr("Add a host"), lambda: nav.navigate("hosts"))],
         )
         self.stack.addWidget(self.empty)
         content = QWidget()
         lay = QVBoxLayout(content)
         bar = QHBoxLayout()
-        bar.addWidget(QLabel("Host"))
+        bar.addWidget(QLabel(self.tr("Host")))
         self.host_box = QComboBox()
         self.host_box.setMinimumWidth(220)
         self.host_box.currentIndexChanged.connect(self._host_changed)
         bar.addWidget(self.host_box)
-        self.settings_btn = QPushButton("Checklist settings…")
+        self.settings_btn = QPushButton(self.tr("Checklist settings…"))
         self.settings_btn.clicked.connect(self.edit_settings)
-        self.run_all_btn = QPushButton("Run all")
+        self.run_all_btn = QPushButton(self.tr("Run all"))
         self.run_all_btn.clicked.connect(self.run_all)
-        self.policy_btn = QPushButton("Auto-release…")
+        self.policy_btn = QPushButton(self.tr("Auto-release…"))
         self.policy_btn.setObjectName("autoreleaseButton")
         self.policy_btn.clicked.connect(self.edit_policy)
         bar.addWidget(self.settings_btn)
@@ -123,17 +130,19 @@ class ReleasePage(ReleaseFlow, EmptyStatePage):
         lay.addWidget(split, 1)
 
         actions = QHBoxLayout()
-        self.check_btn = QPushButton("Check again")
+        self.check_btn = QPushButton(self.tr("Check again"))
         self.check_btn.clicked.connect(lambda: self.run_item(self._selected_key()))
-        self.fix_btn = QPushButton("Fix")
+        self.fix_btn = QPushButton(self.tr("Fix"))
         self.fix_btn.clicked.connect(lambda: self.fix(self._selected_key()))
-        self.confirm_btn = QPushButton("Confirm…")
+        self.confirm_btn = QPushButton(self.tr("Confirm…"))
         self.confirm_btn.clicked.connect(self.confirm_selected)
-        self.dismiss_btn = QPushButton("Dismiss a file…")
+        self.dismiss_btn = QPushButton(self.tr("Dismiss a file…"))
         self.dismiss_btn.clicked.connect(self.dismiss_selected)
-        self.cancel_btn = QPushButton("Cancel copy")
+        self.cancel_btn = QPushButton(self.tr("Cancel copy"))
         self.cancel_btn.setObjectName("cancelCopy")
-        self.cancel_btn.setToolTip("Cancel the transfer job; what arrived is kept and resumes.")
+        self.cancel_btn.setToolTip(
+            self.tr("Cancel the transfer job; what arrived is kept and resumes.")
+        )
         self.cancel_btn.clicked.connect(self.cancel_copy)
         self.cancel_btn.hide()
         self.fixing: str | None = None  # the item whose fix runs (its copies are queue jobs)
@@ -148,15 +157,15 @@ class ReleasePage(ReleaseFlow, EmptyStatePage):
         self.status.setTextFormat(Qt.TextFormat.PlainText)  # verdicts quote the host's evidence
         self.status.setWordWrap(True)
         bottom.addWidget(self.status, 1)
-        self.override_btn = QPushButton("Release anyway…")
+        self.override_btn = QPushButton(self.tr("Release anyway…"))
         self.override_btn.clicked.connect(self.open_override)
-        self.release_btn = QPushButton("Release")
+        self.release_btn = QPushButton(self.tr("Release"))
         self.release_btn.setObjectName("releaseButton")
         self.release_btn.clicked.connect(self.release)
         bottom.addWidget(self.override_btn)
         bottom.addWidget(self.release_btn)
         lay.addLayout(bottom)
-        lay.addWidget(QLabel("History"))
+        lay.addWidget(QLabel(self.tr("History")))
         self.history = QListWidget()
         self.history.setMaximumHeight(120)
         lay.addWidget(self.history)
@@ -176,7 +185,14 @@ class ReleasePage(ReleaseFlow, EmptyStatePage):
         self.host_box.blockSignals(True)
         self.host_box.clear()
         for h in hosts:
-            label = h.alias + (f" ({STATE_WORDS[h.state]})" if h.state in STATE_WORDS else "")
+            label = (
+                self.tr("{alias} ({state})").format(
+                    alias=h.alias,
+                    state=QCoreApplication.translate("ReleasePage", STATE_WORDS[h.state]),
+                )
+                if h.state in STATE_WORDS
+                else h.alias
+            )
             self.host_box.addItem(label, h.alias)
         idx = self.host_box.findData(current)
         self.host_box.setCurrentIndex(max(idx, 0))
@@ -230,7 +246,7 @@ class ReleasePage(ReleaseFlow, EmptyStatePage):
             item.setToolTip(tooltip_text(record_details(record)))
             self.history.addItem(item)
         if not self.history.count():
-            self.history.addItem("No release or override recorded for this host yet.")
+            self.history.addItem(self.tr("No release or override recorded for this host yet."))
 
     # --- running checks off the GUI thread -----------------------------------------------
     def context(self, host: Host) -> ReleaseContext:
@@ -249,7 +265,7 @@ class ReleasePage(ReleaseFlow, EmptyStatePage):
         if checklist is None or host is None or self.busy():
             return False
         ctx = self.context(host)
-        self.status.setText(f"{what} on {host.alias} …")
+        self.status.setText(what.format(host=host.alias))  # what: a sentence naming {host}
         self.worker = run_in_thread(
             stream,
             lambda: steps(checklist, ctx),
@@ -262,14 +278,14 @@ class ReleasePage(ReleaseFlow, EmptyStatePage):
         return True
 
     def run_all(self) -> None:
-        self._start("Checking", lambda cl, ctx: cl.run_all(ctx))
+        self._start(self.tr("Checking on {host} …"), lambda cl, ctx: cl.run_all(ctx))
 
     def run_item(self, key: str | None) -> None:
         if key:
-            self._start("Checking", lambda cl, ctx: cl.run_item(key, ctx))
+            self._start(self.tr("Checking on {host} …"), lambda cl, ctx: cl.run_item(key, ctx))
 
     def fix(self, key: str | None) -> None:
-        if key and self._start("Fixing", lambda cl, ctx: cl.fix(key, ctx)):
+        if key and self._start(self.tr("Fixing on {host} …"), lambda cl, ctx: cl.fix(key, ctx)):
             self.fixing = key
             self._sync()
 
@@ -285,7 +301,10 @@ class ReleasePage(ReleaseFlow, EmptyStatePage):
         if host is None or host.state != "active" or checklist is None:
             return
         if any(it.state is ItemState.PASSED for it in checklist.items):
-            self._start("Looking for changes", lambda cl, ctx: cl.check_staleness(ctx))
+            self._start(
+                self.tr("Looking for changes on {host} …"),
+                lambda cl, ctx: cl.check_staleness(ctx),
+            )
 
     def _on_update(self, update: ItemUpdate) -> None:
         if update.message:
@@ -324,16 +343,19 @@ class ReleasePage(ReleaseFlow, EmptyStatePage):
         checklist = self.checklist()
         item = checklist.item(key) if checklist and key else None
         if item is None:
-            self.detail.setPlainText("Select an item to see its evidence.")
+            self.detail.setPlainText(self.tr("Select an item to see its evidence."))
         else:
             self.detail.setPlainText(self._evidence_text(item))
         self._sync()
 
     def _evidence_text(self, item: ChecklistItem) -> str:
         ev = item.evidence
-        lines = [f"{item.title} — {item.state.value}"]
+        lines = [f"{item.title} — {state_word(item.state)}"]
         if ev is not None:
-            lines += [f"Checked: {ev.checked}", f"When: {ev.at.astimezone():%Y-%m-%d %H:%M:%S}"]
+            lines += [
+                self.tr("Checked: {what}").format(what=ev.checked),
+                self.tr("When: {time}").format(time=f"{ev.at.astimezone():%Y-%m-%d %H:%M:%S}"),
+            ]
             lines += [f"{k}: {v}" for k, v in ev.figures.items()]
             if ev.details:
                 lines += ["", *ev.details]
@@ -350,7 +372,7 @@ class ReleasePage(ReleaseFlow, EmptyStatePage):
         item = checklist.item(key)
         if not isinstance(item, ManualConfirmation):
             return
-        note = self._ask_text(item.title, "Note (optional):")
+        note = self._ask_text(item.title, self.tr("Note (optional):"))
         if note is None:
             return
         item.tick(note)
@@ -402,7 +424,9 @@ class ReleasePage(ReleaseFlow, EmptyStatePage):
         self.settings_btn.setEnabled(active and idle)
         self.check_btn.setEnabled(active and idle and item is not None)
         self.fix_btn.setEnabled(active and idle and item is not None and bool(item.fix_label))
-        self.fix_btn.setText(item.fix_label if item is not None and item.fix_label else "Fix")
+        self.fix_btn.setText(
+            item.fix_label if item is not None and item.fix_label else self.tr("Fix")
+        )
         self.confirm_btn.setEnabled(active and idle and isinstance(item, ManualConfirmation))
         self.dismiss_btn.setEnabled(
             active
@@ -422,16 +446,28 @@ class ReleasePage(ReleaseFlow, EmptyStatePage):
         self.cancel_btn.setVisible(copying)
         self.cancel_btn.setEnabled(copying)
         if copying and host is not None:
-            self.status.setText(f"Copying from {host.alias}: {self.progress or 'queued'}")
+            self.status.setText(
+                self.tr("Copying from {host}: {progress}").format(
+                    host=host.alias, progress=self.progress or self.tr("queued")
+                )
+            )
         elif host is not None and host.state == "released":
-            self.status.setText(f"{host.alias} was released; its history is below.")
+            self.status.setText(
+                self.tr("{host} was released; its history is below.").format(host=host.alias)
+            )
         elif host is not None and host.state == "stopped":
             self.status.setText(
-                f"{host.alias} is stopped at the provider and its disk still bills: release it "
-                "anyway to destroy it."
+                self.tr(
+                    "{host} is stopped at the provider and its disk still bills: release it "
+                    "anyway to destroy it."
+                ).format(host=host.alias)
             )
         elif host is not None and host.state == "gone":
-            self.status.setText(f"{host.alias} is gone at the provider; its history is below.")
+            self.status.setText(
+                self.tr("{host} is gone at the provider; its history is below.").format(
+                    host=host.alias
+                )
+            )
         elif checklist is not None and idle:
             self.status.setText(verdict(checklist))
 

@@ -3,6 +3,7 @@ AutoReleaseService reads it (`save_policy`). Nothing here releases: the checklis
 
 from __future__ import annotations
 
+from PySide6.QtCore import QCoreApplication
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -28,24 +29,51 @@ from gpu_companion.ui.common.widgets import form_error_label
 def policy_summary(policy: Policy | None) -> str:
     """One line for the Release page: what acts on this host, and after which countdown."""
     if policy is None:
-        return "Auto-release: off"
+        return QCoreApplication.translate("PolicySummary", "Auto-release: off")
     rules = []
     if policy.idle_minutes:
-        rules.append(f"idle {policy.idle_minutes} min")
+        rules.append(
+            QCoreApplication.translate("PolicySummary", "idle {n} min").format(
+                n=policy.idle_minutes
+            )
+        )
     if policy.stall_minutes:
-        rules.append(f"stalled {policy.stall_minutes} min")
+        rules.append(
+            QCoreApplication.translate("PolicySummary", "stalled {n} min").format(
+                n=policy.stall_minutes
+            )
+        )
     if policy.finished_session:
-        rules.append(f"tmux '{policy.finished_session}' ended")
-    rules.append(f"planned end + {policy.runtime_grace_minutes} min")
-    if policy.forgotten_hours:
-        rules.append(f"unattended {policy.forgotten_hours} h")
-    if policy.on_budget:
-        rules.append("budget used up")
-    verb = "stop" if policy.action == "stop" else "release"
-    return (
-        f"Auto-{verb}: on ({', '.join(rules)}); {policy.notice_minutes} min notice, only when "
-        "the checklist passes"
+        rules.append(
+            QCoreApplication.translate("PolicySummary", "tmux '{session}' ended").format(
+                session=policy.finished_session
+            )
+        )
+    rules.append(
+        QCoreApplication.translate("PolicySummary", "planned end + {n} min").format(
+            n=policy.runtime_grace_minutes
+        )
     )
+    if policy.forgotten_hours:
+        rules.append(
+            QCoreApplication.translate("PolicySummary", "unattended {n} h").format(
+                n=policy.forgotten_hours
+            )
+        )
+    if policy.on_budget:
+        rules.append(QCoreApplication.translate("PolicySummary", "budget used up"))
+    if policy.action == "stop":
+        text = QCoreApplication.translate(
+            "PolicySummary",
+            "Auto-stop: on ({rules}); {n} min notice, only when the checklist passes",
+        )
+    else:
+        text = QCoreApplication.translate(
+            "PolicySummary",
+            "Auto-release: on ({rules}); {n} min notice, only when the checklist passes",
+        )
+    separator = QCoreApplication.translate("PolicySummary", ", ", "between the rules of a list")
+    return text.format(rules=separator.join(rules), n=policy.notice_minutes)
 
 
 def _spin(value: int, top: int, suffix: str, name: str, bottom: int = 0) -> QSpinBox:
@@ -62,51 +90,59 @@ class PolicyDialog(QDialog):
 
     def __init__(self, store: Store, host: Host, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.setWindowTitle(f"Auto-release of {host.alias}")
+        self.setWindowTitle(self.tr("Auto-release of {host}").format(host=host.alias))
         self.store, self.host = store, host
         assert host.id is not None
         saved = load_policy(store, host.id)
         p = saved or Policy()
-        self.enabled = QCheckBox(f"Release {host.alias} for me when it wastes money")
+        self.enabled = QCheckBox(
+            self.tr("Release {host} for me when it wastes money").format(host=host.alias)
+        )
         self.enabled.setObjectName("autoreleaseEnabled")
         self.enabled.setChecked(saved is not None)
         form = QFormLayout()
-        self.idle = _spin(p.idle_minutes, 24 * 60, " min", "idleMinutes")
+        minutes = self.tr(" min", "spin box suffix")
+        self.idle = _spin(p.idle_minutes, 24 * 60, minutes, "idleMinutes")
         self.idle_util = _spin(p.idle_util_pct, 100, " %", "idleUtil")
-        self.idle_power = _spin(round(p.idle_power_share * 100), 99, " % of its power limit",
-                                "idlePower", bottom=1)  # fmt: skip
-        self.stall = _spin(p.stall_minutes, 24 * 60, " min", "stallMinutes")
+        self.idle_power = _spin(round(p.idle_power_share * 100), 99,
+                                self.tr(" % of its power limit"), "idlePower",
+                                bottom=1)  # fmt: skip
+        self.stall = _spin(p.stall_minutes, 24 * 60, minutes, "stallMinutes")
         self.stall_util = _spin(p.stall_util_pct, 100, " %", "stallUtil")
         self.session = QLineEdit(p.finished_session)
         self.session.setObjectName("finishedSession")
-        self.session.setPlaceholderText("e.g. train (empty: not watched)")
-        self.grace = _spin(p.runtime_grace_minutes, 7 * 24 * 60, " min", "graceMinutes")
-        self.forgotten = _spin(p.forgotten_hours, 24 * 30, " h", "forgottenHours")
+        self.session.setPlaceholderText(self.tr("e.g. train (empty: not watched)"))
+        self.grace = _spin(p.runtime_grace_minutes, 7 * 24 * 60, minutes, "graceMinutes")
+        self.forgotten = _spin(
+            p.forgotten_hours, 24 * 30, self.tr(" h", "spin box suffix"), "forgottenHours"
+        )
         self.budget = QCheckBox(self.tr("when a budget that covers it is used up"))
         self.budget.setObjectName("onBudget")
         self.budget.setChecked(p.on_budget)
-        self.notice = _spin(p.notice_minutes, 24 * 60, " min", "noticeMinutes")
+        self.notice = _spin(p.notice_minutes, 24 * 60, minutes, "noticeMinutes")
         self.action = QComboBox()
         self.action.setObjectName("policyAction")
-        self.action.addItem("Release (destroy) the instance", "release")
-        self.action.addItem("Stop it (the disk keeps billing)", "stop")
+        self.action.addItem(self.tr("Release (destroy) the instance"), userData="release")
+        self.action.addItem(self.tr("Stop it (the disk keeps billing)"), userData="stop")
         self.action.setCurrentIndex(max(self.action.findData(p.action), 0))
-        form.addRow("Idle: every GPU idle for", self.idle)
-        form.addRow("   idle means utilisation under", self.idle_util)
-        form.addRow("   and power under", self.idle_power)
-        form.addRow("Stalled: for", self.stall)
-        form.addRow("   utilisation at least (at idle power)", self.stall_util)
-        form.addRow("Finished: when this tmux session ends", self.session)
-        form.addRow("Planned end passed by", self.grace)
-        form.addRow("Act regardless after, unattended", self.forgotten)
+        form.addRow(self.tr("Idle: every GPU idle for"), self.idle)
+        form.addRow(self.tr("   idle means utilisation under"), self.idle_util)
+        form.addRow(self.tr("   and power under"), self.idle_power)
+        form.addRow(self.tr("Stalled: for"), self.stall)
+        form.addRow(self.tr("   utilisation at least (at idle power)"), self.stall_util)
+        form.addRow(self.tr("Finished: when this tmux session ends"), self.session)
+        form.addRow(self.tr("Planned end passed by"), self.grace)
+        form.addRow(self.tr("Act regardless after, unattended"), self.forgotten)
         form.addRow(self.tr("Budget:"), self.budget)
-        form.addRow("Countdown before acting", self.notice)
-        form.addRow("Then", self.action)
+        form.addRow(self.tr("Countdown before acting"), self.notice)
+        form.addRow(self.tr("Then"), self.action)
         note = QLabel(
-            "0 switches a rule off. A rule that holds first shows a countdown with Keep running, "
-            "Release now and Snooze; then the backup checklist runs unattended, and the instance "
-            "is released only when every item passes and none is stale. Otherwise it keeps "
-            "running and you are told what failed."
+            self.tr(
+                "0 switches a rule off. A rule that holds first shows a countdown with Keep "
+                "running, Release now and Snooze; then the backup checklist runs unattended, and "
+                "the instance is released only when every item passes and none is stale. "
+                "Otherwise it keeps running and you are told what failed."
+            )
         )
         note.setWordWrap(True)
         self.error = form_error_label()

@@ -6,7 +6,7 @@ the GUI thread; nothing is released or stopped here."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, Qt
 from PySide6.QtWidgets import (
     QFormLayout,
     QHBoxLayout,
@@ -26,21 +26,53 @@ from gpu_companion.core.providers.custom import CustomCommands, DryRun, dry_run,
 from gpu_companion.core.providers.model import Reading
 from gpu_companion.ui.common.worker import Worker, run_in_thread
 
-PLACEHOLDER_HINT = (
-    "Placeholders: {instance_id}, {alias}, {hostname}, {port}, {user}. A release counts once the "
-    "verify command's output says the instance is gone."
+PLACEHOLDER_HINT = str(
+    QT_TRANSLATE_NOOP(
+        "ProviderCommandBox",
+        "Placeholders: {instance_id}, {alias}, {hostname}, {port}, {user}. A release counts once "
+        "the verify command's output says the instance is gone.",
+    )
 )
+# the app's word for an instance's state (the provider's own word is shown beside it)
+STATE_WORDS = {
+    "running": str(QT_TRANSLATE_NOOP("ProviderCommandBox", "running")),
+    "starting": str(QT_TRANSLATE_NOOP("ProviderCommandBox", "starting")),
+    "stopped": str(QT_TRANSLATE_NOOP("ProviderCommandBox", "stopped")),
+    "gone": str(QT_TRANSLATE_NOOP("ProviderCommandBox", "gone")),
+    "other": str(QT_TRANSLATE_NOOP("ProviderCommandBox", "other")),
+}
 
 
 def describe_dry_run(result: DryRun) -> str:
     """The dry run in words: what would run, and what the read-only verify call answered."""
-    lines = ["Release would run: " + (" ".join(result.argv) or "(no release command)")]
-    lines.append("Nothing was released or stopped.")
+    argv = " ".join(result.argv) or QCoreApplication.translate(
+        "ProviderCommandBox", "(no release command)"
+    )
+    lines = [
+        QCoreApplication.translate("ProviderCommandBox", "Release would run: {argv}").format(
+            argv=argv
+        )
+    ]
+    lines.append(
+        QCoreApplication.translate("ProviderCommandBox", "Nothing was released or stopped.")
+    )
     if not result.check_argv:
-        lines.append("No verify command is set: the release could never be confirmed.")
+        lines.append(
+            QCoreApplication.translate(
+                "ProviderCommandBox",
+                "No verify command is set: the release could never be confirmed.",
+            )
+        )
         return "\n".join(lines)
-    lines.append(f"Verify call: {' '.join(result.check_argv)} (exit {result.check_code}):")
-    lines.append(result.check_output.rstrip() or "(no output)")
+    lines.append(
+        QCoreApplication.translate(
+            "ProviderCommandBox", "Verify call: {argv} (exit {code}):"
+        ).format(argv=" ".join(result.check_argv), code=result.check_code)
+    )
+    lines.append(
+        result.check_output.rstrip()
+        or QCoreApplication.translate("ProviderCommandBox", "(no output)")
+    )
     return "\n".join(lines)
 
 
@@ -48,18 +80,29 @@ def describe_reading(account: Account, instance_id: str, reading: Reading) -> st
     """What the provider said of the host's instance, in words."""
     name = account.provider_name
     if reading.state == "gone":
-        return f"{name} has no instance {instance_id} (it reports it gone)."
-    words: str = reading.state
+        return QCoreApplication.translate(
+            "ProviderCommandBox", "{provider} has no instance {instance} (it reports it gone)."
+        ).format(provider=name, instance=instance_id)
+    state = reading.state
+    words = QCoreApplication.translate("ProviderCommandBox", STATE_WORDS.get(state, state))
     inst = reading.instance
     if inst is not None and inst.provider_state and inst.provider_state != reading.state:
-        words += f" ({name} says {inst.provider_state})"
-    text = f"{name} reports instance {instance_id}: {words}."
+        words = QCoreApplication.translate(
+            "ProviderCommandBox", "{state} ({provider} says {said})"
+        ).format(state=words, provider=name, said=inst.provider_state)
+    text = QCoreApplication.translate(
+        "ProviderCommandBox", "{provider} reports instance {instance}: {state}."
+    ).format(provider=name, instance=instance_id, state=words)
     if inst is not None:
         if inst.gpu_model:
-            text += f" {max(inst.gpu_count, 1)}× {inst.gpu_model}."
+            text += " " + QCoreApplication.translate("ProviderCommandBox", "{n}× {gpu}.").format(
+                n=max(inst.gpu_count, 1), gpu=inst.gpu_model
+            )
         if inst.hourly is not None:
             price = format_money(to_minor(inst.hourly, inst.currency), inst.currency)
-            text += f" {price}/h while running."
+            text += " " + QCoreApplication.translate(
+                "ProviderCommandBox", "{price}/h while running."
+            ).format(price=price)
     return text
 
 
@@ -98,9 +141,10 @@ class ProviderCommandBox(QWidget):
         self.output.hide()
         if self.account is not None:
             self.summary.setText(
-                f"Released through the {self.account.provider_name} API account "
-                f"({self.account.platform_name}): the instance is read back until the provider "
-                "reports it gone."
+                self.tr(
+                    "Released through the {provider} API account ({platform}): the instance is "
+                    "read back until the provider reports it gone."
+                ).format(provider=self.account.provider_name, platform=self.account.platform_name)
             )
             self.test_btn = QPushButton(self.tr("Check the account"))
             self.test_btn.setObjectName("checkAccount")
@@ -113,8 +157,10 @@ class ProviderCommandBox(QWidget):
         else:
             self._command_fields(commands)
             self.summary.setText(
-                "No provider account for this platform: its own commands release it (or, with "
-                "none, you release the instance in the provider's console)."
+                self.tr(
+                    "No provider account for this platform: its own commands release it (or, "
+                    "with none, you release the instance in the provider's console)."
+                )
             )
             self.test_btn = QPushButton(self.tr("Test the command"))
             self.test_btn.setObjectName("testCommand")
@@ -137,12 +183,16 @@ class ProviderCommandBox(QWidget):
         lay.addWidget(self.output)
         if host.instance_id.strip():
             self.instance.setText(
-                f"Instance id of {host.alias}: {host.instance_id} (Hosts page → Edit host)."
+                self.tr("Instance id of {host}: {instance} (Hosts page → Edit host).").format(
+                    host=host.alias, instance=host.instance_id
+                )
             )
         else:
             self.instance.setText(
-                f"{host.alias} has no instance id yet: add it with Edit host on the Hosts page "
-                "(it is in the provider's console), or sync the provider account."
+                self.tr(
+                    "{host} has no instance id yet: add it with Edit host on the Hosts page "
+                    "(it is in the provider's console), or sync the provider account."
+                ).format(host=host.alias)
             )
 
     def _command_fields(self, commands: CustomCommands) -> None:
@@ -158,7 +208,7 @@ class ProviderCommandBox(QWidget):
         self.running_when = QLineEdit(commands.running_when)
         self.running_when.setObjectName("runningWhen")
         self.running_when.setPlaceholderText(self.tr("e.g. RUNNING"))
-        self.hint = QLabel(PLACEHOLDER_HINT)
+        self.hint = QLabel(QCoreApplication.translate("ProviderCommandBox", PLACEHOLDER_HINT))
         self.hint.setTextFormat(Qt.TextFormat.PlainText)
         self.hint.setWordWrap(True)
 
@@ -210,11 +260,17 @@ class ProviderCommandBox(QWidget):
         if not instance_id:
             self.output.show()
             self.output.setPlainText(
-                f"{self.host.alias} has no instance id: nothing to read back. Add it with Edit "
-                "host, or sync the provider account."
+                self.tr(
+                    "{host} has no instance id: nothing to read back. Add it with Edit host, or "
+                    "sync the provider account."
+                ).format(host=self.host.alias)
             )
             return
-        self._begin(f"Asking {account.provider_name} about instance {instance_id} …")
+        self._begin(
+            self.tr("Asking {provider} about instance {instance} …").format(
+                provider=account.provider_name, instance=instance_id
+            )
+        )
 
         def work() -> str:
             reading = accounts.provider(account).read(instance_id)
@@ -227,10 +283,12 @@ class ProviderCommandBox(QWidget):
 
     def _error(self, exc: Exception) -> None:
         if self.account is not None:
-            head = "The account could not be read"
+            text = self.tr("The account could not be read: {error}")
+        elif isinstance(exc, UserError):
+            text = self.tr("The command cannot run: {error}")
         else:
-            head = "The command cannot run" if isinstance(exc, UserError) else "The test failed"
-        self.output.setPlainText(f"{head}: {exc}")
+            text = self.tr("The test failed: {error}")
+        self.output.setPlainText(text.format(error=exc))
 
     def _finished(self) -> None:
         self.worker = None

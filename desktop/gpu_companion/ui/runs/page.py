@@ -8,7 +8,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, Qt, Signal
 from PySide6.QtGui import QTextCursor
 from PySide6.QtWidgets import (
     QFileDialog,
@@ -37,17 +37,37 @@ if TYPE_CHECKING:
     from gpu_companion.services import Services
 
 EXPORTS = (
-    ("ansible", "Ansible inventory…", "inventory.yml"),
-    ("ray", "Ray cluster config…", "ray-cluster.yaml"),
-    ("ray-start", "Ray start script…", "start-ray.sh"),
-    ("skypilot", "SkyPilot node pools…", "ssh_node_pools.yaml"),
+    ("ansible", str(QT_TRANSLATE_NOOP("RunsPage", "Ansible inventory…")), "inventory.yml"),
+    ("ray", str(QT_TRANSLATE_NOOP("RunsPage", "Ray cluster config…")), "ray-cluster.yaml"),
+    ("ray-start", str(QT_TRANSLATE_NOOP("RunsPage", "Ray start script…")), "start-ray.sh"),
+    ("skypilot", str(QT_TRANSLATE_NOOP("RunsPage", "SkyPilot node pools…")), "ssh_node_pools.yaml"),
 )
+# a shard's state as stored (pending | running | done | failed), in the user's words
+SHARD_STATES = {
+    "pending": str(QT_TRANSLATE_NOOP("RunsPage", "pending")),
+    "running": str(QT_TRANSLATE_NOOP("RunsPage", "running")),
+    "done": str(QT_TRANSLATE_NOOP("RunsPage", "done")),
+    "failed": str(QT_TRANSLATE_NOOP("RunsPage", "failed")),
+}
+
+
+def _seconds(seconds: float, digits: int) -> str:
+    return QCoreApplication.translate("RunsPage", "{seconds} s").format(
+        seconds=f"{seconds:.{digits}f}"
+    )
 
 
 def _duration(seconds: float) -> str:
     return (
-        format_duration(timedelta(seconds=round(seconds))) if seconds >= 60 else f"{seconds:.0f} s"
+        format_duration(timedelta(seconds=round(seconds)))
+        if seconds >= 60
+        else _seconds(seconds, 0)
     )
+
+
+def _shard_state(shard: Shard) -> str:
+    state = QCoreApplication.translate("RunsPage", SHARD_STATES.get(shard.state, shard.state))
+    return f"{state}: {shard.reason}" if shard.reason else state
 
 
 class RunsPage(EmptyStatePage):
@@ -62,10 +82,12 @@ class RunsPage(EmptyStatePage):
         self._out_reads = 0  # reads of shard output asked for; only the newest is shown
         self.empty = EmptyState(
             self.icon_name,
-            "No host to run on",
-            "A run splits many inputs into shards and runs them across your hosts with GNU "
-            "parallel; failed shards can be rerun alone. Add a host first.",
-            [("Add a host", lambda: nav.navigate("hosts"))],
+            self.tr("No host to run on"),
+            self.tr(
+                "A run splits many inputs into shards and runs them across your hosts with GNU "
+                "parallel; failed shards can be rerun alone. Add a host first."
+            ),
+            [(self.tr("Add a host"), lambda: nav.navigate("hosts"))],
         )
         self.stack.addWidget(self.empty)
         self.stack.addWidget(self._build_content())
@@ -83,9 +105,9 @@ class RunsPage(EmptyStatePage):
         bar = QHBoxLayout()
         self.buttons: dict[str, QPushButton] = {}
         for name, label, slot in (
-            ("new", "New run…", self.new_run),
-            ("resume", "Rerun failed shards", self.resume_failed),
-            ("cancel", "Cancel run", self.cancel_run),
+            ("new", self.tr("New run…"), self.new_run),
+            ("resume", self.tr("Rerun failed shards"), self.resume_failed),
+            ("cancel", self.tr("Cancel run"), self.cancel_run),
         ):
             b = QPushButton(label)
             b.setObjectName(f"runs_{name}")
@@ -94,11 +116,14 @@ class RunsPage(EmptyStatePage):
             self.buttons[name] = b
         self.export_button = QToolButton()
         self.export_button.setObjectName("runs_export")
-        self.export_button.setText("Export fleet")
+        self.export_button.setText(self.tr("Export fleet"))
         self.export_button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
         menu = QMenu(self.export_button)
         for fmt, label, name in EXPORTS:
-            menu.addAction(label, functools.partial(self.export, fmt, name))
+            menu.addAction(
+                QCoreApplication.translate("RunsPage", label),
+                functools.partial(self.export, fmt, name),
+            )
         self.export_button.setMenu(menu)
         bar.addWidget(self.export_button)
         bar.addStretch(1)
@@ -110,24 +135,27 @@ class RunsPage(EmptyStatePage):
 
         self.runs_model: RowTableModel[RunStatus] = RowTableModel(
             [
-                ("Run", lambda r: r.run_id),
-                ("Shards", lambda r: len(r.shards)),
-                ("Done", lambda r: r.count("done")),
-                ("Failed", lambda r: r.count("failed")),
-                ("Running", lambda r: r.count("running") if r.running else "—"),
-                ("Time", lambda r: _duration(r.elapsed_s())),
-                ("Cost", lambda r: self.costs.get(r.run_id, "")),
+                (self.tr("Run"), lambda r: r.run_id),
+                (self.tr("Shards"), lambda r: len(r.shards)),
+                (self.tr("Done"), lambda r: r.count("done")),
+                (self.tr("Failed"), lambda r: r.count("failed")),
+                (self.tr("Running"), lambda r: r.count("running") if r.running else "—"),
+                (self.tr("Time"), lambda r: _duration(r.elapsed_s())),
+                (self.tr("Cost"), lambda r: self.costs.get(r.run_id, "")),
             ],
             self,
         )
         self.shards_model: RowTableModel[Shard] = RowTableModel(
             [
                 ("#", lambda s: s.seq),
-                ("Input", lambda s: s.input),
-                ("State", lambda s: f"{s.state}: {s.reason}" if s.reason else s.state),
-                ("Host", lambda s: s.host),
-                ("Exit", lambda s: "" if s.exit_code is None else s.exit_code),
-                ("Time", lambda s: "" if s.runtime_s is None else f"{s.runtime_s:.1f} s"),
+                (self.tr("Input"), lambda s: s.input),
+                (self.tr("State"), _shard_state),
+                (self.tr("Host"), lambda s: s.host),
+                (self.tr("Exit"), lambda s: "" if s.exit_code is None else s.exit_code),
+                (
+                    self.tr("Time"),
+                    lambda s: "" if s.runtime_s is None else _seconds(s.runtime_s, 1),
+                ),
             ],
             self,
         )
@@ -142,7 +170,7 @@ class RunsPage(EmptyStatePage):
         self.output = QPlainTextEdit()
         self.output.setObjectName("shardOutput")
         self.output.setReadOnly(True)
-        self.output.setPlaceholderText("Select a shard to see its output.")
+        self.output.setPlaceholderText(self.tr("Select a shard to see its output."))
         right = QSplitter(Qt.Orientation.Vertical)
         right.addWidget(self.shards_table)
         right.addWidget(self.output)
@@ -200,7 +228,7 @@ class RunsPage(EmptyStatePage):
 
     def _load_failed(self, exc: BaseException) -> None:
         self._loading = False
-        self.status.setText(f"Could not read the runs: {exc}")
+        self.status.setText(self.tr("Could not read the runs: {error}").format(error=exc))
 
     def selected_run(self) -> RunStatus | None:
         rows = self.runs_table.selectionModel().selectedRows()
@@ -271,7 +299,9 @@ class RunsPage(EmptyStatePage):
         def failed(exc: BaseException) -> None:
             if current():
                 self._shown = None
-                self.output.setPlainText(f"The shard's output could not be read: {exc}")
+                self.output.setPlainText(
+                    self.tr("The shard's output could not be read: {error}").format(error=exc)
+                )
 
         run_in_thread(self.ctx.runs.shard_text, run.run_id, seq, on_result=show, on_error=failed)
 
@@ -309,7 +339,7 @@ class RunsPage(EmptyStatePage):
     def export(self, fmt: str, default_name: str) -> None:
 
         path, _ = QFileDialog.getSaveFileName(
-            self, "Export the fleet", str(Path.home() / default_name)
+            self, self.tr("Export the fleet"), str(Path.home() / default_name)
         )
         if path:
             self.export_to(fmt, Path(path))
@@ -327,11 +357,19 @@ class RunsPage(EmptyStatePage):
             text = render(fmt, hosts, self.ctx.ssh_config.config_path)
             write_private(path, text)  # a new 0600 file: a link there is replaced, not followed
         except UserError as exc:
-            QMessageBox.warning(self, "Export the fleet", str(exc))
+            QMessageBox.warning(self, self.tr("Export the fleet"), str(exc))
             return
-        how = ("its comments say how the hosts are reached" if fmt in ("ray", "skypilot")
-               else "the hosts are reached through the app's ssh config and agent")  # fmt: skip
-        self.status.setText(f"Exported for {fmt} to {path}. No private key is in it: {how}.")
+        if fmt in ("ray", "skypilot"):
+            text = self.tr(
+                "Exported for {format} to {path}. No private key is in it: its comments say how "
+                "the hosts are reached."
+            )
+        else:
+            text = self.tr(
+                "Exported for {format} to {path}. No private key is in it: the hosts are reached "
+                "through the app's ssh config and agent."
+            )
+        self.status.setText(text.format(format=fmt, path=path))
 
     def stop(self) -> None:
         self._unsubscribe()
