@@ -8,6 +8,8 @@
     python scripts/i18n.py todo NAME           the unfinished entries of one catalog, as JSON
     python scripts/i18n.py fill NAME FILE      write translations from a JSON file shaped like
                                               `todo`'s output, "translation" filled in
+    python scripts/i18n.py reuse               fill unfinished entries that another catalog
+                                              already translates (a string moved between areas)
 
 One catalog per area, so areas can be translated side by side: `ui_<package>.ts` for each
 package under ui/ (Qt's tr(), extracted by pyside6-lupdate), `core_<package>.po` for each
@@ -307,8 +309,58 @@ def fill(name: str, path: Path, language: str = "zh_CN") -> int:
     return count
 
 
+def known(language: str = "zh_CN") -> tuple[dict[tuple[str, str], str], dict[str, str]]:
+    """Every finished translation: Qt's by (context, source), gettext's by msgid."""
+    qt: dict[tuple[str, str], str] = {}
+    po: dict[str, str] = {}
+    for area in areas():
+        src = area.catalog(language)
+        if not src.exists():
+            continue
+        if area.kind == "qt":
+            for context in ET.parse(src).getroot().iter("context"):
+                for message in context.iter("message"):
+                    text = message.find("translation")
+                    if text is None or text.get("type") in ("unfinished", "obsolete", "vanished"):
+                        continue
+                    forms = [f.text or "" for f in text.iter("numerusform")]
+                    value = forms[0] if forms else (text.text or "")
+                    key = (context.findtext("name") or "", message.findtext("source") or "")
+                    if value:
+                        qt[key] = value
+        else:
+            for m in read_po(src, language):
+                if m.id and isinstance(m.id, str) and isinstance(m.string, str) and m.string:
+                    if not m.fuzzy:
+                        po[m.id] = m.string
+    return qt, po
+
+
+def reuse(language: str = "zh_CN") -> int:
+    import json
+
+    qt, po = known(language)
+    count = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for area in areas():
+            if not area.catalog(language).exists():
+                continue
+            entries = todo(area.name, language)
+            for e in entries:
+                source = e["source"] if isinstance(e["source"], str) else ""
+                found = qt.get((str(e["context"]), source)) if area.kind == "qt" else po.get(source)
+                if found:
+                    e["translation"] = found
+            filled = [e for e in entries if e["translation"]]
+            if filled:
+                path = Path(tmp) / f"{area.name}.json"
+                path.write_text(json.dumps(filled, ensure_ascii=False), encoding="utf-8")
+                count += fill(area.name, path, language)
+    return count
+
+
 def main(argv: list[str]) -> int:
-    if not argv or argv[0] not in ("update", "compile", "check", "todo", "fill"):
+    if not argv or argv[0] not in ("update", "compile", "check", "todo", "fill", "reuse"):
         print(__doc__)
         return 2
     if argv[0] == "todo":
@@ -317,6 +369,8 @@ def main(argv: list[str]) -> int:
         print(json.dumps(todo(argv[1]), ensure_ascii=False, indent=1))
     elif argv[0] == "fill":
         print(f"wrote {fill(argv[1], Path(argv[2]))} translations")
+    elif argv[0] == "reuse":
+        print(f"reused {reuse()} translations")
     elif argv[0] == "update":
         update(argv[1:])
     elif argv[0] == "compile":

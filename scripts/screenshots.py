@@ -2,7 +2,7 @@
 """Screenshots of the real app in a real X window (Xvfb), with demo data in a temp data dir.
 
     python scripts/screenshots.py [--out docs/screenshots] [--pages hosts,keys,...] [--wizard]
-                                  [--size 1100x700]
+                                  [--size 1100x700] [--lang zh_CN]
 
 Starts Xvfb when no DISPLAY is set, runs the app with QT_QPA_PLATFORM=xcb, and captures the
 whole X screen with ImageMagick's `import -window root` once each page has painted. Without
@@ -66,6 +66,9 @@ if pages == ["all"]:
                                       "settings-away"]
 app = QApplication([])
 app.setStyle("Fusion")
+import os
+from gpu_companion.ui.common.i18n import install_translators
+install_translators(app, os.environ.get("SCREENSHOT_LANG", "en"))
 ctx = build_services(AppPaths.default())
 vast = lam = None
 if not ctx.registry.platforms():
@@ -375,6 +378,9 @@ from gpu_companion.ui.wizard import FirstRentalWizard
 out = sys.argv[1]
 app = QApplication([])
 app.setStyle("Fusion")
+import os
+from gpu_companion.ui.common.i18n import install_translators
+install_translators(app, os.environ.get("SCREENSHOT_LANG", "en"))
 ctx = build_services(AppPaths.default())
 wiz = FirstRentalWizard(ctx)
 wiz.resize(1000, 700)
@@ -447,6 +453,7 @@ def main() -> int:
         "--pages", default="all", help="comma-separated page keys, `welcome`, or all (default)"
     )
     parser.add_argument("--size", default="1180x720", help="the window's WIDTHxHEIGHT")
+    parser.add_argument("--lang", default="en", help="the app's language (en, zh_CN)")
     args = parser.parse_args()
     if not shutil.which("import"):
         sys.exit("ImageMagick's `import` is not installed (Debian: imagemagick)")
@@ -460,6 +467,7 @@ def main() -> int:
                 "QT_QPA_PLATFORM": "xcb",
                 "GPU_COMPANION_HOME": home,
                 "HOME": home,
+                "SCREENSHOT_LANG": args.lang,
             }
             env.pop("WAYLAND_DISPLAY", None)
             done = subprocess.run(

@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import os
 import shutil
+import sys
 import tempfile
 import time
 import uuid
@@ -66,8 +67,41 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[P
     # shared connections go there (pytest's own paths are too long for a Unix socket)
     runtime = Path(tempfile.mkdtemp(prefix="gc-rt-"))
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+    # English unless a test asks for another language (the `zh_cn` fixture)
+    for var in ("LANGUAGE", "LC_ALL", "LC_MESSAGES"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("LANG", "C.UTF-8")
     yield home
     shutil.rmtree(runtime, ignore_errors=True)
+    from gpu_companion.core.common import i18n
+
+    if i18n.current() != i18n.DEFAULT:
+        i18n.install(i18n.DEFAULT)
+
+
+@pytest.fixture
+def zh_cn(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """This test speaks Simplified Chinese: the locale says so, gettext's catalogs are
+    installed (and, when a QApplication exists, Qt's); English again afterwards."""
+    from gpu_companion.core.common import i18n
+
+    monkeypatch.setenv("LANG", "zh_CN.UTF-8")
+    i18n.install("zh_CN")
+    app = None
+    if "PySide6.QtWidgets" in sys.modules:
+        from PySide6.QtWidgets import QApplication
+
+        app = QApplication.instance()
+    if app is not None:
+        from gpu_companion.ui.common.i18n import install_translators
+
+        install_translators(app, "zh_CN")
+    yield "zh_CN"
+    if app is not None:
+        from gpu_companion.ui.common.i18n import install_translators
+
+        install_translators(app, i18n.DEFAULT)
+    i18n.install(i18n.DEFAULT)
 
 
 @pytest.fixture

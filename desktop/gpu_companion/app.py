@@ -10,7 +10,7 @@ import traceback
 from collections.abc import Callable
 from types import TracebackType
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QCoreApplication, Qt
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QApplication, QMessageBox
 
@@ -24,7 +24,7 @@ from gpu_companion.ui.common.i18n import install_translators
 from gpu_companion.ui.shell.build import build_window
 from gpu_companion.ui.shell.main_window import MainWindow
 
-log = logging.getLogger(__name__)
+log = logging.getLogger(__name__)  # log.log(WARNING, …): log lines, never translated
 
 
 def _install_excepthook(
@@ -42,9 +42,12 @@ def _install_excepthook(
         elif QApplication.instance() is not None and window is not None:
             QMessageBox.critical(
                 window,
-                "GPU Companion — unexpected error",
-                f"Something went wrong: {value}\n\nNothing was lost. The details are in the log "
-                f"file:\n{paths.log_file}",
+                QCoreApplication.translate("App", "GPU Companion — unexpected error"),
+                QCoreApplication.translate(
+                    "App",
+                    "Something went wrong: {error}\n\nNothing was lost. The details are in the "
+                    "log file:\n{log}",
+                ).format(error=value, log=paths.log_file),
             )
 
     sys.excepthook = hook
@@ -85,11 +88,18 @@ def run_gui(
         instance = SingleInstance(server_name(str(paths.data_dir)), paths.data_dir / "app.lock")
         if not instance.claim():
             if instance.answered:
-                print("GPU Companion is already running: its window was brought forward.")
+                print(
+                    QCoreApplication.translate(
+                        "App", "GPU Companion is already running: its window was brought forward."
+                    )
+                )
                 return 0
             print(
-                f"GPU Companion is already running on {paths.data_dir} but does not answer; "
-                "end that process (or wait for it) and start again.",
+                QCoreApplication.translate(
+                    "App",
+                    "GPU Companion is already running on {path} but does not answer; end that "
+                    "process (or wait for it) and start again.",
+                ).format(path=paths.data_dir),
                 file=sys.stderr,
             )
             return 1
@@ -97,9 +107,20 @@ def run_gui(
         services = build_services(paths)
     except Exception as exc:
         log.exception("startup failed")
-        print(f"GPU Companion could not start: {exc}\nLog: {paths.log_file}", file=sys.stderr)
+        print(
+            QCoreApplication.translate(
+                "App", "GPU Companion could not start: {error}\nLog: {log}"
+            ).format(error=exc, log=paths.log_file),
+            file=sys.stderr,
+        )
         if not smoke_test:
-            QMessageBox.critical(None, "GPU Companion", f"{exc}\n\nLog: {paths.log_file}")
+            QMessageBox.critical(
+                None,
+                "GPU Companion",
+                QCoreApplication.translate("App", "{error}\n\nLog: {log}").format(
+                    error=exc, log=paths.log_file
+                ),
+            )
         return 1
     window = build_window(services)
     window.quit_app = app.quit
@@ -222,9 +243,15 @@ def smoke(services: Services, window: MainWindow, errors: list[BaseException]) -
     problems += [f"unexpected error: {exc!r}" for exc in errors]
     for p in problems:
         print(f"smoke test: {p}", file=sys.stderr)
-    tray_state = "system tray" if tray.available else "in-app banners (no system tray)"
+    translate = QCoreApplication.translate
+    tray_state = (
+        translate("Smoke", "system tray")
+        if tray.available
+        else translate("Smoke", "in-app banners (no system tray)")
+    )
+    verdict = translate("Smoke", "FAILED") if problems else translate("Smoke", "ok")
     print(
-        f"smoke test: {len(window.pages)} pages rendered, alerts via {tray_state}: "
-        f"{'FAILED' if problems else 'ok'}"
+        translate("Smoke", "smoke test: {pages} pages rendered, alerts via {tray}: {verdict}")
+        .format(pages=len(window.pages), tray=tray_state, verdict=verdict)
     )
     return 1 if problems else 0

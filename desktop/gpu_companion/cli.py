@@ -64,32 +64,46 @@ def choose_language(lang: str | None) -> str:
 
     language = i18n.choose(lang, AppPaths.default().config_dir)
     i18n.install(language)
+    from gpu_companion.commands.argparse_words import lend_catalog
+
+    lend_catalog()
     return language
 
 
 def build_parser(commands: bool = True) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="gpu-companion",
-        description="GPU Companion: keys, ssh config, live GPU graphs, transfers, release gate "
-        "and spend ledger for rented GPUs. Without a command, opens the window.",
+        description=_(
+            "GPU Companion: keys, ssh config, live GPU graphs, transfers, release gate "
+            "and spend ledger for rented GPUs. Without a command, opens the window."
+        ),
     )
-    parser.add_argument("--version", action="version", version=f"gpu-companion {__version__}")
+    parser.add_argument(
+        "--version",
+        action="version",
+        version=f"gpu-companion {__version__}",
+        help=_("show program's version number and exit"),
+    )
     parser.add_argument(
         "--lang",
         metavar="LANG",
-        help=_("language of the window and the commands: en or zh_CN (default: the one chosen "
-        "in Settings, else the system's)"),
+        help=_(
+            "language of the window and the commands: en or zh_CN (default: the one chosen "
+            "in Settings, else the system's)"
+        ),
     )
     parser.add_argument(
         "--smoke-test",
         action="store_true",
-        help="start the whole app, render every page once and exit 0 (works offscreen)",
+        help=_("start the whole app, render every page once and exit 0 (works offscreen)"),
     )
     parser.add_argument(
         "--background",
         action="store_true",
-        help="start in the tray without opening the window (start at login uses it); "
-        "the window opens anyway when the desktop has no tray",
+        help=_(
+            "start in the tray without opening the window (start at login uses it); "
+            "the window opens anyway when the desktop has no tray"
+        ),
     )
     if not commands:
         return parser
@@ -102,18 +116,18 @@ def build_parser(commands: bool = True) -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     from gpu_companion.core.system.platform_support import support
 
+    lang, given = take_language(sys.argv[1:] if argv is None else list(argv))
+    try:
+        language = choose_language(lang)  # first: every word below is in it
+    except ValueError as exc:
+        print(f"gpu-companion: {exc}", file=sys.stderr)
+        return 2
     kind, said = support()
     if kind == "unsupported":  # the window and every command alike: plainly, before anything
         print(f"gpu-companion: {said}", file=sys.stderr)
         return 2
     if kind == "untested":
         print(f"gpu-companion: {said}", file=sys.stderr)
-    lang, given = take_language(sys.argv[1:] if argv is None else list(argv))
-    try:
-        language = choose_language(lang)
-    except ValueError as exc:
-        print(f"gpu-companion: {exc}", file=sys.stderr)
-        return 2
     # the window starts without importing every command module (benchmarks/startup.py)
     args = build_parser(commands=not GUI_OPTIONS.issuperset(given)).parse_args(given)
     handler = getattr(args, "handler", None)
@@ -125,7 +139,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             os.dup2(devnull, sys.stdout.fileno())  # the exit's own flush must not fail again
             return 141
         except sqlite3.DatabaseError as exc:  # a page damaged mid-file: read only when used
-            print(f"error: {_store_problem(exc)}", file=sys.stderr)
+            print(_("error: {problem}").format(problem=_store_problem(exc)), file=sys.stderr)
             return 2
     import gpu_companion.services  # noqa: F401  # before Qt: see below
 
@@ -137,10 +151,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
     elif no_display():
         print(
-            "gpu-companion: there is no display here (neither DISPLAY nor WAYLAND_DISPLAY is "
-            "set), so the window cannot open. Start it from your desktop session, or over ssh "
-            "use the commands instead: `gpu-companion --help` lists them, and `gpu-companion "
-            "watch` keeps the alert and auto-release rules running without a window.",
+            _(
+                "gpu-companion: there is no display here (neither DISPLAY nor WAYLAND_DISPLAY is "
+                "set), so the window cannot open. Start it from your desktop session, or over ssh "
+                "use the commands instead: `gpu-companion --help` lists them, and `gpu-companion "
+                "watch` keeps the alert and auto-release rules running without a window."
+            ),
             file=sys.stderr,
         )
         return 2

@@ -51,66 +51,6 @@
 <context>
     <name>HostConnection</name>
     <message>
-        <source>New host key</source>
-        <translation>新的主机密钥</translation>
-    </message>
-    <message>
-        <source>First connection to {alias} ({hostname}:{port}).
-
-Its host key fingerprint is:
-{fingerprint}
-
-Compare it with the one your provider shows for this instance (console or boot log). Trust it only if they match.</source>
-        <translation>首次连接 {alias}（{hostname}:{port}）。
-
-它的主机密钥指纹是：
-{fingerprint}
-
-请与平台为该实例显示的指纹（控制台或启动日志）核对，一致时才信任。</translation>
-    </message>
-    <message>
-        <source>Trust and connect</source>
-        <translation>信任并连接</translation>
-    </message>
-    <message>
-        <source>Host key changed</source>
-        <translation>主机密钥已变更</translation>
-    </message>
-    <message>
-        <source>{message}
-
-Trusted before: {known}
-Offered now: {offered}
-
-{hint}</source>
-        <translation>{message}
-
-之前信任的：{known}
-现在提供的：{offered}
-
-{hint}</translation>
-    </message>
-    <message>
-        <source>This is a new instance…</source>
-        <translation>这是新实例…</translation>
-    </message>
-    <message>
-        <source>Replace the trusted host key?</source>
-        <translation>替换已信任的主机密钥？</translation>
-    </message>
-    <message>
-        <source>Forget the old key of {alias} and trust {fingerprint}?
-
-Only do this if you created, restarted or re-rented this instance just now.</source>
-        <translation>忘记 {alias} 的旧密钥并信任 {fingerprint}？
-
-仅当你刚刚创建、重启或重新租用了该实例时才这样做。</translation>
-    </message>
-    <message>
-        <source>Replace the key</source>
-        <translation>替换密钥</translation>
-    </message>
-    <message>
         <source>“This computer” needs no SSH connection.</source>
         <translation>“本机”无需 SSH 连接。</translation>
     </message>

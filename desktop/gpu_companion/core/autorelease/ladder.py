@@ -19,6 +19,7 @@ from typing import Protocol
 
 from gpu_companion.core.autorelease.policy import Policy, Trigger
 from gpu_companion.core.common.errors import UserError
+from gpu_companion.core.common.i18n import N_, _
 from gpu_companion.core.release.gate import Withdrawn  # the user answered first: nothing sent
 
 ESCALATION_MINUTES = (15, 60, 240)  # after a blocked attempt: check and tell again
@@ -149,9 +150,10 @@ class AutoRelease:
             case = None
         if not triggers:
             if case is not None:  # the GPUs got busy again: nothing is done
-                self._step(case, now, "busy-again", f"{alias} is working again: nothing was done.")
-                self.actions.notify(alias, False, f"{alias} is working again; the countdown "
-                                    "stopped.", None)  # fmt: skip
+                text = _("{host} is working again: nothing was done.").format(host=alias)
+                self._step(case, now, "busy-again", text)
+                told = _("{host} is working again; the countdown stopped.").format(host=alias)
+                self.actions.notify(alias, False, told, None)
                 del self.cases[alias]
             return None
         trigger = min(triggers, key=lambda t: PRIORITY.index(t.rule))
@@ -159,11 +161,21 @@ class AutoRelease:
             case = Case(alias, trigger, Stage.NOTIFIED, now + policy.notice_minutes * 60)
             case.action = policy.action
             self.cases[alias] = case
-            verb = "stopped" if policy.action == "stop" else "released"
-            text = (
-                f"{alias}: {_rule_words(trigger)} ({trigger.readings}). It will be {verb} in "
-                f"{policy.notice_minutes} min once its backup checklist passes, unless you keep "
-                "it running."
+            if policy.action == "stop":
+                text = _(
+                    "{host}: {rule} ({readings}). It will be stopped in {minutes} min once its "
+                    "backup checklist passes, unless you keep it running."
+                )
+            else:
+                text = _(
+                    "{host}: {rule} ({readings}). It will be released in {minutes} min once its "
+                    "backup checklist passes, unless you keep it running."
+                )
+            text = text.format(
+                host=alias,
+                rule=_rule_words(trigger),
+                readings=trigger.readings,
+                minutes=policy.notice_minutes,
             )
             self._step(case, now, "notified", text)
             self.actions.notify(alias, True, text, policy.notice_minutes * 60.0)
@@ -206,15 +218,17 @@ class AutoRelease:
             except Withdrawn:
                 return  # the user's answer (kept or snoozed) is the case's state now
             except UserError as exc:
-                outcome = ChecklistOutcome(False, (), (f"provider command: {exc}",),
-                                           outcome.evidence)  # fmt: skip
+                failed = _("provider command: {error}").format(error=exc)
+                outcome = ChecklistOutcome(False, (), (failed,), outcome.evidence)
             else:
                 with self._lock:
                     case.stage = Stage.DONE
                     kind = "stopped" if policy.action == "stop" else "released"
-                    text = (
-                        f"{case.alias} was {kind}: {_rule_words(case.trigger)}; checklist passed."
-                    )
+                    if kind == "stopped":
+                        text = _("{host} was stopped: {rule}; checklist passed.")
+                    else:
+                        text = _("{host} was released: {rule}; checklist passed.")
+                    text = text.format(host=case.alias, rule=_rule_words(case.trigger))
                     self._step(case, self._now(now), kind, text, evidence=outcome.evidence,
                                command_output=output)  # fmt: skip
                 self.actions.notify(case.alias, False, text, None)
@@ -227,11 +241,14 @@ class AutoRelease:
             now = self._now(now)
             wait = ESCALATION_MINUTES[min(case.attempts - 1, len(ESCALATION_MINUTES) - 1)]
             case.stage, case.deadline = Stage.BLOCKED, now + wait * 60
-            failing = outcome.failing + tuple(f"{name} (stale)" for name in outcome.stale)
-            text = (
-                f"{case.alias} was kept running: its backup checklist did not pass "
-                f"({'; '.join(failing) or 'not passed'}). It is still billing; the app checks "
-                f"again in {wait} min."
+            failing = outcome.failing + tuple(
+                _("{item} (stale)").format(item=name) for name in outcome.stale
+            )
+            text = _(
+                "{host} was kept running: its backup checklist did not pass ({failing}). It is "
+                "still billing; the app checks again in {minutes} min."
+            ).format(
+                host=case.alias, failing="; ".join(failing) or _("not passed"), minutes=wait
             )
             self._step(case, now, "blocked", text, failing=failing, evidence=outcome.evidence)
         self.actions.notify(case.alias, True, text, None)
@@ -240,23 +257,30 @@ class AutoRelease:
 
     def _late(self, case: Case, now: float, what: str) -> Answer | None:
         """Under the lock: the answer that can no longer change anything, in words."""
-        verb = "stopped" if case.action == "stop" else "released"
+        stop = case.action == "stop"
         if case.stage is Stage.RELEASING:
-            text = (
-                f"Too late for {what}: the {'stop' if case.action == 'stop' else 'release'} of "
-                f"{case.alias} was already sent to the provider. The app reads the instance back "
-                "and says whether it is gone."
-            )
+            if stop:
+                text = _(
+                    "Too late for {answer}: the stop of {host} was already sent to the provider. "
+                    "The app reads the instance back and says whether it is gone."
+                )
+            else:
+                text = _(
+                    "Too late for {answer}: the release of {host} was already sent to the "
+                    "provider. The app reads the instance back and says whether it is gone."
+                )
+            text = text.format(answer=_(what), host=case.alias)
             self._step(case, now, "answer-too-late", text)
             return Answer(False, text, too_late=True)
         if case.stage is Stage.DONE:
-            return Answer(False, f"{case.alias} was already {verb}.", too_late=True)
+            done = _("{host} was already stopped.") if stop else _("{host} was already released.")
+            return Answer(False, done.format(host=case.alias), too_late=True)
         return None
 
     def keep_running(self, alias: str, now: float, hours: float = 4) -> Answer:
         with self._lock:
             case = self.cases.get(alias)
-            late = self._late(case, now, "Keep running") if case is not None else None
+            late = self._late(case, now, N_("Keep running")) if case is not None else None
             if late is not None:
                 return late
             case = case or Case(alias, Trigger("forgotten", now, ""), Stage.KEPT, 0)
@@ -264,51 +288,73 @@ class AutoRelease:
             case.stage, case.deadline = Stage.KEPT, now + hours * 3600
             self.cases[alias] = case
             self.kept_since[alias] = now
-            stopped = " The running checklist was stopped." if was is Stage.CHECKING else ""
-            text = f"Keep running: nothing is done for {hours:g} h.{stopped}"
-            self._step(case, now, "kept", text)
+            if was is Stage.CHECKING:
+                text = _(
+                    "Keep running: nothing is done for {hours} h. The running checklist was "
+                    "stopped."
+                )
+            else:
+                text = _("Keep running: nothing is done for {hours} h.")
+            self._step(case, now, "kept", text.format(hours=f"{hours:g}"))
             return Answer(
                 True,
-                f"{alias} keeps running: auto-release does nothing for {hours:g} h, then "
-                "looks again.",
+                _(
+                    "{host} keeps running: auto-release does nothing for {hours} h, then looks "
+                    "again."
+                ).format(host=alias, hours=f"{hours:g}"),
             )
 
     def snooze(self, alias: str, now: float, minutes: float = 30) -> Answer:
         with self._lock:
             case = self.cases.get(alias)
+            nothing = _("{host} has no auto-release countdown to snooze.").format(host=alias)
             if case is None:
-                return Answer(False, f"{alias} has no auto-release countdown to snooze.")
-            late = self._late(case, now, "Snooze")
+                return Answer(False, nothing)
+            late = self._late(case, now, N_("Snooze"))
             if late is not None:
                 return late
             if case.stage not in (Stage.NOTIFIED, Stage.BLOCKED, Stage.CHECKING):
-                return Answer(False, f"{alias} has no auto-release countdown to snooze.")
+                return Answer(False, nothing)
             if case.stage is Stage.CHECKING:
                 case.stage = Stage.NOTIFIED  # the running attempt sees it and sends nothing
             case.deadline = max(case.deadline, now) + minutes * 60
-            self._step(case, now, "snoozed", f"Snoozed for {minutes:g} min.")
-            return Answer(True, f"{alias}: auto-release waits {minutes:g} min more.")
+            text = _("Snoozed for {minutes} min.").format(minutes=f"{minutes:g}")
+            self._step(case, now, "snoozed", text)
+            return Answer(
+                True,
+                _("{host}: auto-release waits {minutes} min more.").format(
+                    host=alias, minutes=f"{minutes:g}"
+                ),
+            )
 
     def release_now(self, alias: str, policy: Policy, now: float) -> Answer:
         """The user's "Release now": the checklist still has to pass."""
         with self._lock:
             case = self.cases.get(alias)
             if case is None or case.stage not in (Stage.NOTIFIED, Stage.BLOCKED):
-                late = self._late(case, now, "Release now") if case is not None else None
+                late = self._late(case, now, N_("Release now")) if case is not None else None
                 if case is not None and case.stage is Stage.CHECKING:
-                    return Answer(False, f"{alias}'s checklist is already running.")
-                return late or Answer(False, f"{alias} has no auto-release countdown.")
+                    return Answer(
+                        False, _("{host}'s checklist is already running.").format(host=alias)
+                    )
+                return late or Answer(
+                    False, _("{host} has no auto-release countdown.").format(host=alias)
+                )
             self._begin(case, policy)
         self._attempt(case, policy, now)
         return Answer(True, case.steps[-1].text if case.steps else "")
 
 
+_RULE_WORDS = {
+    "idle": N_("its GPUs are idle"),
+    "stalled": N_("its job looks stalled"),
+    "finished": N_("its job has finished"),
+    "max-runtime": N_("it ran past its planned end"),
+    "budget": N_("its budget is reached"),
+    "forgotten": N_("it has run unattended for long"),
+}
+
+
 def _rule_words(trigger: Trigger) -> str:
-    return {
-        "idle": "its GPUs are idle",
-        "stalled": "its job looks stalled",
-        "finished": "its job has finished",
-        "max-runtime": "it ran past its planned end",
-        "budget": "its budget is reached",
-        "forgotten": "it has run unattended for long",
-    }.get(trigger.rule, trigger.rule)
+    words = _RULE_WORDS.get(trigger.rule)
+    return _(words) if words else trigger.rule

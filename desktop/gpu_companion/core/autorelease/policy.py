@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from gpu_companion.core.common.i18n import _
 from gpu_companion.core.monitor.nvsmi import ComputeApp, GpuSample
 
 RULES = ("idle", "stalled", "finished", "max-runtime", "budget", "forgotten")
@@ -36,14 +37,14 @@ class Policy:
         from gpu_companion.core.common.errors import ValidationError
 
         if self.action not in ("release", "stop"):
-            raise ValidationError("action", "The action is either release or stop.")
+            raise ValidationError("action", _("The action is either release or stop."))
         if not 0 <= self.idle_util_pct <= 100 or not 0 <= self.stall_util_pct <= 100:
-            raise ValidationError("idle_util_pct", "Utilisation thresholds are 0-100 %.")
+            raise ValidationError("idle_util_pct", _("Utilisation thresholds are 0-100 %."))
         if not 0 < self.idle_power_share < 1:
-            raise ValidationError("idle_power_share", "The idle power share is between 0 and 1.")
+            raise ValidationError("idle_power_share", _("The idle power share is between 0 and 1."))
         for name in ("idle_minutes", "stall_minutes", "runtime_grace_minutes", "notice_minutes"):
             if getattr(self, name) < 0:
-                raise ValidationError(name, "Minutes cannot be negative.")
+                raise ValidationError(name, _("Minutes cannot be negative."))
         return self
 
 
@@ -101,7 +102,7 @@ class Detector:
             lp is False and (s.utilization_gpu or 0) >= p.idle_util_pct
             for s, lp in zip(samples, low, strict=True)
         )
-        stalled = bool(busy_util) and all(lp is True for _, lp in busy_util) and not working
+        stalled = bool(busy_util) and all(lp is True for _s, lp in busy_util) and not working
         self.idle_since = (t if self.idle_since is None else self.idle_since) if idle else None
         self.stall_since = (
             (t if self.stall_since is None else self.stall_since) if stalled else None
@@ -131,17 +132,19 @@ class Detector:
                 out.append(Trigger("idle", self.idle_since, self.last_readings))
         if p.stall_minutes and self.stall_since is not None:
             if now - self.stall_since >= p.stall_minutes * 60:
-                seen = "utilisation high at idle power: " + self.last_readings
+                seen = _("utilisation high at idle power: {readings}").format(
+                    readings=self.last_readings
+                )
                 out.append(Trigger("stalled", self.stall_since, seen))
         if p.finished_session and self.finished_at is not None:
-            out.append(Trigger("finished", self.finished_at,
-                               f"tmux session {p.finished_session!r} has ended"))  # fmt: skip
+            ended = _("tmux session {name} has ended").format(name=repr(p.finished_session))
+            out.append(Trigger("finished", self.finished_at, ended))
         if planned_end is not None and now >= planned_end + p.runtime_grace_minutes * 60:
-            out.append(Trigger("max-runtime", planned_end, "the planned end has passed"))
+            out.append(Trigger("max-runtime", planned_end, _("the planned end has passed")))
         if budget_reached and p.on_budget:
             out.append(Trigger("budget", now, budget_reached))
         anchor = kept_since if kept_since is not None else started_at
         if p.forgotten_hours and anchor is not None and now - anchor >= p.forgotten_hours * 3600:
-            out.append(Trigger("forgotten", anchor,
-                               f"no 'Keep running' for {p.forgotten_hours} h"))  # fmt: skip
+            kept = _("no 'Keep running' for {hours} h").format(hours=p.forgotten_hours)
+            out.append(Trigger("forgotten", anchor, kept))
         return out

@@ -23,6 +23,7 @@ from gpu_companion.core.autorelease.ladder import (
 )
 from gpu_companion.core.autorelease.policy import Detector, Policy, Trigger
 from gpu_companion.core.common.errors import UserError
+from gpu_companion.core.common.i18n import _
 from gpu_companion.core.common.money import format_money, to_minor
 from gpu_companion.core.common.notifier import Level, Message, Notifier
 from gpu_companion.core.common.text import format_duration
@@ -166,7 +167,7 @@ class AutoReleaseService:
         for status in self.budgets.statuses():
             scope = status.budget.platform_id
             if status.state == "over" and scope in (None, rental.platform_id):
-                return f"{status.budget.title} reached"
+                return _("{budget} reached").format(budget=status.budget.title)
         return ""
 
     def _catch_up(self, slept: tuple[float, float], running: dict[str, Rental]) -> None:
@@ -179,22 +180,24 @@ class AutoReleaseService:
                 continue
             idle_s = woke - det.idle_since
             cost = to_minor(rental.hourly_rate() * Decimal(str(idle_s)) / 3600, rental.currency)
-            text = (
-                f"While this computer slept, {alias} was idle "
-                f"{format_duration(timedelta(seconds=idle_s))} = "
-                f"{format_money(cost, rental.currency)} (judged from the last reading before "
-                "the sleep); its auto-release policy applies now."
+            text = _(
+                "While this computer slept, {host} was idle {duration} = {cost} (judged from "
+                "the last reading before the sleep); its auto-release policy applies now."
+            ).format(
+                host=alias,
+                duration=format_duration(timedelta(seconds=idle_s)),
+                cost=format_money(cost, rental.currency),
             )
             self.notifier.post(Message(Level.WARNING, text, key=f"wake:{alias}",
                                        source="autorelease"))  # fmt: skip
 
     def _unreachable(self, alias: str, since: float, rental: Rental) -> None:
         synced = self.last_sync(alias)
-        when = synced.astimezone().strftime("%Y-%m-%d %H:%M") if synced else "never"
-        text = (
-            f"{alias} stopped answering {int((self.wall() - since) // 60)} min ago while billed: "
-            f"preempted or down? Last verified checkpoint sync: {when}."
-        )
+        when = synced.astimezone().strftime("%Y-%m-%d %H:%M") if synced else _("never")
+        text = _(
+            "{host} stopped answering {minutes} min ago while billed: preempted or down? Last "
+            "verified checkpoint sync: {when}."
+        ).format(host=alias, minutes=int((self.wall() - since) // 60), when=when)
         self.notifier.post(Message(Level.WARNING, text, key=f"unreachable:{alias}",
                                    source="autorelease"))  # fmt: skip
         note = f"{datetime.fromtimestamp(since, timezone.utc):%Y-%m-%d %H:%M} UTC: no answer"
@@ -243,17 +246,18 @@ class AutoReleaseService:
         checklist = ReleaseChecklist.build(host, settings.config(alias), confirmed)
         ctx = self.wiring.context(host)
         try:
-            for _ in checklist.run_all(ctx):
+            for _update in checklist.run_all(ctx):
                 pass
         except Exception as exc:  # cannot check: not safe
             log.warning("unattended checklist on %s failed: %s", alias, exc)
-            return ChecklistOutcome(False, (), (f"checklist could not run: {exc}",))
+            failed = _("checklist could not run: {error}").format(error=exc)
+            return ChecklistOutcome(False, (), (failed,))
         finally:
             ctx.close()
         self._checklists[alias] = checklist
         stale = tuple(it.title for it in checklist.items if it.state is ItemState.STALE)
         failing = tuple(
-            f"{it.title}: {it.evidence.summary if it.evidence else it.state.value}"
+            f"{it.title}: {it.evidence.summary if it.evidence else it.state.text}"
             for it in checklist.blockers()
             if it.state is not ItemState.STALE
         )
@@ -276,9 +280,11 @@ class AutoReleaseService:
         act = self.wiring.instance_action(host, "stop" if action == "stop" else "destroy")
         if act is None:
             raise UserError(
-                f"{alias}'s platform has no provider account or release command, so nothing "
-                "can release it while you are away.",
-                hint="Add a provider account (gpu-companion providers add vast.ai|runpod).",
+                _(
+                    "{host}'s platform has no provider account or release command, so nothing "
+                    "can release it while you are away."
+                ).format(host=alias),
+                hint=_("Add a provider account (gpu-companion providers add vast.ai|runpod)."),
             )
         record = release_host(checklist, self.wiring.services(), act, may_proceed=may_proceed)
         return record.command_output

@@ -9,6 +9,10 @@ from __future__ import annotations
 
 import re
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from functools import cache
+
+from gpu_companion.core.common import i18n
+from gpu_companion.core.common.i18n import N_, _
 
 # The currencies a platform, a rental or a budget can be in (ISO 4217 codes).
 CURRENCIES = (
@@ -31,7 +35,29 @@ _IGNORED = " \u00a0\u202f\u2009'’_"  # spaces and apostrophes that group digit
 _SYMBOL_CHARS = "$€£¥₩₹"
 _PLAIN = re.compile(r"[+-]?[0-9.,]*[0-9][0-9.,]*")
 _EXPONENT = re.compile(r"[+-]?[0-9]+(\.[0-9]+)?[eE][+-]?[0-9]+")
-HINT = "write digits with one decimal separator, e.g. 0.39 or 0,39"
+HINT = N_("write digits with one decimal separator, e.g. 0.39 or 0,39")
+
+
+def default_currency() -> str:
+    """The currency a new platform or price starts in: yuan for a renter whose app speaks
+    Chinese (the platforms they rent on bill in ¥), dollars otherwise."""
+    return "CNY" if i18n.current() == "zh_CN" else "USD"
+
+
+@cache
+def _symbols(locale: str) -> tuple[str, str]:
+    """The locale's decimal and group separators (Babel's CLDR data)."""
+    from babel.numbers import get_decimal_symbol, get_group_symbol
+
+    return get_decimal_symbol(locale), get_group_symbol(locale)
+
+
+def _localised(text: str) -> str:
+    """'1,234.50' written with the current language's separators."""
+    decimal, group = _symbols(i18n.babel_locale())
+    if (decimal, group) == (".", ","):
+        return text
+    return text.replace(",", "\0").replace(".", decimal).replace("\0", group)
 
 
 def digits(currency: str) -> int:
@@ -41,7 +67,11 @@ def digits(currency: str) -> int:
 def check_currency(currency: str) -> str:
     code = currency.strip().upper()
     if code not in CURRENCIES:
-        raise ValueError(f"unknown currency {currency!r}; use one of {', '.join(CURRENCIES)}")
+        raise ValueError(
+            _("unknown currency {currency!r}; use one of {codes}").format(
+                currency=currency, codes=", ".join(CURRENCIES)
+            )
+        )
     return code
 
 
@@ -86,9 +116,13 @@ def parse_decimal(
     else:
         value = _parse_text(text, what, decimal_sep)
     if not value.is_finite():
-        raise ValueError(f"{what} {text!r} is not a number")
+        raise ValueError(_("{what} {text!r} is not a number").format(what=what, text=text))
     if abs(value) >= MAX_AMOUNT:
-        raise ValueError(f"{what} {text!r} is out of range (the most is {MAX_AMOUNT:,})")
+        raise ValueError(
+            _("{what} {text!r} is out of range (the most is {most})").format(
+                what=what, text=text, most=f"{MAX_AMOUNT:,}"
+            )
+        )
     return value
 
 
@@ -101,7 +135,7 @@ def _parse_text(text: str, what: str, decimal_sep: str | None) -> Decimal:
         # not "1E+3"); "1e30": the range check names it
         return Decimal(format(Decimal(body), "f"))
     if not _PLAIN.fullmatch(body):
-        raise ValueError(f"{what} {text!r} is not a number; {HINT}")
+        raise ValueError(_not_a_number(what, text))
     sign = "-" if body.startswith("-") else ""
     body = body.lstrip("+-")
     dec = _decimal_separator(body, decimal_sep)
@@ -109,16 +143,21 @@ def _parse_text(text: str, what: str, decimal_sep: str | None) -> Decimal:
         group = "." if "." in body else ","
     else:
         group = "." if dec == "," else ","
-    whole, _, frac = body.rpartition(dec) if dec else (body, "", "")
+    whole, _sep, frac = body.rpartition(dec) if dec else (body, "", "")
     number = _grouped(whole, group) if whole else "0"
     if number is None or not number.isdigit() or not (frac.isdigit() or frac == ""):
         raise ValueError(
-            f"{what} {text!r} is not a number; {HINT} ('{group}' may only group thousands)"
+            _("{what} {text!r} is not a number; {hint} ('{group}' may only group thousands)")
+            .format(what=what, text=text, hint=_(HINT), group=group)
         )
     try:
         return Decimal(f"{sign}{number}.{frac}" if frac else f"{sign}{number}")
     except InvalidOperation:  # pragma: no cover - the checks above leave only digits
-        raise ValueError(f"{what} {text!r} is not a number; {HINT}") from None
+        raise ValueError(_not_a_number(what, text)) from None
+
+
+def _not_a_number(what: str, text: str) -> str:
+    return _("{what} {text!r} is not a number; {hint}").format(what=what, text=text, hint=_(HINT))
 
 
 def to_minor(amount: Decimal, currency: str) -> int:
@@ -159,7 +198,7 @@ def format_money(minor: int, currency: str, compact: bool = False) -> str:
     text = f"{value:,.{d}f}"
     if compact and d and value == value.to_integral_value():
         text = f"{value:,.0f}"
-    return _with_symbol("-" if minor < 0 else "", text, currency)
+    return _with_symbol("-" if minor < 0 else "", _localised(text), currency)
 
 
 def format_amount(value: Decimal, currency: str) -> str:
@@ -167,7 +206,17 @@ def format_amount(value: Decimal, currency: str) -> str:
     exponent = value.normalize().as_tuple().exponent
     places = -exponent if isinstance(exponent, int) else 0
     shown = max(digits(currency), min(6, places))
-    return _with_symbol("-" if value < 0 else "", f"{abs(value):,.{shown}f}", currency)
+    return _with_symbol("-" if value < 0 else "", _localised(f"{abs(value):,.{shown}f}"), currency)
+
+
+def per_hour(amount: str) -> str:
+    """'$2.65/h', '¥3.20/小时': a formatted amount as an hourly rate."""
+    return _("{amount}/h").format(amount=amount)
+
+
+def format_rate(minor: int, currency: str, compact: bool = False) -> str:
+    """An hourly rate in minor units: '$2.40/h', '¥8/小时' (compact)."""
+    return per_hour(format_money(minor, currency, compact))
 
 
 def format_totals(totals: dict[str, int], compact: bool = False) -> str:
@@ -182,17 +231,17 @@ def format_totals(totals: dict[str, int], compact: bool = False) -> str:
 def instance_rate(per_gpu: Decimal, gpu_count: int) -> Decimal:
     """What the instance costs per hour (or period) when each of its GPUs costs `per_gpu`."""
     if gpu_count < 1:
-        raise ValueError("a price per GPU needs at least one GPU")
+        raise ValueError(_("a price per GPU needs at least one GPU"))
     return per_gpu * gpu_count
 
 
 def rate_derivation(per_gpu: Decimal, gpu_count: int, currency: str, unit: str = "h") -> str:
     """'8 × $2.65 = $21.20/h': the instance rate shown with the per-GPU price it comes from."""
     total = instance_rate(per_gpu, gpu_count)
-    return (
-        f"{gpu_count} × {format_amount(per_gpu, currency)} = "
+    rate = per_hour(format_amount(total, currency)) if unit == "h" else (
         f"{format_amount(total, currency)}/{unit}"
     )
+    return f"{gpu_count} × {format_amount(per_gpu, currency)} = {rate}"
 
 
 def sentence(exc: ValueError) -> str:

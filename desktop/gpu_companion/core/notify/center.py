@@ -15,6 +15,7 @@ from datetime import tzinfo
 
 from gpu_companion.core.common.clock import Clock, SystemClock
 from gpu_companion.core.common.errors import UserError
+from gpu_companion.core.common.i18n import _
 from gpu_companion.core.common.notifier import Message, Notifier
 from gpu_companion.core.notify.channels import ChannelStore
 from gpu_companion.core.notify.formats import alert_of, probe_alert
@@ -125,5 +126,8 @@ class NotifyCenter:
             return SendResult(channel.id, False, str(exc))
         except Exception as exc:  # a bug: said, and logged with its traceback
             log.exception("test message through channel %s failed", channel.id)
-            return SendResult(channel.id, False, f"Unexpected error: {type(exc).__name__}: {exc}")
-        return SendResult(channel.id, True, f"Delivered to {channel.target()}.")
+            text = _("Unexpected error: {kind}: {error}").format(kind=type(exc).__name__, error=exc)
+            return SendResult(channel.id, False, text)
+        return SendResult(
+            channel.id, True, _("Delivered to {target}.").format(target=channel.target())
+        )

@@ -13,6 +13,7 @@ from typing import Any
 
 from gpu_companion.core.common.clock import Clock, SystemClock, to_iso
 from gpu_companion.core.common.errors import UserError, ValidationError
+from gpu_companion.core.common.i18n import N_, _
 from gpu_companion.core.notify import validate as v
 from gpu_companion.core.notify.kinds import DEFAULT_KINDS, QuietHours, format_kinds
 from gpu_companion.core.notify.model import (
@@ -55,7 +56,7 @@ def _row(r: Any) -> Channel:
 def validate_remind(minutes: int) -> int:
     if not 1 <= int(minutes) <= 7 * 24 * 60:
         raise ValidationError(
-            "remind_minutes", "The reminder interval is 1 to 10080 minutes (a week)."
+            "remind_minutes", _("The reminder interval is 1 to 10080 minutes (a week).")
         )
     return int(minutes)
 
@@ -89,10 +90,12 @@ class ChannelStore:
         except ValueError:
             found = None
         if found is None:
-            known = ", ".join(str(c.id) for c in self.all()) or "none yet"
+            known = ", ".join(str(c.id) for c in self.all()) or _("none yet")
             raise UserError(
-                f"No notification channel #{channel_id} (channels: {known}).",
-                hint="List them with: gpu-companion notify list",
+                _("No notification channel #{id} (channels: {known}).").format(
+                    id=channel_id, known=known
+                ),
+                hint=_("List them with: gpu-companion notify list"),
             )
         return found
 
@@ -104,7 +107,9 @@ class ChannelStore:
             v.validate_server(server, allow_http=allow_http), v.validate_topic(topic),
             v.validate_ca_file(ca_file), allow_http,
         )  # fmt: skip
-        secrets = {"token": v.validate_secret("token", token, "The access token")} if token else {}
+        secrets = (
+            {"token": v.validate_secret("token", token, N_("The access token"))} if token else {}
+        )
         return self.add(config, secrets, **common)
 
     def add_webhook(self, url: str, format: str = "json", *, secret: str = "",
@@ -114,19 +119,24 @@ class ChannelStore:
         if fmt not in WEBHOOK_FORMATS:
             raise ValidationError(
                 "format",
-                f"Unknown webhook format {format!r}; one of: {', '.join(WEBHOOK_FORMATS)}.",
+                _("Unknown webhook format {format}; one of: {formats}.").format(
+                    format=repr(format), formats=", ".join(WEBHOOK_FORMATS)
+                ),
             )
-        clean = v.validate_url("url", url, allow_http=allow_http, what="The webhook URL")
+        clean = v.validate_url("url", url, allow_http=allow_http, what=N_("The webhook URL"))
         header = v.validate_header(secret_header) if secret_header else ""
         if header and fmt in ("feishu", "dingtalk"):
             raise ValidationError(
-                "secret_header", f"A {fmt} secret signs the message; it needs no header name."
+                "secret_header",
+                _("A {format} secret signs the message; it needs no header name.").format(
+                    format=fmt
+                ),
             )
         config = WebhookConfig(fmt, v.display_url(clean), header, v.validate_ca_file(ca_file),
                                allow_http)  # fmt: skip
         secrets = {"url": clean}
         if secret:
-            secrets["secret"] = v.validate_secret("secret", secret, "The secret")
+            secrets["secret"] = v.validate_secret("secret", secret, N_("The secret"))
         return self.add(config, secrets, **common)
 
     def add_email(self, host: str, port: int, security: str, sender: str,
@@ -134,26 +144,31 @@ class ChannelStore:
                   ca_file: str = "", **common: Any) -> Channel:  # fmt: skip
         sec = security.strip().lower()
         if sec not in SECURITY:
-            raise ValidationError("security", f"Security is one of: {', '.join(SECURITY)}.")
+            raise ValidationError(
+                "security", _("Security is one of: {choices}.").format(choices=", ".join(SECURITY))
+            )
         clean_host = v.validate_host(host)
         if sec == "none" and not v.is_loopback(clean_host):
             raise ValidationError(
-                "security", "Plain SMTP (--security none) is only allowed to this computer (a "
-                "local relay): the password and the alerts would cross the network unencrypted. "
-                "Use starttls (port 587) or tls (port 465).",
-            )  # fmt: skip
+                "security",
+                _(
+                    "Plain SMTP (--security none) is only allowed to this computer (a local "
+                    "relay): the password and the alerts would cross the network unencrypted. "
+                    "Use starttls (port 587) or tls (port 465)."
+                ),
+            )
         from gpu_companion.core.common.validation import validate_port
 
         to = tuple(v.validate_address("to", a) for a in recipients if a.strip())
         if not to:
-            raise ValidationError("to", "Name at least one recipient (--to).")
+            raise ValidationError("to", _("Name at least one recipient (--to)."))
         if user and not password:
             raise ValidationError(
-                "password", "A login needs its password: pass --password-stdin and type or "
-                "pipe it in.",
-            )  # fmt: skip
+                "password",
+                _("A login needs its password: pass --password-stdin and type or pipe it in."),
+            )
         if user and any(c.isspace() or ord(c) < 32 for c in user):
-            raise ValidationError("user", "The SMTP user must not contain spaces.")
+            raise ValidationError("user", _("The SMTP user must not contain spaces."))
         config = EmailConfig(clean_host, validate_port(port), sec,
                              v.validate_address("from", sender), to, user.strip(),
                              v.validate_ca_file(ca_file))  # fmt: skip
@@ -188,7 +203,7 @@ class ChannelStore:
         }
         with self.store.transaction() as db:
             cols = ", ".join(row)
-            marks = ", ".join("?" for _ in row)
+            marks = ", ".join("?" for _col in row)
             cursor = db.execute(f"INSERT INTO notify_channels ({cols}) VALUES ({marks})",
                                 list(row.values()))  # fmt: skip
             channel_id = int(cursor.lastrowid or 0)
@@ -270,4 +285,4 @@ def _type_of(config: Config) -> str:
 def _name(name: str) -> str:
     from gpu_companion.core.common.validation import validate_name
 
-    return validate_name("name", name, "The channel name") if name.strip() else ""
+    return validate_name("name", name, N_("The channel name")) if name.strip() else ""

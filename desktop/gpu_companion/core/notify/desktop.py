@@ -9,6 +9,7 @@ import html
 import os
 from typing import Any
 
+from gpu_companion.core.common.i18n import _
 from gpu_companion.core.notify.model import APP, Alert, DeliveryError
 
 BUS_NAME = "org.freedesktop.Notifications"
@@ -30,15 +31,19 @@ def send_desktop(alert: Alert, *, timeout_s: float) -> int:
     address = os.environ.get("DBUS_SESSION_BUS_ADDRESS", "")
     if not address:
         raise DeliveryError(
-            "No desktop session bus here (DBUS_SESSION_BUS_ADDRESS is not set): desktop "
-            "notifications need a logged-in desktop session. Use ntfy, a webhook or e-mail to "
-            "reach you from a server."
+            _(
+                "No desktop session bus here (DBUS_SESSION_BUS_ADDRESS is not set): desktop "
+                "notifications need a logged-in desktop session. Use ntfy, a webhook or e-mail to "
+                "reach you from a server."
+            )
         )
     try:
         from jeepney import DBusAddress, HeaderFields, MessageType, new_method_call
         from jeepney.io.blocking import open_dbus_connection
     except ImportError as exc:  # pragma: no cover - jeepney comes with keyring on Linux
-        raise DeliveryError(f"Desktop notifications need the jeepney package ({exc}).") from exc
+        raise DeliveryError(
+            _("Desktop notifications need the jeepney package ({error}).").format(error=exc)
+        ) from exc
     target = DBusAddress(OBJECT_PATH, bus_name=BUS_NAME, interface=BUS_NAME)
     message = new_method_call(target, "Notify", "susssasa{sv}i", notify_args(alert))
     try:
@@ -46,17 +51,25 @@ def send_desktop(alert: Alert, *, timeout_s: float) -> int:
             reply = conn.send_and_get_reply(message, timeout=timeout_s)
     except Exception as exc:  # OSError, TimeoutError, jeepney's AuthenticationError, a bad address
         raise DeliveryError(
-            f"The desktop session bus cannot be reached ({type(exc).__name__}: {exc}): is the "
-            "desktop session still running?"
+            _(
+                "The desktop session bus cannot be reached ({kind}: {error}): is the desktop "
+                "session still running?"
+            ).format(kind=type(exc).__name__, error=exc)
         ) from exc
     if reply.header.message_type == MessageType.error:
         name = str(reply.header.fields.get(HeaderFields.error_name, ""))
         said = " ".join(str(b) for b in reply.body) if reply.body else ""
         if name.endswith((".ServiceUnknown", ".NameHasNoOwner", ".Spawn.ServiceNotFound")):
             raise DeliveryError(
-                "No notification server answers on the desktop session bus (nothing owns "
-                f"{BUS_NAME}): this desktop shows no notifications. Use ntfy, a webhook or "
-                "e-mail instead."
+                _(
+                    "No notification server answers on the desktop session bus (nothing owns "
+                    "{bus}): this desktop shows no notifications. Use ntfy, a webhook or "
+                    "e-mail instead."
+                ).format(bus=BUS_NAME)
             )
-        raise DeliveryError(f"The notification server refused the notification ({name}: {said}).")
+        raise DeliveryError(
+            _("The notification server refused the notification ({name}: {said}).").format(
+                name=name, said=said
+            )
+        )
     return int(reply.body[0]) if reply.body else 0

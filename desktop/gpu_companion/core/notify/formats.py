@@ -23,6 +23,7 @@ from typing import Any
 from urllib.parse import quote_plus
 
 from gpu_companion.core.common.clock import to_iso
+from gpu_companion.core.common.i18n import N_, _
 from gpu_companion.core.common.notifier import Level, Message
 from gpu_companion.core.notify.http import HttpAnswer, HttpRequest
 from gpu_companion.core.notify.kinds import TITLES, alert_kind
@@ -37,7 +38,7 @@ DISCORD_MAX = 2000
 def alert_of(message: Message, at: datetime) -> Alert:
     kind = alert_kind(message)
     return Alert(
-        title=f"{APP}: {TITLES[kind]}",
+        title=_("{app}: {title}").format(app=APP, title=_(TITLES[kind])),
         text=message.text,
         level=message.level.value,
         kind=kind,
@@ -49,9 +50,11 @@ def alert_of(message: Message, at: datetime) -> Alert:
 
 def probe_alert(channel_label: str, at: datetime) -> Alert:
     return Alert(
-        title=f"{APP}: test message",
-        text=f"This is a test message from {APP} ({channel_label}). If you can read it, alerts "
-        "will reach you here.",
+        title=_("{app}: test message").format(app=APP),
+        text=_(
+            "This is a test message from {app} ({channel}). If you can read it, alerts will "
+            "reach you here."
+        ).format(app=APP, channel=channel_label),
         level=Level.INFO.value,
         kind="other",
         key="notify-test",
@@ -146,22 +149,22 @@ def webhook_request(
 # --- what the answer says ---------------------------------------------------------------------
 
 _NTFY_WHY = {
-    400: "the server did not understand the message",
-    401: "the topic needs an access token, or the token is wrong or expired",
-    403: "the access token is wrong or lacks write access to the topic",
-    404: "no ntfy server at that address: check the server URL",
-    413: "the message is larger than the server accepts",
-    429: "the server's rate limit was reached",
-    507: "the server is out of storage",
+    400: N_("the server did not understand the message"),
+    401: N_("the topic needs an access token, or the token is wrong or expired"),
+    403: N_("the access token is wrong or lacks write access to the topic"),
+    404: N_("no ntfy server at that address: check the server URL"),
+    413: N_("the message is larger than the server accepts"),
+    429: N_("the server's rate limit was reached"),
+    507: N_("the server is out of storage"),
 }
 _HOOK_WHY = {
-    400: "the service did not accept the message (wrong --format for this URL?)",
-    401: "the secret is wrong or missing",
-    403: "the URL's token or the secret is wrong, or the webhook was revoked",
-    404: "the webhook does not exist (deleted, or the URL is incomplete)",
-    410: "the webhook's channel is gone",
-    413: "the message is too large for the service",
-    429: "the service's rate limit was reached",
+    400: N_("the service did not accept the message (wrong --format for this URL?)"),
+    401: N_("the secret is wrong or missing"),
+    403: N_("the URL's token or the secret is wrong, or the webhook was revoked"),
+    404: N_("the webhook does not exist (deleted, or the URL is incomplete)"),
+    410: N_("the webhook's channel is gone"),
+    413: N_("the message is too large for the service"),
+    429: N_("the service's rate limit was reached"),
 }
 
 
@@ -178,33 +181,45 @@ def _status(answer: HttpAnswer) -> str:
 
 def _why(answer: HttpAnswer, table: dict[int, str]) -> str:
     if answer.status in table:
-        return table[answer.status]
+        return _(table[answer.status])
     if 300 <= answer.status < 400:
-        return "it redirects elsewhere: check the URL (redirects are not followed)"
+        return _("it redirects elsewhere: check the URL (redirects are not followed)")
     if answer.status >= 500:
-        return "the server has a problem right now"
-    return "unexpected answer"
+        return _("the server has a problem right now")
+    return _("unexpected answer")
 
 
 def check_ntfy(answer: HttpAnswer) -> None:
     data = _json(answer)
     if not answer.ok:
-        said = f" (it said: {data['error']})" if isinstance(data, dict) and "error" in data else ""
-        raise DeliveryError(f"ntfy answered {_status(answer)}: {_why(answer, _NTFY_WHY)}{said}.")
+        said = (
+            _(" (it said: {words})").format(words=data["error"])
+            if isinstance(data, dict) and "error" in data
+            else ""
+        )
+        raise DeliveryError(
+            _("ntfy answered {status}: {why}{said}.").format(
+                status=_status(answer), why=_why(answer, _NTFY_WHY), said=said
+            )
+        )
     if not (isinstance(data, dict) and data.get("id")):
         raise DeliveryError(
-            f"The server answered {_status(answer)} but not as ntfy does (no message id): is the "
-            "server address an ntfy server, not a web page or a login portal?"
+            _(
+                "The server answered {status} but not as ntfy does (no message id): is the "
+                "server address an ntfy server, not a web page or a login portal?"
+            ).format(status=_status(answer))
         )
 
 
 def check_webhook(config: WebhookConfig, answer: HttpAnswer) -> None:
-    service = {"json": "The webhook", "slack": "Slack", "discord": "Discord",
-               "feishu": "Feishu", "dingtalk": "DingTalk"}[config.format]  # fmt: skip
+    service = {"json": _("The webhook"), "slack": "Slack", "discord": "Discord",
+               "feishu": _("Feishu"), "dingtalk": _("DingTalk")}[config.format]  # fmt: skip
     if not answer.ok:
-        said = f" (it said: {answer.text(200)})" if answer.body else ""
+        said = _(" (it said: {words})").format(words=answer.text(200)) if answer.body else ""
         raise DeliveryError(
-            f"{service} answered {_status(answer)}: {_why(answer, _HOOK_WHY)}{said}."
+            _("{service} answered {status}: {why}{said}.").format(
+                service=service, status=_status(answer), why=_why(answer, _HOOK_WHY), said=said
+            )
         )
     data = _json(answer)
     if config.format == "feishu":
@@ -212,14 +227,18 @@ def check_webhook(config: WebhookConfig, answer: HttpAnswer) -> None:
         if code != 0:
             msg = data.get("msg", data.get("StatusMessage", "")) if isinstance(data, dict) else ""
             raise DeliveryError(
-                f"Feishu refused the message (code {code}: {msg or answer.text(200)}): check the "
-                "bot's signing secret, keywords and IP allow-list."
+                _(
+                    "Feishu refused the message (code {code}: {said}): check the bot's signing "
+                    "secret, keywords and IP allow-list."
+                ).format(code=code, said=msg or answer.text(200))
             )
     elif config.format == "dingtalk":
         code = data.get("errcode") if isinstance(data, dict) else None
         if code != 0:
             msg = data.get("errmsg", "") if isinstance(data, dict) else answer.text(200)
             raise DeliveryError(
-                f"DingTalk refused the message (errcode {code}: {msg}): check the robot's "
-                "signing secret (加签), keywords and IP allow-list."
+                _(
+                    "DingTalk refused the message (errcode {code}: {said}): check the robot's "
+                    "signing secret (加签), keywords and IP allow-list."
+                ).format(code=code, said=msg)
             )

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 from gpu_companion import __version__
+from gpu_companion.core.common.i18n import _
 from gpu_companion.core.notify.model import DeliveryError
 
 USER_AGENT = f"gpu-companion/{__version__}"
@@ -65,7 +66,9 @@ def tls_context(ca_file: str = "") -> ssl.SSLContext:
             context.load_verify_locations(cafile=ca_file)
         except (OSError, ssl.SSLError) as exc:
             raise DeliveryError(
-                f"The CA file {ca_file} cannot be read as PEM certificates ({exc})."
+                _("The CA file {path} cannot be read as PEM certificates ({error}).").format(
+                    path=ca_file, error=exc
+                )
             ) from exc
     return context
 
@@ -111,25 +114,41 @@ def network_error(url: str, exc: BaseException, timeout_s: float) -> DeliveryErr
 def explain_network(place: str, exc: BaseException, timeout_s: float) -> str:
     host = place.rsplit(":", 1)[0]
     if isinstance(exc, ssl.SSLCertVerificationError):
-        return (
-            f"The certificate of {host} could not be verified ({exc.verify_message}). For a "
-            "self-hosted server with its own certificate authority, give its CA file "
-            "(--ca-file); otherwise someone may be intercepting the connection."
-        )
+        return _(
+            "The certificate of {host} could not be verified ({why}). For a self-hosted server "
+            "with its own certificate authority, give its CA file (--ca-file); otherwise someone "
+            "may be intercepting the connection."
+        ).format(host=host, why=exc.verify_message)
     if isinstance(exc, ssl.SSLError):
-        return f"The TLS handshake with {place} failed ({exc.reason or exc}): is it a TLS port?"
+        return _("The TLS handshake with {place} failed ({why}): is it a TLS port?").format(
+            place=place, why=exc.reason or exc
+        )
     if isinstance(exc, socket.gaierror):
-        return f"The name {host} could not be resolved: check the address and your network."
+        return _(
+            "The name {host} could not be resolved: check the address and your network."
+        ).format(host=host)
     if isinstance(exc, ConnectionRefusedError):
-        return f"Connection refused by {place}: nothing listens there (is the server running?)."
+        return _(
+            "Connection refused by {place}: nothing listens there (is the server running?)."
+        ).format(place=place)
     if isinstance(exc, TimeoutError | socket.timeout):
-        return f"No answer from {place} within {timeout_s:g} s: the server or the network is down."
+        return _(
+            "No answer from {place} within {seconds} s: the server or the network is down."
+        ).format(place=place, seconds=f"{timeout_s:g}")
     if isinstance(exc, ConnectionResetError):
-        return f"{place} closed the connection: the server may be overloaded or not speak HTTP."
+        return _(
+            "{place} closed the connection: the server may be overloaded or not speak HTTP."
+        ).format(place=place)
     if isinstance(exc, OSError) and exc.errno == errno.EHOSTUNREACH:
-        return f"No route to host {place}: check the address and your network."
+        return _("No route to host {place}: check the address and your network.").format(
+            place=place
+        )
     if isinstance(exc, OSError) and exc.errno == errno.ENETUNREACH:
-        return f"The network is unreachable from here ({place}): are you online?"
+        return _("The network is unreachable from here ({place}): are you online?").format(
+            place=place
+        )
     if isinstance(exc, UnicodeEncodeError | ValueError):
-        return f"The request to {place} could not be sent ({exc})."
-    return f"Could not reach {place}: {exc}."
+        return _("The request to {place} could not be sent ({error}).").format(
+            place=place, error=exc
+        )
+    return _("Could not reach {place}: {error}.").format(place=place, error=exc)

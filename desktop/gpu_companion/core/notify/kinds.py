@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime, time, tzinfo
 
 from gpu_companion.core.common.errors import ValidationError
+from gpu_companion.core.common.i18n import N_, _
 from gpu_companion.core.common.notifier import Level, Message
 
 KINDS: tuple[str, ...] = (
@@ -34,18 +35,19 @@ DEFAULT_KINDS: frozenset[str] = frozenset(KINDS) - {"other"}
 # counting down, done or blocked, a forgotten billed instance, a billed host that stopped answering.
 MONEY_CRITICAL: frozenset[str] = frozenset({"budget", "autorelease", "orphan", "unreachable"})
 
+# The notification title of each kind, marked here and translated where shown (`_(TITLES[k])`).
 TITLES: dict[str, str] = {
-    "budget": "Budget",
-    "runtime": "Planned runtime",
-    "overnight": "Left on overnight",
-    "idle": "Idle GPUs",
-    "spot-sync": "Spot checkpoint",
-    "autorelease": "Auto-release",
-    "unreachable": "Host unreachable",
-    "orphan": "Forgotten instance",
-    "gone": "Instance gone",
-    "release": "Release",
-    "other": "Notice",
+    "budget": N_("Budget"),
+    "runtime": N_("Planned runtime"),
+    "overnight": N_("Left on overnight"),
+    "idle": N_("Idle GPUs"),
+    "spot-sync": N_("Spot checkpoint"),
+    "autorelease": N_("Auto-release"),
+    "unreachable": N_("Host unreachable"),
+    "orphan": N_("Forgotten instance"),
+    "gone": N_("Instance gone"),
+    "release": N_("Release"),
+    "other": N_("Notice"),
 }
 
 _BY_KEY: dict[str, str] = {
@@ -84,7 +86,7 @@ def parse_kinds(text: str) -> frozenset[str]:
     """`budget,idle`, `all` (every kind, `other` included) or `default`; ValidationError else."""
     words = [w.strip().lower() for w in text.replace(" ", ",").split(",") if w.strip()]
     if not words:
-        raise ValidationError("kinds", "Name at least one alert kind (or 'all').")
+        raise ValidationError("kinds", _("Name at least one alert kind (or 'all')."))
     chosen: set[str] = set()
     for word in words:
         if word == "all":
@@ -95,7 +97,10 @@ def parse_kinds(text: str) -> frozenset[str]:
             chosen.add(word)
         else:
             raise ValidationError(
-                "kinds", f"Unknown alert kind {word!r}; the kinds are: {', '.join(KINDS)}, all."
+                "kinds",
+                _("Unknown alert kind {kind}; the kinds are: {kinds}, all.").format(
+                    kind=repr(word), kinds=", ".join(KINDS)
+                ),
             )
     return frozenset(chosen)
 
@@ -121,12 +126,14 @@ class QuietHours:
         if not match:
             raise ValidationError(
                 "quiet",
-                f"Quiet hours are HH:MM-HH:MM in local time (e.g. 23:00-07:00), not {text!r}.",
+                _(
+                    "Quiet hours are HH:MM-HH:MM in local time (e.g. 23:00-07:00), not {text}."
+                ).format(text=repr(text)),
             )
         h1, m1, h2, m2 = (int(g) for g in match.groups())
         quiet = cls(time(h1, m1), time(h2, m2))
         if quiet.start == quiet.end:
-            raise ValidationError("quiet", "Quiet hours must start and end at different times.")
+            raise ValidationError("quiet", _("Quiet hours must start and end at different times."))
         return quiet
 
     def __str__(self) -> str:

@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from gpu_companion.core.common.errors import UserError
+from gpu_companion.core.common.i18n import _
 from gpu_companion.core.notify.kinds import QuietHours
 
 CHANNEL_TYPES: tuple[str, ...] = ("ntfy", "webhook", "email", "desktop")
@@ -136,8 +137,10 @@ class Channel:
         if isinstance(c, WebhookConfig):
             return f"{c.format} {c.url_display}"
         if isinstance(c, EmailConfig):
-            return f"{', '.join(c.recipients)} via {c.host}:{c.port} ({c.security})"
-        return "this desktop session"
+            return _("{recipients} via {server} ({security})").format(
+                recipients=", ".join(c.recipients), server=f"{c.host}:{c.port}", security=c.security
+            )
+        return _("this desktop session")
 
     def label(self) -> str:
         return f"#{self.id} {self.name or self.type}"

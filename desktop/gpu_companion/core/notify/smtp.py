@@ -10,6 +10,7 @@ import ssl
 from email.message import EmailMessage
 from email.utils import format_datetime, make_msgid
 
+from gpu_companion.core.common.i18n import _
 from gpu_companion.core.notify.http import explain_network, tls_context
 from gpu_companion.core.notify.model import APP, Alert, DeliveryError, EmailConfig
 
@@ -22,7 +23,11 @@ def email_message(config: EmailConfig, alert: Alert) -> EmailMessage:
     msg["Date"] = format_datetime(alert.at)
     msg["Message-ID"] = make_msgid(domain=config.sender.rsplit("@", 1)[-1])
     msg["X-Priority"] = {"error": "1", "warning": "2"}.get(alert.level, "3")
-    footer = f"\n\n-- \nSent by {APP}" + (f" (alert kind: {alert.kind})" if not alert.test else "")
+    if alert.test:
+        sent = _("Sent by {app}").format(app=APP)
+    else:
+        sent = _("Sent by {app} (alert kind: {kind})").format(app=APP, kind=alert.kind)
+    footer = f"\n\n-- \n{sent}"
     msg.set_content(alert.text + footer)
     return msg
 
@@ -35,52 +40,58 @@ def _code_text(exc: smtplib.SMTPResponseException) -> str:
 def explain_smtp(config: EmailConfig, exc: BaseException, timeout_s: float) -> str:
     place = f"{config.host}:{config.port}"
     if isinstance(exc, smtplib.SMTPAuthenticationError):
-        return (
-            f"The SMTP server refused the login ({exc.smtp_code}): check the user and password "
-            "(many providers want an app password here, not the account's own)."
-        )
+        return _(
+            "The SMTP server refused the login ({code}): check the user and password (many "
+            "providers want an app password here, not the account's own)."
+        ).format(code=exc.smtp_code)
     if isinstance(exc, smtplib.SMTPNotSupportedError):
         text = str(exc)
         if "STARTTLS" in text.upper():
-            return (
-                f"The SMTP server at {place} does not offer STARTTLS: use --security tls "
+            return _(
+                "The SMTP server at {place} does not offer STARTTLS: use --security tls "
                 "(usually port 465) or check the port."
-            )
-        return (
-            f"The SMTP server at {place} offers no login (AUTH) on this connection: check the "
+            ).format(place=place)
+        return _(
+            "The SMTP server at {place} offers no login (AUTH) on this connection: check the "
             "port and security, or leave the user empty for a relay that needs none."
-        )
+        ).format(place=place)
     if isinstance(exc, smtplib.SMTPRecipientsRefused):
         who = ", ".join(exc.recipients)
         first = next(iter(exc.recipients.values()), (0, b""))
-        return f"The SMTP server refused the recipient(s) {who} ({first[0]}): check the address."
+        return _(
+            "The SMTP server refused the recipient(s) {who} ({code}): check the address."
+        ).format(who=who, code=first[0])
     if isinstance(exc, smtplib.SMTPSenderRefused):
-        return (
-            f"The SMTP server refused the sender {config.sender} ({_code_text(exc)}): many servers "
-            "only accept the login's own address as sender."
-        )
+        return _(
+            "The SMTP server refused the sender {sender} ({said}): many servers only accept the "
+            "login's own address as sender."
+        ).format(sender=config.sender, said=_code_text(exc))
     if isinstance(exc, smtplib.SMTPDataError):
-        return f"The SMTP server refused the message ({_code_text(exc)})."
+        return _("The SMTP server refused the message ({said}).").format(said=_code_text(exc))
     if isinstance(exc, smtplib.SMTPConnectError):
-        return f"The SMTP server at {place} refused the session ({_code_text(exc)})."
-    if isinstance(exc, smtplib.SMTPServerDisconnected):
-        return (
-            f"The SMTP server at {place} closed the connection ({exc}): wrong security for this "
-            "port? (587: starttls, 465: tls)"
+        return _("The SMTP server at {place} refused the session ({said}).").format(
+            place=place, said=_code_text(exc)
         )
+    if isinstance(exc, smtplib.SMTPServerDisconnected):
+        return _(
+            "The SMTP server at {place} closed the connection ({error}): wrong security for "
+            "this port? (587: starttls, 465: tls)"
+        ).format(place=place, error=exc)
     if isinstance(exc, smtplib.SMTPResponseException):
-        return f"The SMTP server answered {_code_text(exc)}."
+        return _("The SMTP server answered {said}.").format(said=_code_text(exc))
     if isinstance(exc, OSError | ssl.SSLError):
         return explain_network(place, exc, timeout_s)
-    return f"Sending mail through {place} failed: {exc}."
+    return _("Sending mail through {place} failed: {error}.").format(place=place, error=exc)
 
 
 def send_email(config: EmailConfig, msg: EmailMessage, password: str, *, timeout_s: float) -> None:
     """Deliver `msg`; a `DeliveryError` in plain words when the server or network says no."""
     if config.user and not password:
         raise DeliveryError(
-            f"No SMTP password for {config.user} is in the keyring: set it again "
-            "(gpu-companion notify add email ... --password-stdin)."
+            _(
+                "No SMTP password for {user} is in the keyring: set it again "
+                "(gpu-companion notify add email ... --password-stdin)."
+            ).format(user=config.user)
         )
     client: smtplib.SMTP | None = None
     try:

@@ -14,6 +14,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from gpu_companion.core.common.errors import ValidationError
+from gpu_companion.core.common.i18n import N_, _
 
 _TOPIC_RE = re.compile(r"^[-_A-Za-z0-9]{1,64}$")  # what ntfy accepts as a topic name
 _HEADER_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]{0,63}$")
@@ -33,39 +34,64 @@ def is_loopback(host: str) -> bool:
 
 
 def _clean(field: str, value: str, what: str) -> str:
-    value = value.strip()
+    """`what`: the value's name, marked with N_() (translated here)."""
+    value, what = value.strip(), _(what)
     if not value:
-        raise ValidationError(field, f"{what} is empty.")
+        raise ValidationError(field, _("{what} is empty.").format(what=what))
     if any(c.isspace() or ord(c) < 32 or ord(c) == 127 for c in value):
-        raise ValidationError(field, f"{what} must not contain spaces or control characters.")
+        raise ValidationError(
+            field, _("{what} must not contain spaces or control characters.").format(what=what)
+        )
     return value
 
 
-def validate_url(field: str, value: str, *, allow_http: bool = False, what: str = "The URL") -> str:
-    """An http(s) URL as stored: no trailing slash for a base URL is the caller's business."""
+def validate_url(
+    field: str, value: str, *, allow_http: bool = False, what: str = N_("The URL")
+) -> str:
+    """An http(s) URL as stored: no trailing slash for a base URL is the caller's business.
+    `what`: the URL's name, marked with N_() (translated here)."""
     url = _clean(field, value, what)
+    what = _(what)
     try:
         parts = urlsplit(url)
         port = parts.port  # raises on a port that is not a number or out of range
     except ValueError as exc:
-        raise ValidationError(field, f"{what} {url!r} is not a valid URL ({exc}).") from None
+        raise ValidationError(
+            field,
+            _("{what} {url} is not a valid URL ({error}).").format(
+                what=what, url=repr(url), error=exc
+            ),
+        ) from None
     if parts.scheme not in ("http", "https"):
-        raise ValidationError(field, f"{what} must start with https:// (or http://), not {url!r}.")
+        raise ValidationError(
+            field,
+            _("{what} must start with https:// (or http://), not {url}.").format(
+                what=what, url=repr(url)
+            ),
+        )
     if not parts.hostname:
-        raise ValidationError(field, f"{what} {url!r} names no host.")
+        raise ValidationError(
+            field, _("{what} {url} names no host.").format(what=what, url=repr(url))
+        )
     if parts.username is not None or parts.password is not None:
         raise ValidationError(
-            field, f"{what} must not carry a user or password: give the token separately, it "
-            "goes to the OS keyring.",
-        )  # fmt: skip
+            field,
+            _(
+                "{what} must not carry a user or password: give the token separately, it goes "
+                "to the OS keyring."
+            ).format(what=what),
+        )
     if parts.fragment:
-        raise ValidationError(field, f"{what} must not have a #fragment.")
+        raise ValidationError(field, _("{what} must not have a #fragment.").format(what=what))
     if parts.scheme == "http" and not allow_http and not is_loopback(parts.hostname):
         raise ValidationError(
-            field, f"{what} uses plain http to {parts.hostname}: alerts and tokens would cross the "
-            "network unencrypted. Use https://, or allow plain http explicitly (--allow-http) "
-            "for a server on a network you trust.",
-        )  # fmt: skip
+            field,
+            _(
+                "{what} uses plain http to {host}: alerts and tokens would cross the network "
+                "unencrypted. Use https://, or allow plain http explicitly (--allow-http) for a "
+                "server on a network you trust."
+            ).format(what=what, host=parts.hostname),
+        )
     del port
     return url
 
@@ -75,9 +101,9 @@ def validate_server(value: str, *, allow_http: bool = False) -> str:
     text = value.strip()
     if text and "://" not in text:
         text = f"https://{text}"  # `ntfy.sh` as ntfy's own CLI takes it
-    url = validate_url("server", text, allow_http=allow_http, what="The ntfy server")
+    url = validate_url("server", text, allow_http=allow_http, what=N_("The ntfy server"))
     if urlsplit(url).query:
-        raise ValidationError("server", "The ntfy server address must not have a ?query.")
+        raise ValidationError("server", _("The ntfy server address must not have a ?query."))
     return url.rstrip("/")
 
 
@@ -85,9 +111,12 @@ def validate_topic(value: str) -> str:
     topic = value.strip()
     if not _TOPIC_RE.match(topic):
         raise ValidationError(
-            "topic", "An ntfy topic is 1 to 64 letters, digits, '-' or '_' (pick one that is hard "
-            "to guess: on a public server the topic is the password).",
-        )  # fmt: skip
+            "topic",
+            _(
+                "An ntfy topic is 1 to 64 letters, digits, '-' or '_' (pick one that is hard to "
+                "guess: on a public server the topic is the password)."
+            ),
+        )
     return topic
 
 
@@ -95,7 +124,7 @@ def validate_header(value: str) -> str:
     name = value.strip()
     if not _HEADER_RE.match(name):
         raise ValidationError(
-            "secret_header", "A header name is letters, digits and '-' (e.g. Authorization)."
+            "secret_header", _("A header name is letters, digits and '-' (e.g. Authorization).")
         )
     return name
 
@@ -103,14 +132,21 @@ def validate_header(value: str) -> str:
 def validate_address(field: str, value: str) -> str:
     address = value.strip()
     if not _ADDRESS_RE.match(address):
-        raise ValidationError(field, f"{address!r} is not an e-mail address (name@example.com).")
+        raise ValidationError(
+            field,
+            _("{address} is not an e-mail address (name@example.com).").format(
+                address=repr(address)
+            ),
+        )
     return address
 
 
 def validate_host(value: str) -> str:
-    host = _clean("host", value, "The SMTP server")
+    host = _clean("host", value, N_("The SMTP server"))
     if not re.match(r"^[A-Za-z0-9.:\[\]-]{1,253}$", host):
-        raise ValidationError("host", f"{host!r} is not a host name or IP address.")
+        raise ValidationError(
+            "host", _("{host} is not a host name or IP address.").format(host=repr(host))
+        )
     return host
 
 
@@ -120,17 +156,21 @@ def validate_ca_file(value: str) -> str:
         return ""
     path = Path(value.strip()).expanduser()
     if not path.is_file():
-        raise ValidationError("ca_file", f"The CA file {path} does not exist.")
+        raise ValidationError("ca_file", _("The CA file {path} does not exist.").format(path=path))
     return str(path.resolve())
 
 
 def validate_secret(field: str, value: str, what: str) -> str:
+    """`what`: the secret's name, marked with N_() (translated here)."""
     secret = value.strip()
     if not _SECRET_RE.match(secret):
         raise ValidationError(
-            field, f"{what} must be one line of visible characters (no spaces), as the service "
-            "shows it.",
-        )  # fmt: skip
+            field,
+            _(
+                "{what} must be one line of visible characters (no spaces), as the service "
+                "shows it."
+            ).format(what=_(what)),
+        )
     return secret
 
 

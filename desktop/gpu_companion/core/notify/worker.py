@@ -11,6 +11,7 @@ from datetime import datetime
 
 from gpu_companion.core.common.clock import Clock
 from gpu_companion.core.common.errors import UserError
+from gpu_companion.core.common.i18n import _
 from gpu_companion.core.notify.model import Alert, Channel
 from gpu_companion.core.notify.outbox import Outbox, OutboxItem
 
@@ -96,7 +97,10 @@ class DeliveryWorker:
             self._failed(item, str(exc))
         except Exception as exc:  # a bug: logged with its traceback, still only this row fails
             log.exception("sending notification %s failed", item.id)
-            self._failed(item, f"Unexpected error: {type(exc).__name__}: {exc}")
+            self._failed(
+                item,
+                _("Unexpected error: {kind}: {error}").format(kind=type(exc).__name__, error=exc),
+            )
         else:
             self.outbox.delivered(item, self.clock.now())
 

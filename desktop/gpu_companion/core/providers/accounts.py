@@ -11,6 +11,7 @@ from datetime import datetime, timezone
 from typing import Protocol
 
 from gpu_companion.core.common.errors import UserError, ValidationError
+from gpu_companion.core.common.i18n import _
 from gpu_companion.core.hosts.registry import HostRegistry, Platform
 from gpu_companion.core.providers.model import Provider, ProviderError
 from gpu_companion.core.storage.store import Store
@@ -48,7 +49,10 @@ def kind_of(text: str) -> Kind:
     key = {"vast": "vast.ai", "vastai": "vast.ai"}.get(key, key)
     if key not in KINDS:
         raise ValidationError(
-            "kind", f"Unknown provider {text!r}; GPU Companion talks to: {', '.join(KINDS)}."
+            "kind",
+            _("Unknown provider {name}; GPU Companion talks to: {kinds}.").format(
+                name=repr(text), kinds=", ".join(KINDS)
+            ),
         )
     return KINDS[key]
 
@@ -122,12 +126,14 @@ class ProviderAccounts:
         if not _KEY_RE.match(key):
             raise ValidationError(
                 "api_key",
-                "The API key must be one line of 8 to 512 visible characters, as the "
-                "provider's console shows it.",
+                _(
+                    "The API key must be one line of 8 to 512 visible characters, as the "
+                    "provider's console shows it."
+                ),
             )
         base = api_base.strip().rstrip("/")
         if base and not base.startswith(("https://", "http://")):
-            raise ValidationError("api_base", "The API address must start with https://.")
+            raise ValidationError("api_base", _("The API address must start with https://."))
         name = platform.strip() or k.name
         found = next((p for p in self.registry.platforms() if p.name.lower() == name.lower()), None)
         if found is None:
@@ -135,7 +141,10 @@ class ProviderAccounts:
         assert found.id is not None
         if self.for_platform(found.id) is not None:
             raise ValidationError(
-                "platform", f"{found.name} already has a provider account; remove it first."
+                "platform",
+                _("{platform} already has a provider account; remove it first.").format(
+                    platform=found.name
+                ),
             )
         with self.store.transaction() as db:
             row = {
@@ -163,9 +172,13 @@ class ProviderAccounts:
         key = self.secrets.secret(_secret_name(account.id))
         if not key:
             raise ProviderError(
-                f"No API key for {account.platform_name} is in the keyring.",
-                hint=f"Add it again: gpu-companion providers add {account.kind} "
-                f"--platform {account.platform_name!r}.",
+                _("No API key for {platform} is in the keyring.").format(
+                    platform=account.platform_name
+                ),
+                hint=_("Add it again: {command}.").format(
+                    command=f"gpu-companion providers add {account.kind} "
+                    f"--platform {account.platform_name!r}"
+                ),
             )
         return KINDS[account.kind].make(key, account.api_base, self.timeout_s)
 
@@ -177,10 +190,13 @@ class ProviderAccounts:
 def require_account(accounts: ProviderAccounts, name: str) -> Account:
     account = accounts.find(name)
     if account is None:
-        known = ", ".join(a.platform_name for a in accounts.accounts()) or "none yet"
+        known = ", ".join(a.platform_name for a in accounts.accounts()) or _("none yet")
         raise UserError(
-            f"No provider account named {name!r} (known: {known}).",
-            hint="Add one: gpu-companion providers add vast.ai|runpod (the key is read from "
-            "stdin).",
+            _("No provider account named {name} (known: {known}).").format(
+                name=repr(name), known=known
+            ),
+            hint=_(
+                "Add one: gpu-companion providers add vast.ai|runpod (the key is read from stdin)."
+            ),
         )
     return account

@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from gpu_companion.core.common.errors import UserError, ValidationError
+from gpu_companion.core.common.i18n import N_, _
 from gpu_companion.core.hosts.registry import Host
 from gpu_companion.core.providers.model import Action, Instance, ProviderError, Reading
 
@@ -23,10 +24,14 @@ PLACEHOLDERS = ("alias", "hostname", "port", "user", "instance_id")
 # legacy `remove/stop pod` are hidden and `stop pod` exits 0 on failure. Their API accounts do it.
 UNTRUSTED_CLIS = {"vastai": "vast.ai", "runpodctl": "runpod"}
 WHY_UNTRUSTED = {
-    "vast.ai": "without a terminal it answers 'Aborted.' and exits 0, and exits 0 on a refused "
-    "key or a wrong id",
-    "runpod": "its legacy 'stop pod' exits 0 on failure and 'get pod' prints an empty table for "
-    "a wrong id",
+    "vast.ai": N_(
+        "without a terminal it answers 'Aborted.' and exits 0, and exits 0 on a refused key or "
+        "a wrong id"
+    ),
+    "runpod": N_(
+        "its legacy 'stop pod' exits 0 on failure and 'get pod' prints an empty table for a "
+        "wrong id"
+    ),
 }
 
 
@@ -49,30 +54,38 @@ def check_instance_id(instance_id: str) -> str:
     """Any provider's id: one word, no leading '-' (it would read as an option)."""
     value = instance_id.strip()
     if not value:
-        raise ValidationError("instance_id", "The host has no instance id.")
+        raise ValidationError("instance_id", _("The host has no instance id."))
     if value.startswith("-") or any(c.isspace() or ord(c) < 32 or ord(c) == 127 for c in value):
         raise ValidationError(
             "instance_id",
-            f"{value!r} is not an instance id: it must be one word that does not start with "
-            "'-', as the provider's console shows it.",
+            _(
+                "{id} is not an instance id: it must be one word that does not start with '-', "
+                "as the provider's console shows it."
+            ).format(id=repr(value)),
         )
     return value
 
 
-def command_argv(template: str, target: Target, what: str = "release command") -> list[str]:
+def command_argv(template: str, target: Target, what: str = N_("release command")) -> list[str]:
     """Split like a shell, then fill `{alias}`, `{hostname}`, `{port}`, `{user}`,
-    `{instance_id}` per word, so a value can never become an extra argument."""
+    `{instance_id}` per word, so a value can never become an extra argument. `what`: the
+    command's name, marked with N_() (translated here)."""
+    what = _(what)
     try:
         words = shlex.split(template)
     except ValueError as exc:
-        raise ValidationError("release_command", f"The {what} does not parse: {exc}.") from exc
+        raise ValidationError(
+            "release_command", _("The {what} does not parse: {error}.").format(what=what, error=exc)
+        ) from exc
     if not words:
-        raise ValidationError("release_command", f"The {what} is empty.")
+        raise ValidationError("release_command", _("The {what} is empty.").format(what=what))
     if "{instance_id}" in template:
         if not target.instance_id.strip():
             raise UserError(
-                f"{target.alias} has no instance id, and the command needs one.",
-                hint="Edit the host and paste the instance id from the provider's console.",
+                _("{host} has no instance id, and the command needs one.").format(
+                    host=target.alias
+                ),
+                hint=_("Edit the host and paste the instance id from the provider's console."),
             )
         check_instance_id(target.instance_id)
     values = {
@@ -89,9 +102,11 @@ def command_argv(template: str, target: Target, what: str = "release command") -
         except (KeyError, ValueError, IndexError) as exc:
             raise ValidationError(
                 "release_command",
-                f"Unknown placeholder in {word!r} ({exc}); use {{"
-                + "}, {".join(PLACEHOLDERS)
-                + "}.",
+                _("Unknown placeholder in {word} ({error}); use {placeholders}.").format(
+                    word=repr(word),
+                    error=exc,
+                    placeholders=", ".join("{" + p + "}" for p in PLACEHOLDERS),
+                ),
             ) from exc
     return argv
 
@@ -124,20 +139,24 @@ class CustomCommands:
             if provider:
                 raise ValidationError(
                     "release_command",
-                    f"The {provider} CLI cannot be trusted to release ({WHY_UNTRUSTED[provider]}):"
-                    f" add a {provider} provider account instead "
-                    f"(gpu-companion providers add {provider}).",
+                    _(
+                        "The {provider} CLI cannot be trusted to release ({why}): add a "
+                        "{provider} provider account instead (gpu-companion providers add "
+                        "{provider})."
+                    ).format(provider=provider, why=_(WHY_UNTRUSTED[provider])),
                 )
             command_argv(release, probe)
             if not verify or not (gone or running):
                 raise ValidationError(
                     "verify_command",
-                    "A release command needs a read-only verify command and the words its "
-                    "output shows once the instance is gone (or while it still runs): without "
-                    "them the release could never be confirmed.",
+                    _(
+                        "A release command needs a read-only verify command and the words its "
+                        "output shows once the instance is gone (or while it still runs): "
+                        "without them the release could never be confirmed."
+                    ),
                 )
         if verify:
-            command_argv(verify, probe, "verify command")
+            command_argv(verify, probe, N_("verify command"))
         return CustomCommands(release, verify, gone, running)
 
 
@@ -160,11 +179,18 @@ def run_local(argv: Sequence[str], timeout: float = 120) -> CommandResult:
         )
     except FileNotFoundError as exc:
         raise ProviderError(
-            f"The command {argv[0]!r} was not found on this computer.",
-            hint="Install the provider's CLI or fix the command in the release settings.",
+            _("The command {command} was not found on this computer.").format(
+                command=repr(argv[0])
+            ),
+            hint=_("Install the provider's CLI or fix the command in the release settings."),
         ) from exc
     except subprocess.TimeoutExpired:
-        return CommandResult(124, f"{argv[0]} did not answer within {timeout:g} s.")
+        return CommandResult(
+            124,
+            _("{command} did not answer within {seconds} s.").format(
+                command=argv[0], seconds=f"{timeout:g}"
+            ),
+        )
     return CommandResult(done.returncode, (done.stdout + done.stderr)[-4000:])
 
 
@@ -184,13 +210,17 @@ class CustomProvider:
         return check_instance_id(instance_id) if instance_id.strip() else ""
 
     def instances(self) -> list[Instance]:
-        raise ProviderError(f"{self.name} has no API account: its instances cannot be listed.")
+        raise ProviderError(
+            _("{platform} has no API account: its instances cannot be listed.").format(
+                platform=self.name
+            )
+        )
 
     def read(self, instance_id: str) -> Reading:
         c = self.commands
         if not c.verify:
-            raise ProviderError(f"{self.name} has no verify command.")
-        argv = command_argv(c.verify, self.target, "verify command")
+            raise ProviderError(_("{platform} has no verify command.").format(platform=self.name))
+        argv = command_argv(c.verify, self.target, N_("verify command"))
         result = self._run(argv)
         said = result.output.strip()[-500:]
         if c.gone_when and c.gone_when in result.output:
@@ -201,21 +231,29 @@ class CustomProvider:
             return Reading("gone", said)  # it answered, and no longer says it runs
         if result.code != 0:
             raise ProviderError(
-                f"The verify command exited {result.code}.", hint=said[-300:], said=said
+                _("The verify command exited {code}.").format(code=result.code),
+                hint=said[-300:],
+                said=said,
             )
         return Reading("other", said)
 
     def request(self, instance_id: str, action: Action) -> str:
         if action != "destroy" or not self.commands.release:
+            if action == "stop":
+                text = _("{platform} has no stop command.")
+            else:
+                text = _("{platform} has no release command.")
             raise ProviderError(
-                f"{self.name} has no {'stop' if action == 'stop' else 'release'} command.",
-                hint="Stopping needs a vast.ai or RunPod provider account.",
+                text.format(platform=self.name),
+                hint=_("Stopping needs a vast.ai or RunPod provider account."),
             )
         result = self._run(command_argv(self.commands.release, self.target))
         if result.code != 0:
             said = result.output.strip()[-500:]
             raise ProviderError(
-                f"The release command exited {result.code}.", hint=said[-300:], said=said
+                _("The release command exited {code}.").format(code=result.code),
+                hint=said[-300:],
+                said=said,
             )
         return result.output.strip()[-500:]
 
@@ -238,7 +276,7 @@ def dry_run(
     argv = command_argv(commands.release, target) if commands.release else []
     if not commands.verify:
         return DryRun(argv, [])
-    check = command_argv(commands.verify, target, "verify command")
+    check = command_argv(commands.verify, target, N_("verify command"))
     try:
         result = run(check)
     except ProviderError as exc:

@@ -12,10 +12,32 @@ from decimal import Decimal
 from typing import Literal, Protocol
 
 from gpu_companion.core.common.errors import UserError
+from gpu_companion.core.common.i18n import N_, _
 
 # What the app makes of a provider's own words for an instance's state.
 State = Literal["running", "starting", "stopped", "gone", "other"]
 Action = Literal["destroy", "stop"]
+
+# The states and actions in a sentence a user reads ("reports instance 123 running"); the
+# values themselves stay the app's own words (compared, stored).
+_STATE_WORDS = {
+    "running": N_("running"),
+    "starting": N_("starting"),
+    "stopped": N_("stopped"),
+    "gone": N_("gone"),
+    "other": N_("other"),
+}
+_ACTION_WORDS = {"destroy": N_("destroy"), "stop": N_("stop")}
+
+
+def state_words(state: str) -> str:
+    """A state (the app's or the provider's own word) as the user reads it."""
+    return _(_STATE_WORDS[state]) if state in _STATE_WORDS else state
+
+
+def action_words(action: str) -> str:
+    """'destroy' or 'stop' as the user reads it."""
+    return _(_ACTION_WORDS[action]) if action in _ACTION_WORDS else action
 
 
 class ProviderError(UserError):

@@ -15,11 +15,12 @@ from dataclasses import dataclass, field, replace
 from decimal import Decimal
 
 from gpu_companion.core.common.errors import UserError
+from gpu_companion.core.common.i18n import _
 from gpu_companion.core.common.money import format_money, to_minor
 from gpu_companion.core.common.notifier import Notifier
 from gpu_companion.core.hosts.registry import Host, HostRegistry
 from gpu_companion.core.providers.accounts import Account, ProviderAccounts
-from gpu_companion.core.providers.model import Instance, ProviderError
+from gpu_companion.core.providers.model import Instance, ProviderError, state_words
 from gpu_companion.core.spend.ledger import SpendLedger
 
 log = logging.getLogger(__name__)
@@ -41,25 +42,27 @@ class Orphan:
         i = self.instance
         rate = i.hourly if i.state in LIVE else i.storage_hourly
         if rate is None:
-            return "an unknown price"
-        return f"{format_money(to_minor(rate, i.currency), i.currency)}/h"
+            return _("an unknown price")
+        return _("{rate}/h").format(rate=format_money(to_minor(rate, i.currency), i.currency))
 
     def text(self) -> str:
         i = self.instance
-        what = f"{self.account.provider_name} instance {i.id}"
+        what = _("{provider} instance {id}").format(provider=self.account.provider_name, id=i.id)
         if i.label:
             what += f" ({i.label})"
         gpus = f"{i.gpu_count}× {i.gpu_model}, " if i.gpu_model else ""
-        state = "is running" if i.state in LIVE else f"is {i.provider_state or i.state}"
+        if i.state in LIVE:
+            state = _("is running")
+        else:
+            state = _("is {state}").format(state=i.provider_state or state_words(i.state))
         known = (
-            f"GPU Companion believes {self.released_alias} released"
+            _("GPU Companion believes {host} released").format(host=self.released_alias)
             if self.released_alias
-            else "GPU Companion does not know it"
+            else _("GPU Companion does not know it")
         )
-        return (
-            f"{what} {state} ({gpus}{self.price}) but {known}: import it to meter it, or "
-            "release it."
-        )
+        return _(
+            "{instance} {state} ({gpus}{price}) but {known}: import it to meter it, or release it."
+        ).format(instance=what, state=state, gpus=gpus, price=self.price, known=known)
 
 
 @dataclass
@@ -119,7 +122,7 @@ class ProviderSync:
                 try:
                     instances = self.accounts.provider(account).instances()
                 except (ProviderError, UserError) as exc:
-                    report.errors.append(f"{account.platform_name}: {exc}")
+                    report.errors.append(f"{account.platform_name}: {exc}")  # the key's prefix
                     continue
                 self._account(account, instances, report, import_all)
             self.orphans = report.orphans
@@ -131,7 +134,7 @@ class ProviderSync:
                 )
             for text in report.errors:
                 self.notifier.warning(
-                    f"The provider account could not be read: {text}",
+                    _("The provider account could not be read: {error}").format(error=text),
                     source="providers",
                     key=f"provider-error:{text.split(':', 1)[0]}",
                 )
@@ -143,7 +146,11 @@ class ProviderSync:
             provider = self.accounts.provider(account)
             reading = provider.read(provider.check_id(instance_id))
             if reading.instance is None or reading.state == "gone":
-                raise UserError(f"{account.provider_name} no longer has instance {instance_id}.")
+                raise UserError(
+                    _("{provider} no longer has instance {id}.").format(
+                        provider=account.provider_name, id=instance_id
+                    )
+                )
             report = SyncReport()
             self._account(account, [reading.instance], report, True, only_listed=True)
             self.orphans = [o for o in self.orphans if o.instance.id != instance_id]
@@ -171,7 +178,11 @@ class ProviderSync:
             try:
                 self._instance(account, inst, host, report, import_all)
             except UserError as exc:
-                report.errors.append(f"{account.platform_name} instance {inst.id}: {exc}")
+                report.errors.append(
+                    _("{platform} instance {id}: {error}").format(
+                        platform=account.platform_name, id=inst.id, error=exc
+                    )
+                )
         if only_listed:
             return
         for host in hosts:
@@ -265,9 +276,10 @@ class ProviderSync:
         self.registry.save_host(replace(host, state="gone"))
         report.gone.append(host.alias)
         self.notifier.warning(
-            f"{account.provider_name} no longer has instance {host.instance_id} ({host.alias}): "
-            "it is marked gone and its meter ended now. If its data mattered, check the "
-            "provider's console.",
+            _(
+                "{provider} no longer has instance {id} ({host}): it is marked gone and its "
+                "meter ended now. If its data mattered, check the provider's console."
+            ).format(provider=account.provider_name, id=host.instance_id, host=host.alias),
             source="providers",
             key=f"gone:{host.id}",
         )

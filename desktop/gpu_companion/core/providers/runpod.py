@@ -27,6 +27,7 @@ from types import ModuleType
 from typing import Any
 
 from gpu_companion.core.common.errors import ValidationError
+from gpu_companion.core.common.i18n import N_, _
 from gpu_companion.core.providers.model import (
     Action,
     Instance,
@@ -57,13 +58,15 @@ _SAID_FIELDS = (
     "uptimeSeconds",
     "lastStatusChange",
 )
-_NOT_INSTALLED = "The RunPod client is not installed."
-_INSTALL_HINT = "Install the app's providers extra: pip install 'gpu-companion[providers]'."
-_KEY_HINT = (
+# Marked here, translated where raised.
+_NOT_INSTALLED = N_("The RunPod client is not installed.")
+_INSTALL_HINT = N_("Install the app's providers extra: pip install 'gpu-companion[providers]'.")
+_KEY_HINT = N_(
     "Check the key in RunPod's console (Settings, API Keys): it may have been revoked, or it "
     "may lack read/write access to Pods. Then enter it again for this account."
 )
-_NET_HINT = "Check this computer's connection; the app reads the pod again before it decides."
+_NET_HINT = N_("Check this computer's connection; the app reads the pod again before it decides.")
+_UNREADABLE = N_("RunPod answered the {what} with something the app cannot read.")
 
 
 @dataclass(frozen=True)
@@ -88,7 +91,7 @@ def _sdk() -> _Sdk:
         import runpod.api.queries.pods as queries
         import runpod.error as error
     except ImportError:
-        raise ProviderError(_NOT_INSTALLED, hint=_INSTALL_HINT) from None
+        raise ProviderError(_(_NOT_INSTALLED), hint=_(_INSTALL_HINT)) from None
     finally:
         for handler in root.handlers[:]:
             if handler not in handlers:
@@ -124,27 +127,27 @@ class RunPodProvider:
         if not _POD_ID.fullmatch(pod_id):
             raise ValidationError(
                 "instance_id",
-                "This is not a RunPod pod id: a pod id is 6 to 32 lowercase letters and digits, "
-                "as RunPod's console shows it (for example iaw3m6iyadpmgq).",
+                _(
+                    "This is not a RunPod pod id: a pod id is 6 to 32 lowercase letters and "
+                    "digits, as RunPod's console shows it (for example iaw3m6iyadpmgq)."
+                ),
             )
         return pod_id
 
     def instances(self) -> list[Instance]:
         sdk = _sdk()
-        answer = self._call(sdk, "list of pods", sdk.queries.QUERY_POD)
+        what = _("list of pods")
+        answer = self._call(sdk, what, sdk.queries.QUERY_POD)
         data = answer.get("data")
         myself = data.get("myself") if isinstance(data, dict) else None
         pods = myself.get("pods") if isinstance(myself, dict) else None
         if not isinstance(pods, list):
-            raise ProviderError(
-                "RunPod answered the list of pods with something the app cannot read.",
-                said=self._said(answer),
-            )
+            raise ProviderError(_(_UNREADABLE).format(what=what), said=self._said(answer))
         out: list[Instance] = []
         for pod in pods:
             if not isinstance(pod, dict) or not isinstance(pod.get("id"), str):
                 raise ProviderError(
-                    "RunPod listed a pod the app cannot read.", said=self._said(pod)
+                    _("RunPod listed a pod the app cannot read."), said=self._said(pod)
                 )
             out.append(self._instance(pod))
         return out
@@ -152,21 +155,16 @@ class RunPodProvider:
     def read(self, instance_id: str) -> Reading:
         pod_id = self.check_id(instance_id)
         sdk = _sdk()
-        answer = self._call(sdk, f"read of pod {pod_id}", sdk.queries.generate_pod_query(pod_id))
+        what = _("read of pod {id}").format(id=pod_id)
+        answer = self._call(sdk, what, sdk.queries.generate_pod_query(pod_id))
         data = answer.get("data")
         if not isinstance(data, dict) or "pod" not in data:
-            raise ProviderError(
-                f"RunPod answered the read of pod {pod_id} with something the app cannot read.",
-                said=self._said(answer),
-            )
+            raise ProviderError(_(_UNREADABLE).format(what=what), said=self._said(answer))
         pod = data["pod"]
         if pod is None:  # RunPod has no such pod (any more) on this account
             return Reading("gone", said=self._said({"pod": None}))
         if not isinstance(pod, dict):
-            raise ProviderError(
-                f"RunPod answered the read of pod {pod_id} with something the app cannot read.",
-                said=self._said(answer),
-            )
+            raise ProviderError(_(_UNREADABLE).format(what=what), said=self._said(answer))
         instance = self._instance(pod)
         return Reading(instance.state, said=self._said(_said_pod(pod)), instance=instance)
 
@@ -174,20 +172,17 @@ class RunPodProvider:
         pod_id = self.check_id(instance_id)
         sdk = _sdk()
         if action == "destroy":
-            verb, field = "terminate", "podTerminate"
+            what, field = _("terminate of pod {id}").format(id=pod_id), "podTerminate"
             query = sdk.mutations.generate_pod_terminate_mutation(pod_id)
         elif action == "stop":
-            verb, field = "stop", "podStop"
+            what, field = _("stop of pod {id}").format(id=pod_id), "podStop"
             query = sdk.mutations.generate_pod_stop_mutation(pod_id)
         else:  # pragma: no cover - Action is a closed Literal
             raise ProviderError(f"RunPod has no '{action}' for a pod.")
-        answer = self._call(sdk, f"{verb} of pod {pod_id}", query)
+        answer = self._call(sdk, what, query)
         data = answer.get("data")
         if not isinstance(data, dict) or field not in data:
-            raise ProviderError(
-                f"RunPod answered the {verb} of pod {pod_id} with something the app cannot read.",
-                said=self._said(answer),
-            )
+            raise ProviderError(_(_UNREADABLE).format(what=what), said=self._said(answer))
         return self._said({field: data[field]})
 
     # -- the SDK call, bounded in time ---------------------------------------------------------
@@ -196,8 +191,8 @@ class RunPodProvider:
         if not self._key:
             # Never let the SDK fall back to its global key (~/.runpod/config.toml).
             raise ProviderError(
-                "No RunPod API key is set for this account.",
-                hint="Enter the account's API key from RunPod's console (Settings, API Keys).",
+                _("No RunPod API key is set for this account."),
+                hint=_("Enter the account's API key from RunPod's console (Settings, API Keys)."),
             )
         box = _Box()
         key = self._key
@@ -214,7 +209,10 @@ class RunPodProvider:
         worker.join(self._timeout)
         if worker.is_alive():
             raise ProviderError(
-                f"RunPod did not answer the {what} within {self._timeout:g} s.", hint=_NET_HINT
+                _("RunPod did not answer the {what} within {seconds} s.").format(
+                    what=what, seconds=f"{self._timeout:g}"
+                ),
+                hint=_(_NET_HINT),
             )
         if box.error is not None:
             error, box.error = box.error, None
@@ -222,40 +220,49 @@ class RunPodProvider:
             # Authorization header) is neither chained nor kept.
             raise self._refusal(sdk, what, error)
         if not isinstance(box.answer, dict):
-            raise ProviderError(
-                f"RunPod answered the {what} with something the app cannot read.",
-                said=self._said(box.answer),
-            )
+            raise ProviderError(_(_UNREADABLE).format(what=what), said=self._said(box.answer))
         return box.answer
 
     def _refusal(self, sdk: _Sdk, what: str, error: BaseException) -> ProviderError:
         req = sdk.requests.exceptions
         if isinstance(error, sdk.error.AuthenticationError):
             return ProviderError(
-                "RunPod refused the API key (HTTP 401).", hint=_KEY_HINT, said="HTTP 401"
+                _("RunPod refused the API key (HTTP 401)."), hint=_(_KEY_HINT), said="HTTP 401"
             )
         if isinstance(error, sdk.error.QueryError):
             message = self._clean(str(getattr(error, "message", None) or error))
-            return ProviderError(f"RunPod refused the {what}: {message}", said=message)
+            return ProviderError(
+                _("RunPod refused the {what}: {said}").format(what=what, said=message),
+                said=message,
+            )
         if isinstance(error, req.Timeout):
-            return ProviderError(f"RunPod did not answer the {what} in time.", hint=_NET_HINT)
+            return ProviderError(
+                _("RunPod did not answer the {what} in time.").format(what=what),
+                hint=_(_NET_HINT),
+            )
         if isinstance(error, req.ConnectionError):
-            return ProviderError(f"Could not reach RunPod's API for the {what}.", hint=_NET_HINT)
+            return ProviderError(
+                _("Could not reach RunPod's API for the {what}.").format(what=what),
+                hint=_(_NET_HINT),
+            )
         if isinstance(error, ValueError):  # requests' JSONDecodeError: a proxy's page, a 502
             return ProviderError(
-                f"RunPod answered the {what} with something that is not JSON.",
-                hint="RunPod's API may be having trouble; try again in a minute.",
+                _("RunPod answered the {what} with something that is not JSON.").format(what=what),
+                hint=_("RunPod's API may be having trouble; try again in a minute."),
             )
         if isinstance(error, req.RequestException):
             return ProviderError(
-                f"The request to RunPod for the {what} failed ({type(error).__name__}).",
-                hint=_NET_HINT,
+                _("The request to RunPod for the {what} failed ({error}).").format(
+                    what=what, error=type(error).__name__
+                ),
+                hint=_(_NET_HINT),
             )
         if isinstance(error, LookupError | TypeError | AttributeError):
-            return ProviderError(f"RunPod answered the {what} with something the app cannot read.")
+            return ProviderError(_(_UNREADABLE).format(what=what))
         return ProviderError(
-            f"The RunPod client failed on the {what} ({type(error).__name__}: "
-            f"{self._clean(str(error))})."
+            _("The RunPod client failed on the {what} ({kind}: {error}).").format(
+                what=what, kind=type(error).__name__, error=self._clean(str(error))
+            )
         )
 
     # -- reading RunPod's answers --------------------------------------------------------------

@@ -27,11 +27,14 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from gpu_companion.core.common.errors import ValidationError
+from gpu_companion.core.common.i18n import N_, _
 from gpu_companion.core.providers.model import Action, Instance, ProviderError, Reading, State
 
 DEFAULT_API_BASE = "https://console.vast.ai"
 KEYS_URL = "https://cloud.vast.ai/manage-keys/"
 SAID_MAX = 500
+_UNREADABLE = N_("vast.ai answered something the app cannot read while {what}.")
+_API_CHANGED = N_("vast.ai's API may have changed: check for an update of GPU Companion.")
 
 _ID_RE = re.compile(r"[1-9][0-9]{0,11}")
 _STARTING = frozenset({"", "created", "loading", "scheduling", "rebooting"})
@@ -70,8 +73,8 @@ def _load_vastai() -> tuple[Any, Any, Any]:
                     sys.stdout = saved
     except ImportError as exc:
         raise ProviderError(
-            "The vast.ai client is not installed.",
-            hint="Install the app's providers extra: pip install 'gpu-companion[providers]'.",
+            _("The vast.ai client is not installed."),
+            hint=_("Install the app's providers extra: pip install 'gpu-companion[providers]'."),
         ) from exc
     return client, api, requests
 
@@ -176,14 +179,16 @@ class VastProvider:
             shown = shown if len(shown) <= 40 else shown[:40] + "…"
             raise ValidationError(
                 "instance_id",
-                f"{shown!r} is not a vast.ai instance id: that is a number such as 12345678 "
-                "(the ID column of vast.ai's Instances page).",
+                _(
+                    "{id} is not a vast.ai instance id: that is a number such as 12345678 "
+                    "(the ID column of vast.ai's Instances page)."
+                ).format(id=repr(shown)),
             )
         return text
 
     def instances(self) -> list[Instance]:
         vast = self._connect()
-        what = "listing your instances"
+        what = _("listing your instances")
         try:
             rows = vast.api.show_instances(self._client(vast))
             if not isinstance(rows, list):
@@ -195,7 +200,7 @@ class VastProvider:
     def read(self, instance_id: str) -> Reading:
         iid = self.check_id(instance_id)
         vast = self._connect()
-        what = f"reading instance {iid}"
+        what = _("reading instance {id}").format(id=iid)
         try:
             row = vast.api.show_instance(self._client(vast), int(iid))
         except vast.requests.exceptions.HTTPError as exc:
@@ -223,7 +228,10 @@ class VastProvider:
             raise ValueError(f"unknown action {action!r}")
         vast = self._connect()
         call = vast.api.destroy_instance if action == "destroy" else vast.api.stop_instance
-        what = f"{'destroying' if action == 'destroy' else 'stopping'} instance {iid}"
+        if action == "destroy":
+            what = _("destroying instance {id}").format(id=iid)
+        else:
+            what = _("stopping instance {id}").format(id=iid)
         try:
             answer = call(self._client(vast), int(iid))
         except vast.requests.exceptions.HTTPError as exc:
@@ -231,9 +239,11 @@ class VastProvider:
             if response is not None and response.status_code == 404 and not _key_404(response):
                 raise ProviderError(
                     self._scrub(
-                        f"vast.ai has no instance {iid} (HTTP 404){_quoted(_msg_of(response))}."
+                        _("vast.ai has no instance {id} (HTTP 404){said}.").format(
+                            id=iid, said=_quoted(_msg_of(response))
+                        )
                     ),
-                    hint="It may be destroyed already, or belong to another vast.ai account.",
+                    hint=_("It may be destroyed already, or belong to another vast.ai account."),
                     said=self._said(f"HTTP 404 {_body(response)}".strip()),
                 ) from exc
             raise self._error(vast, exc, what, acted=True) from exc
@@ -243,12 +253,12 @@ class VastProvider:
         if not isinstance(answer, dict) or answer.get("success") is not True:
             words = _provider_words(answer)
             if isinstance(answer, dict) and answer.get("success") is False:
-                message = f"vast.ai refused {what}{_quoted(words)}."
+                message = _("vast.ai refused {what}{said}.")
             else:
-                message = f"vast.ai's answer to {what} does not say it succeeded{_quoted(words)}."
+                message = _("vast.ai's answer to {what} does not say it succeeded{said}.")
             raise ProviderError(
-                self._scrub(message),
-                hint="The instance is read back to see what it is now.",
+                self._scrub(message.format(what=what, said=_quoted(words))),
+                hint=_("The instance is read back to see what it is now."),
                 said=said,
             )
         return said
@@ -276,7 +286,7 @@ class VastProvider:
         """`exc`, raised while `what`, as a ProviderError for the user (the key scrubbed out)."""
         rex = vast.requests.exceptions
         unknown = (
-            " Whether vast.ai acted is unknown: the instance is read back to see."
+            " " + _("Whether vast.ai acted is unknown: the instance is read back to see.")
             if acted else ""
         )  # fmt: skip
         said = ""
@@ -286,47 +296,64 @@ class VastProvider:
             said = f"HTTP {code} {_body(response)}".strip()
             words = _quoted(_msg_of(response))
             if code == 401 or (code == 404 and _key_404(response)):
-                message = f"vast.ai refused the API key (HTTP {code}){words}."
-                hint = f"Create a new API key at {KEYS_URL} and paste it into the provider account."
-            elif code == 403:
-                message = f"vast.ai refused the API key (HTTP {code}){words}."
-                hint = (
-                    "The key may lack the permission for this (a vast.ai key can be limited): "
-                    f"create one with instance read and write at {KEYS_URL} and paste it into the "
-                    "provider account."
+                message = _("vast.ai refused the API key (HTTP {code}){said}.").format(
+                    code=code, said=words
                 )
+                hint = _(
+                    "Create a new API key at {url} and paste it into the provider account."
+                ).format(url=KEYS_URL)
+            elif code == 403:
+                message = _("vast.ai refused the API key (HTTP {code}){said}.").format(
+                    code=code, said=words
+                )
+                hint = _(
+                    "The key may lack the permission for this (a vast.ai key can be limited): "
+                    "create one with instance read and write at {url} and paste it into the "
+                    "provider account."
+                ).format(url=KEYS_URL)
             elif code == 429:
-                message = f"vast.ai is limiting this account's requests (HTTP 429) while {what}."
-                hint = "Wait a minute and try again." + unknown
+                message = _(
+                    "vast.ai is limiting this account's requests (HTTP 429) while {what}."
+                ).format(what=what)
+                hint = _("Wait a minute and try again.") + unknown
             elif code >= 500:
-                message = f"vast.ai had a server error (HTTP {code}) while {what}{words}."
-                hint = "The fault is on vast.ai's side; try again in a few minutes." + unknown
+                message = _("vast.ai had a server error (HTTP {code}) while {what}{said}.").format(
+                    code=code, what=what, said=words
+                )
+                hint = _("The fault is on vast.ai's side; try again in a few minutes.") + unknown
             else:
-                message = f"vast.ai answered HTTP {code} while {what}{words}."
+                message = _("vast.ai answered HTTP {code} while {what}{said}.").format(
+                    code=code, what=what, said=words
+                )
                 hint = unknown.strip()
         elif isinstance(exc, rex.Timeout):
-            message = f"vast.ai did not answer within {self._timeout:g} s while {what}."
-            hint = "vast.ai may be slow or down, or the network is." + unknown
+            message = _("vast.ai did not answer within {seconds} s while {what}.").format(
+                seconds=f"{self._timeout:g}", what=what
+            )
+            hint = _("vast.ai may be slow or down, or the network is.") + unknown
         elif isinstance(exc, rex.ConnectionError):
-            message = f"Could not reach vast.ai at {self.api_base} while {what}."
-            hint = "Check the internet connection (and the API base, if one is set)." + unknown
+            message = _("Could not reach vast.ai at {url} while {what}.").format(
+                url=self.api_base, what=what
+            )
+            hint = _("Check the internet connection (and the API base, if one is set).") + unknown
         elif isinstance(exc, rex.JSONDecodeError):
             doc = getattr(exc, "doc", "")
             said = doc if isinstance(doc, str) else ""
-            message = f"vast.ai answered something the app cannot read while {what}."
-            hint = "vast.ai's API may have changed: check for an update of GPU Companion." + unknown
+            message = _(_UNREADABLE).format(what=what)
+            hint = _(_API_CHANGED) + unknown
         elif isinstance(exc, rex.RequestException):  # InvalidURL, TooManyRedirects, ...
-            message = (
-                f"The request to vast.ai at {self.api_base} failed while {what}: "
-                f"{type(exc).__name__}."
+            message = _("The request to vast.ai at {url} failed while {what}: {error}.").format(
+                url=self.api_base, what=what, error=type(exc).__name__
             )
-            hint = "Check the API base, if one is set." + unknown
+            hint = _("Check the API base, if one is set.") + unknown
         elif isinstance(exc, (ValueError, LookupError, TypeError, AttributeError)):
             # vastai's own reading of the answer failed (a field missing or of another type)
-            message = f"vast.ai answered something the app cannot read while {what}."
-            hint = "vast.ai's API may have changed: check for an update of GPU Companion." + unknown
+            message = _(_UNREADABLE).format(what=what)
+            hint = _(_API_CHANGED) + unknown
         else:
-            message = f"The vast.ai client failed while {what}: {type(exc).__name__}."
+            message = _("The vast.ai client failed while {what}: {error}.").format(
+                what=what, error=type(exc).__name__
+            )
             hint = unknown.strip()
         return ProviderError(self._scrub(message), hint=self._scrub(hint), said=self._said(said))
 

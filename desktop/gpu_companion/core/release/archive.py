@@ -13,9 +13,10 @@ from dataclasses import replace
 from pathlib import Path
 
 from gpu_companion.core.common.errors import UserError
+from gpu_companion.core.common.i18n import N_, _
 from gpu_companion.core.release.context import ReleaseContext
 from gpu_companion.core.release.items import newer_files
-from gpu_companion.core.release.model import ChecklistItem, Evidence
+from gpu_companion.core.release.model import ChecklistItem, Evidence, Label
 
 REMOTE_DIR = "~/.cache/gpu-companion/archives"  # under ~/.cache: never reported as left behind
 
@@ -51,8 +52,8 @@ def sha256_file(path: Path) -> str:
 
 class ArtefactsArchived(ChecklistItem):
     key = "archive"
-    title = "Final artefacts archived"
-    fix_label = "Pack archive"
+    title = Label(N_("Final artefacts archived"))
+    fix_label = Label(N_("Pack archive"))
 
     def archive_dir(self, ctx: ReleaseContext) -> Path:
         return ctx.local_dir / "archives"
@@ -85,23 +86,25 @@ class ArtefactsArchived(ChecklistItem):
                 self.key,
                 ok,
                 summary,
-                "archive on the host vs the local copy",
+                _("archive on the host vs the local copy"),
                 ctx.clock(),
                 figures=dict(figures),
                 remote_time=t0,
             )
 
         if not ctx.config.archive_paths:
-            return result(False, "No artefact path is configured.")
+            return result(False, _("No artefact path is configured."))
         local = next(iter(self._local_candidates(ctx)), None)
         if local is None:
-            return result(False, "No archive downloaded yet: use Pack archive.")
+            return result(False, _("No archive downloaded yet: use Pack archive."))
         remote = posixpath.join(ctx.abspath(REMOTE_DIR), local.name)
         artefacts = [ctx.abspath(p) for p in ctx.config.archive_paths]
         described = self._describe(ctx, remote, artefacts)
         if described is None:
             return result(
-                False, f"{local.name} is no longer on the host: pack it again.", archive=local.name
+                False,
+                _("{archive} is no longer on the host: pack it again.").format(archive=local.name),
+                archive=local.name,
             )
         remote_sha, remote_size, changed = described
         local_size = local.stat().st_size
@@ -114,19 +117,22 @@ class ArtefactsArchived(ChecklistItem):
             "local_sha256": local_sha,
         }
         if local_size != remote_size:
-            return result(
-                False, f"Local copy is truncated: {local_size} of {remote_size} bytes.", **figures
+            text = _("Local copy is truncated: {local} of {remote} bytes.").format(
+                local=local_size, remote=remote_size
             )
+            return result(False, text, **figures)
         if local_sha != remote_sha:
-            return result(False, "sha256 differs between the host and the local copy.", **figures)
+            text = _("sha256 differs between the host and the local copy.")
+            return result(False, text, **figures)
         if changed:
-            ev = result(
-                False, f"{len(changed)} artefact(s) changed after packing: pack again.", **figures
-            )
+            text = _("{n} artefact(s) changed after packing: pack again.").format(n=len(changed))
+            ev = result(False, text, **figures)
             return replace(ev, details=tuple(changed))
         return result(
             True,
-            f"{local.name}: {remote_size} bytes, sha256 {remote_sha[:12]}… on both sides",
+            _("{archive}: {size} bytes, sha256 {sha}… on both sides").format(
+                archive=local.name, size=remote_size, sha=remote_sha[:12]
+            ),
             **figures,
         )
 
@@ -136,7 +142,9 @@ class ArtefactsArchived(ChecklistItem):
         found = newer_files(
             ctx, [ctx.abspath(p) for p in ctx.config.archive_paths], evidence.remote_time, limit=5
         )
-        return f"artefacts changed since the check: {', '.join(found)}" if found else None
+        if not found:
+            return None
+        return _("artefacts changed since the check: {files}").format(files=", ".join(found))
 
     def tar_args(self, ctx: ReleaseContext) -> list[str]:
         """`-C dir ./rel` per path: members relative to home, or to / for paths outside it."""
@@ -151,24 +159,33 @@ class ArtefactsArchived(ChecklistItem):
     def fix(self, ctx: ReleaseContext) -> Iterator[str]:
         if not ctx.config.archive_paths:
             raise UserError(
-                "No artefact path is configured.",
-                hint="Add the weights, logs, config and scripts to archive.",
+                _("No artefact path is configured."),
+                hint=_("Add the weights, logs, config and scripts to archive."),
             )
         zstd = ctx.run(["sh", "-c", "zstd -V >/dev/null 2>&1"]).code == 0
         day = ctx.clock().astimezone().date()
         name = ctx.config.archive_name(day, zstd)
         remote = posixpath.join(ctx.abspath(REMOTE_DIR), name)
-        yield f"packing {name} on {ctx.host.alias} ({'zstd' if zstd else 'gzip: no zstd there'}) …"
+        how = "zstd" if zstd else _("gzip: no zstd there")
+        yield _("packing {archive} on {host} ({how}) …").format(
+            archive=name, host=ctx.host.alias, how=how
+        )
         res = ctx.run_script(_PACK, "1" if zstd else "0", remote, *self.tar_args(ctx), timeout=3600)
         if res.code != 0:
             raise UserError(
-                f"Packing {name} on {ctx.host.alias} failed (tar exit {res.code}).",
+                _("Packing {archive} on {host} failed (tar exit {code}).").format(
+                    archive=name, host=ctx.host.alias, code=res.code
+                ),
                 hint=res.err.strip()[-300:],
             )
         described = self._describe(ctx, remote, [])
         if described is None:
-            raise UserError(f"{name} was packed but cannot be read back on the host.")
-        yield f"downloading {name} ({described[1]} bytes) as a transfer job …"
+            raise UserError(
+                _("{archive} was packed but cannot be read back on the host.").format(archive=name)
+            )
+        yield _("downloading {archive} ({size} bytes) as a transfer job …").format(
+            archive=name, size=described[1]
+        )
         dest_dir = self.archive_dir(ctx)
         yield from ctx.sync.download_file(ctx.host, remote, dest_dir)
-        yield f"downloaded to {dest_dir / name}"
+        yield _("downloaded to {path}").format(path=dest_dir / name)

@@ -7,6 +7,7 @@ import logging
 from collections.abc import Iterator, Mapping
 
 from gpu_companion.core.common.errors import UserError
+from gpu_companion.core.common.i18n import _
 from gpu_companion.core.hosts.registry import Host
 from gpu_companion.core.release.archive import ArtefactsArchived
 from gpu_companion.core.release.config import ChecklistConfig
@@ -68,7 +69,11 @@ class ReleaseChecklist:
         except Exception as exc:  # a bug must not leave the item "running" forever
             log.exception("check %s failed", key)
             evidence = Evidence(
-                key, False, f"The check could not run: {exc}", item.title, ctx.clock()
+                key,
+                False,
+                _("The check could not run: {error}").format(error=exc),
+                item.title,
+                ctx.clock(),
             )
         item.evidence = evidence
         item.state = ItemState.PASSED if evidence.passed else ItemState.FAILED

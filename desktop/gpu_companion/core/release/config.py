@@ -9,6 +9,7 @@ from datetime import date
 from typing import Any
 
 from gpu_companion.core.common.errors import ValidationError
+from gpu_companion.core.common.i18n import N_, _
 
 BUILTIN_KEYS = ("checkpoints", "archive", "leftovers", "processes")
 _NAME_PART = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$")
@@ -24,6 +25,16 @@ KNOWN_CACHES = (
     "~/.triton",
 )
 DEFAULT_IGNORED_PROCESSES = ("unattended-upgrade", "networkd-dispatcher")
+_NAME_PART_RULE = {
+    "project": N_(
+        "The project goes into the archive name: use letters, digits, '.', '_', '+' or '-' "
+        "(up to 64), not {value}."
+    ),
+    "precision": N_(
+        "The precision goes into the archive name: use letters, digits, '.', '_', '+' or '-' "
+        "(up to 64), not {value}."
+    ),
+}
 
 
 @dataclass(frozen=True)
@@ -43,7 +54,7 @@ class ChecklistConfig:
     scan_roots: tuple[str, ...] = ("~",)
     size_threshold_mib: int = 100
     dismissed: tuple[tuple[str, str], ...] = ()  # (absolute path, reason)
-    manual: tuple[str, ...] = ("Data disk snapshot taken",)
+    manual: tuple[str, ...] = (N_("Data disk snapshot taken"),)  # stored and matched in English
     custom: tuple[CustomCommand, ...] = ()
     ignored_processes: tuple[str, ...] = DEFAULT_IGNORED_PROCESSES
     disabled: tuple[str, ...] = ()  # built-in item keys switched off
@@ -51,24 +62,21 @@ class ChecklistConfig:
     def validated(self) -> ChecklistConfig:
         for name, value in (("project", self.project), ("precision", self.precision)):
             if not _NAME_PART.match(value):
-                raise ValidationError(
-                    name,
-                    f"The {name} goes into the archive name: use letters, digits, '.', '_', '+' "
-                    f"or '-' (up to 64), not {value!r}.",
-                )
+                raise ValidationError(name, _(_NAME_PART_RULE[name]).format(value=repr(value)))
         if self.size_threshold_mib < 1:
             raise ValidationError(
-                "size_threshold_mib", "The size threshold must be at least 1 MiB."
+                "size_threshold_mib", _("The size threshold must be at least 1 MiB.")
             )
         for path in (*self.synced_dirs, *self.archive_paths, *self.scan_roots):
             _check_path(path)
         for c in self.custom:
             if not c.label.strip() or not c.command.strip():
-                raise ValidationError("custom", "Each custom item needs a label and a command.")
+                raise ValidationError("custom", _("Each custom item needs a label and a command."))
         unknown = set(self.disabled) - set(BUILTIN_KEYS)
         if unknown:
             raise ValidationError(
-                "disabled", f"Unknown built-in items: {', '.join(sorted(unknown))}."
+                "disabled",
+                _("Unknown built-in items: {items}.").format(items=", ".join(sorted(unknown))),
             )
         return self
 
@@ -78,7 +86,7 @@ class ChecklistConfig:
 
     def dismiss(self, path: str, reason: str) -> ChecklistConfig:
         if not reason.strip():
-            raise ValidationError("reason", "Say why this file can be left behind.")
+            raise ValidationError("reason", _("Say why this file can be left behind."))
         kept = tuple((p, r) for p, r in self.dismissed if p != path)
         return replace(self, dismissed=(*kept, (path, reason.strip())))
 
@@ -109,4 +117,6 @@ class ChecklistConfig:
 
 def _check_path(path: str) -> None:
     if not path.strip() or any(ch in path for ch in "\n\r\x00"):
-        raise ValidationError("paths", f"{path!r} is not a usable remote path.")
+        raise ValidationError(
+            "paths", _("{path} is not a usable remote path.").format(path=repr(path))
+        )

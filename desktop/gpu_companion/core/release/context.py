@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from gpu_companion.core.common.errors import UserError
+from gpu_companion.core.common.i18n import _
 from gpu_companion.core.common.lazy import lazy_import
 from gpu_companion.core.hosts.registry import Host
 from gpu_companion.core.providers.model import Instance
@@ -141,8 +142,10 @@ def _read_capped(chan: paramiko.Channel, command: str, timeout: float) -> tuple[
                 if len(buf) > MAX_OUTPUT_BYTES:
                     shown = command if len(command) <= 60 else command[:57] + "..."
                     raise OutputTooLarge(
-                        f"The host answered `{shown}` with more than "
-                        f"{MAX_OUTPUT_BYTES // 1024} KiB; the check stopped reading it."
+                        _(
+                            "The host answered `{command}` with more than {kib} KiB; the check "
+                            "stopped reading it."
+                        ).format(command=shown, kib=MAX_OUTPUT_BYTES // 1024)
                     )
         if not moved:
             if chan.closed or (chan.eof_received and chan.exit_status_ready()):
@@ -150,7 +153,11 @@ def _read_capped(chan: paramiko.Channel, command: str, timeout: float) -> tuple[
                     return bytes(streams[0][2]), bytes(streams[1][2])
                 continue
             if time.monotonic() > deadline:
-                raise TimeoutError(f"no answer to `{command[:60]}` in {timeout:.0f} s")
+                raise TimeoutError(
+                    _("no answer to `{command}` in {seconds} s").format(
+                        command=command[:60], seconds=f"{timeout:.0f}"
+                    )
+                )
             time.sleep(0.005)
 
 
@@ -205,14 +212,18 @@ class ReleaseContext:
             self.close()  # the channel may still be sending: the client goes with it
             raise UserError(
                 str(exc),
-                hint="The host's command printed far more than a check reads; look at it on "
-                "the host, then run the check again.",
+                hint=_(
+                    "The host's command printed far more than a check reads; look at it on "
+                    "the host, then run the check again."
+                ),
             ) from None
         except (paramiko.SSHException, OSError) as exc:
             self.close()
             raise UserError(
-                f"Lost the connection to {self.host.alias} while checking ({exc}).",
-                hint="Check that the instance is still running, then run the check again.",
+                _("Lost the connection to {host} while checking ({error}).").format(
+                    host=self.host.alias, error=exc
+                ),
+                hint=_("Check that the instance is still running, then run the check again."),
             ) from exc
 
     @property

@@ -17,9 +17,17 @@ from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime
 
 from gpu_companion.core.common.errors import UserError, ValidationError
+from gpu_companion.core.common.i18n import _
 from gpu_companion.core.hosts.registry import Host, HostRegistry
 from gpu_companion.core.providers.confirm import confirmed, read_back
-from gpu_companion.core.providers.model import Action, Provider, ProviderError, Reading
+from gpu_companion.core.providers.model import (
+    Action,
+    Provider,
+    ProviderError,
+    Reading,
+    action_words,
+    state_words,
+)
 from gpu_companion.core.release.checklist import ReleaseChecklist
 from gpu_companion.core.release.context import (
     ReleaseRecord,
@@ -41,10 +49,13 @@ class Override:
 def validate_override(host: Host, override: Override) -> None:
     if override.typed_alias.strip() != host.alias:
         raise ValidationError(
-            "typed_alias", f"Type the host alias exactly ({host.alias}) to release it anyway."
+            "typed_alias",
+            _("Type the host alias exactly ({host}) to release it anyway.").format(host=host.alias),
         )
     if not override.reason.strip():
-        raise ValidationError("reason", "Say why this host is released without a passed checklist.")
+        raise ValidationError(
+            "reason", _("Say why this host is released without a passed checklist.")
+        )
 
 
 class Withdrawn(Exception):  # noqa: N818 - not an error: someone said no in time
@@ -61,10 +72,15 @@ class InstanceAction:
     action: Action = "destroy"
 
     def describe(self) -> str:
-        want = "gone" if self.action == "destroy" else "stopped"
-        return (
-            f"ask {self.provider.name} to {self.action} instance {self.instance_id}, then read "
-            f"it back until {self.provider.name} reports it {want}"
+        want = state_words("gone" if self.action == "destroy" else "stopped")
+        return _(
+            "ask {provider} to {action} instance {id}, then read it back until {provider} "
+            "reports it {state}"
+        ).format(
+            provider=self.provider.name,
+            action=action_words(self.action),
+            id=self.instance_id,
+            state=want,
         )
 
     def with_action(self, action: Action) -> InstanceAction:
@@ -88,7 +104,7 @@ def failing_items(checklist: ReleaseChecklist) -> tuple[str, ...]:
     out = []
     for it in checklist.blockers():
         summary = f": {it.evidence.summary}" if it.evidence else ""
-        out.append(f"{it.title} [{it.state.value}]{summary}")
+        out.append(f"{it.title} [{it.state.text}]{summary}")
     return tuple(out)
 
 
@@ -107,8 +123,10 @@ def release_host(
     if override is None and not checklist.ready():
         names = ", ".join(it.title for it in checklist.blockers())
         raise UserError(
-            f"{host.alias} cannot be released yet: {names} not passed.",
-            hint="Run the checklist again, or release anyway with a reason.",
+            _("{host} cannot be released yet: {items} not passed.").format(
+                host=host.alias, items=names
+            ),
+            hint=_("Run the checklist again, or release anyway with a reason."),
         )
     if override is not None:
         validate_override(host, override)
@@ -141,17 +159,23 @@ def _through_provider(
         before = provider.read(instance_id)
     except ProviderError as exc:
         raise UserError(
-            f"{name} could not be read before the release: {exc.message} Nothing was sent, and "
-            f"{host.alias}'s meter keeps going.",
+            _(
+                "{provider} could not be read before the release: {error} Nothing was sent, and "
+                "{host}'s meter keeps going."
+            ).format(provider=name, error=exc.message, host=host.alias),
             hint=exc.hint,
         ) from exc
     if before.state == "gone":
         raise UserError(
-            f"{name} has no instance {instance_id}: nothing was released, and {host.alias}'s "
-            "meter keeps going.",
-            hint="Check the host's instance id against the provider's console (Hosts page → "
-            "Edit host), or sync the provider account: an instance it no longer has is marked "
-            "gone and its meter ends.",
+            _(
+                "{provider} has no instance {id}: nothing was released, and {host}'s meter "
+                "keeps going."
+            ).format(provider=name, id=instance_id, host=host.alias),
+            hint=_(
+                "Check the host's instance id against the provider's console (Hosts page → "
+                "Edit host), or sync the provider account: an instance it no longer has is "
+                "marked gone and its meter ends."
+            ),
         )
     if confirmed(act.action, before):  # already stopped: nothing to ask
         return _confirmed(services, host, record, act, before, None)
@@ -178,11 +202,20 @@ def _through_provider(
         if not confirmed(act.action, after):
             _unconfirmed(services, entry, record, "refused", said)
             raise UserError(
-                f"{name} did not {act.action} instance {instance_id}: {exc.message} "
-                f"{host.alias} may still be billing, so its meter keeps going and it stays "
-                "active.",
-                hint="Nothing changed in the app. Look at the instance in the provider's console, "
-                "then release again.",
+                _(
+                    "{provider} did not {action} instance {id}: {error} {host} may still be "
+                    "billing, so its meter keeps going and it stays active."
+                ).format(
+                    provider=name,
+                    action=action_words(act.action),
+                    id=instance_id,
+                    error=exc.message,
+                    host=host.alias,
+                ),
+                hint=_(
+                    "Nothing changed in the app. Look at the instance in the provider's console, "
+                    "then release again."
+                ),
             ) from exc
         return _confirmed(services, host, record, act, after, entry)
     if services.journal is not None and entry is not None:
@@ -198,15 +231,24 @@ def _through_provider(
     )
     if not back.ok:
         state = back.last.state
-        words = "running" if state in ("running", "starting") else state
-        text = (
-            f"{name} still reports instance {instance_id} {words} after the {act.action} "
-            f"request ({back.reads} reads in {services.confirm_within_s:g} s)"
-        )
+        words = state_words("running" if state in ("running", "starting") else state)
         _unconfirmed(services, entry, record, "unconfirmed", f"{said}\n{back.last.said}".strip())
         raise UserError(
-            f"{text}: {host.alias} stays active and its meter keeps going.",
-            hint="Look at the instance in the provider's console; release again once it is gone.",
+            _(
+                "{provider} still reports instance {id} {state} after the {action} request "
+                "({reads} reads in {seconds} s): {host} stays active and its meter keeps going."
+            ).format(
+                provider=name,
+                id=instance_id,
+                state=words,
+                action=action_words(act.action),
+                reads=back.reads,
+                seconds=f"{services.confirm_within_s:g}",
+                host=host.alias,
+            ),
+            hint=_(
+                "Look at the instance in the provider's console; release again once it is gone."
+            ),
         )
     return _confirmed(services, host, record, act, back.last, entry, said)
 

@@ -7,8 +7,9 @@ import time
 from collections.abc import Iterator
 
 from gpu_companion.core.common.errors import UserError
+from gpu_companion.core.common.i18n import N_, _, ngettext
 from gpu_companion.core.release.context import ReleaseContext
-from gpu_companion.core.release.model import ChecklistItem, Evidence
+from gpu_companion.core.release.model import ChecklistItem, Evidence, Label
 from gpu_companion.core.transfers.presets import CHECKPOINT_EXCLUDES
 
 
@@ -46,8 +47,8 @@ class CheckpointsSynced(ChecklistItem):
     on the host newer than that download."""
 
     key = "checkpoints"
-    title = "Checkpoints synced"
-    fix_label = "Sync now"
+    title = Label(N_("Checkpoints synced"))
+    fix_label = Label(N_("Sync now"))
 
     def run(self, ctx: ReleaseContext) -> Evidence:
         t0 = ctx.remote_now()
@@ -57,8 +58,8 @@ class CheckpointsSynced(ChecklistItem):
             return Evidence(
                 self.key,
                 False,
-                "No checkpoint directory is configured.",
-                "synced directories",
+                _("No checkpoint directory is configured."),
+                _("synced directories"),
                 ctx.clock(),
                 remote_time=t0,
             )
@@ -75,29 +76,35 @@ class CheckpointsSynced(ChecklistItem):
             if done is None or not done.local_dir.is_dir():  # never copied, or the copy deleted
                 never.append(d)
                 continue
-            jobs.append(f"#{done.job_id} to {done.local_dir}")
+            jobs.append(_("#{job} to {folder}").format(job=done.job_id, folder=done.local_dir))
             pending += changed_files(ctx, full, done.since + offset)
         if missing:
-            summary = f"{', '.join(missing)}: no such directory on {ctx.host.alias}"
-        elif never:
-            summary = (
-                f"{', '.join(never)}: no verified download whose copy is still on this computer "
-                "(use Sync now, or download the folder on the Transfers page with verification on)"
+            summary = _("{dirs}: no such directory on {host}").format(
+                dirs=", ".join(missing), host=ctx.host.alias
             )
+        elif never:
+            summary = _(
+                "{dirs}: no verified download whose copy is still on this computer "
+                "(use Sync now, or download the folder on the Transfers page with verification on)"
+            ).format(dirs=", ".join(never))
         elif pending:
-            summary = f"{len(pending)} file(s) newer than the last verified download"
+            summary = _("{n} file(s) newer than the last verified download").format(n=len(pending))
         else:
             n = len(dirs)
-            summary = (
-                f"{n} director{'y' if n == 1 else 'ies'} downloaded and verified "
-                f"(transfer {', '.join(jobs)}), nothing newer on the host"
-            )
+            summary = ngettext(
+                "{n} directory downloaded and verified (transfer {jobs}), nothing newer on the "
+                "host",
+                "{n} directories downloaded and verified (transfer {jobs}), nothing newer on the "
+                "host",
+                n,
+            ).format(n=n, jobs=", ".join(jobs))
         return Evidence(
             self.key,
             not (missing or never or pending),
             summary,
-            "verified downloads in the transfer history, then files changed since on "
-            + ", ".join(dirs),
+            _(
+                "verified downloads in the transfer history, then files changed since on {dirs}"
+            ).format(dirs=", ".join(dirs)),
             ctx.clock(),
             figures={
                 "directories": len(dirs),
@@ -115,12 +122,14 @@ class CheckpointsSynced(ChecklistItem):
         found = newer_files(
             ctx, [ctx.abspath(d) for d in ctx.config.synced_dirs], evidence.remote_time, limit=5
         )
-        return f"changed since the check: {', '.join(found)}" if found else None
+        if not found:
+            return None
+        return _("changed since the check: {files}").format(files=", ".join(found))
 
     def fix(self, ctx: ReleaseContext) -> Iterator[str]:
         dirs = list(ctx.config.synced_dirs)
         if not dirs:
-            raise UserError("No checkpoint directory is configured.")
+            raise UserError(_("No checkpoint directory is configured."))
         yield from ctx.sync.sync(ctx.host, dirs)
 
 
@@ -130,7 +139,8 @@ class ManualConfirmation(ChecklistItem):
     def __init__(self, label: str, index: int) -> None:
         super().__init__()
         self.key = f"manual:{index}"
-        self.title = label
+        self.label = label  # what confirmations are recorded under, in every language
+        self.title = _(label)  # the default label is in the catalog; the user's own are not
         self.ticked_note: str | None = None
 
     def tick(self, note: str = "") -> None:
@@ -141,12 +151,14 @@ class ManualConfirmation(ChecklistItem):
 
     def run(self, ctx: ReleaseContext) -> Evidence:
         ok = self.ticked_note is not None
-        summary = (
-            "confirmed" + (f": {self.ticked_note}" if self.ticked_note else "")
-            if ok
-            else "not confirmed yet"
-        )
-        return Evidence(self.key, ok, summary, f"confirmed by the user: {self.title}", ctx.clock())
+        if not ok:
+            summary = _("not confirmed yet")
+        elif self.ticked_note:
+            summary = _("confirmed: {note}").format(note=self.ticked_note)
+        else:
+            summary = _("confirmed")
+        checked = _("confirmed by the user: {item}").format(item=self.title)
+        return Evidence(self.key, ok, summary, checked, ctx.clock())
 
 
 class CustomCommandItem(ChecklistItem):
@@ -165,8 +177,8 @@ class CustomCommandItem(ChecklistItem):
         return Evidence(
             self.key,
             res.code == 0,
-            "exited 0" if res.code == 0 else f"exited {res.code}",
-            f"sh -c {self.command!r} on the host",
+            _("exited {code}").format(code=res.code),
+            _("{command} on the host").format(command=f"sh -c {self.command!r}"),
             ctx.clock(),
             figures={"exit_code": res.code},
             details=tuple(tail),

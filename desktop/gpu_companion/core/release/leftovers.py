@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from gpu_companion.core.common.i18n import N_, _
 from gpu_companion.core.release.config import KNOWN_CACHES
 from gpu_companion.core.release.context import ReleaseContext
-from gpu_companion.core.release.model import ChecklistItem, Evidence
+from gpu_companion.core.release.model import ChecklistItem, Evidence, Label
 
 MAX_LISTED = 500
 
@@ -50,7 +51,7 @@ def _parse(out: str) -> list[tuple[str, int, float]]:
 
 class NothingLeftBehind(ChecklistItem):
     key = "leftovers"
-    title = "Nothing important left behind"
+    title = Label(N_("Nothing important left behind"))
 
     def _pruned(self, ctx: ReleaseContext) -> list[str]:
         cfg = ctx.config
@@ -74,16 +75,27 @@ class NothingLeftBehind(ChecklistItem):
         uploaded = _uploaded_by_the_app(ctx, found)
         open_ = [f for f in found if f[0] not in dismissed and f[0] not in uploaded]
         details = tuple(
-            f"{path}\t{size / 2**20:.1f} MiB" for path, size, _ in sorted(open_)[:MAX_LISTED]
+            f"{path}\t{size / 2**20:.1f} MiB" for path, size, _mtime in sorted(open_)[:MAX_LISTED]
         )
         ok = not open_
-        since_text = f" or modified since {ctx.rental_started_at:%Y-%m-%d %H:%M}" if started else ""
+        roots = ", ".join(ctx.config.scan_roots)
+        mib = ctx.config.size_threshold_mib
+        if started and ctx.rental_started_at is not None:
+            checked = _(
+                "files over {mib} MiB or modified since {since} under {roots}, outside synced "
+                "dirs, archived paths and caches"
+            ).format(mib=mib, since=f"{ctx.rental_started_at:%Y-%m-%d %H:%M}", roots=roots)
+        else:
+            checked = _(
+                "files over {mib} MiB under {roots}, outside synced dirs, archived paths and caches"
+            ).format(mib=mib, roots=roots)
         return Evidence(
             self.key,
             ok,
-            "nothing left behind" if ok else f"{len(open_)} file(s) to sync or dismiss",
-            f"files over {ctx.config.size_threshold_mib} MiB{since_text} under "
-            f"{', '.join(ctx.config.scan_roots)}, outside synced dirs, archived paths and caches",
+            _("nothing left behind")
+            if ok
+            else _("{n} file(s) to sync or dismiss").format(n=len(open_)),
+            checked,
             ctx.clock(),
             figures={
                 "listed": len(found),
@@ -102,7 +114,9 @@ class NothingLeftBehind(ChecklistItem):
         found = self.scan(ctx, None, evidence.remote_time)
         uploaded = _uploaded_by_the_app(ctx, found)
         new = [f[0] for f in found if f[0] not in uploaded]
-        return f"new files since the check: {', '.join(new[:5])}" if new else None
+        if not new:
+            return None
+        return _("new files since the check: {files}").format(files=", ".join(new[:5]))
 
 
 def _uploaded_by_the_app(ctx: ReleaseContext, found: list[tuple[str, int, float]]) -> set[str]:

@@ -9,10 +9,24 @@ from datetime import datetime
 from enum import Enum
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from gpu_companion.core.common.i18n import N_, _
+
 if TYPE_CHECKING:
     from gpu_companion.core.release.context import ReleaseContext
 
 Figure = int | float | str
+
+
+class Label:
+    """A class-level word of an item (its title, its fix button), marked with N_() and
+    translated each time it is read: the catalog is installed after this module is imported.
+    An instance's own value (a manual item's label, the user's words) still wins."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __get__(self, obj: object, owner: type | None = None) -> str:
+        return _(self.text)
 
 
 class ItemState(Enum):
@@ -21,6 +35,20 @@ class ItemState(Enum):
     PASSED = "passed"
     FAILED = "failed"
     STALE = "stale"
+
+    @property
+    def text(self) -> str:
+        """The state as the user reads it (`value` stays the stored, compared word)."""
+        return _(_STATE_TEXT[self.value])
+
+
+_STATE_TEXT = {
+    "not run": N_("not run"),
+    "running": N_("running"),
+    "passed": N_("passed"),
+    "failed": N_("failed"),
+    "stale": N_("stale"),
+}
 
 
 @dataclass(frozen=True)

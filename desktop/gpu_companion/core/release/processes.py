@@ -12,13 +12,14 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from gpu_companion.core.common.i18n import N_, _
 from gpu_companion.core.monitor.nvsmi import (
     DEFAULT_COMPUTE_APPS_FIELDS,
     build_query_compute_apps_argv,
     parse_compute_apps_csv,
 )
 from gpu_companion.core.release.context import ReleaseContext
-from gpu_companion.core.release.model import ChecklistItem, Evidence
+from gpu_companion.core.release.model import ChecklistItem, Evidence, Label
 
 WORK_NAMES = re.compile(r"^(python[0-9.]*|torchrun|deepspeed|accelerate|tmux.*|screen|SCREEN)$")
 
@@ -90,15 +91,20 @@ def parse_probe(out: str, ignored: tuple[str, ...]) -> Findings:
     code = int(exit_line.split()[1]) if exit_line.split()[1:] else 0
     gpu_text = "\n".join(s.get("gpu", []))
     if code == 127:
-        problem = "nvidia-smi is not installed: no GPU process to check"
+        problem = _("nvidia-smi is not installed: no GPU process to check")
     else:
         parsed = parse_compute_apps_csv(gpu_text, DEFAULT_COMPUTE_APPS_FIELDS)
         if parsed.error is not None or code != 0:
             msg = parsed.error.message if parsed.error else gpu_text.strip()[:200]
-            return Findings([f"GPU processes unknown: {msg}"], [], [], gpu_problem=msg)
+            unknown = _("GPU processes unknown: {why}").format(why=msg)
+            return Findings([unknown], [], [], gpu_problem=msg)
         for app in parsed.samples:
             mem = f", {app.used_memory_mib} MiB" if app.used_memory_mib is not None else ""
-            gpu.append(f"GPU process {app.pid} {app.process_name or '?'}{mem}")
+            gpu.append(
+                _("GPU process {pid} {name}{memory}").format(
+                    pid=app.pid, name=app.process_name or "?", memory=mem
+                )
+            )
     own = {line.strip() for line in s.get("self", [])}
     comms, zombies = {}, set()
     for line in s.get("comm", []):
@@ -123,24 +129,30 @@ def parse_probe(out: str, ignored: tuple[str, ...]) -> Findings:
             continue
         if any(pattern and pattern in args for pattern in ignored):
             continue
-        procs.append(f"process {pid} {args or comm}")
+        procs.append(_("process {pid} {command}").format(pid=pid, command=args or comm))
     sessions = []
     for line in s.get("tmux", []):
         parts = line.split("|#|", 3)
         if len(parts) == 4:
             sock, pane_pid, command, name = parts
-            sessions.append(f"tmux session {name!r} (socket {sock}): {command}, pid {pane_pid}")
+            sessions.append(
+                _("tmux session {name} (socket {socket}): {command}, pid {pid}").format(
+                    name=repr(name), socket=sock, command=command, pid=pane_pid
+                )
+            )
     for line in s.get("screen", []):
         m = re.match(r"^\s+(\d+)\.(\S+)\s", line)
         if m:
-            sessions.append(f"screen session {m.group(2)!r}, pid {m.group(1)}")
+            sessions.append(
+                _("screen session {name}, pid {pid}").format(name=repr(m.group(2)), pid=m.group(1))
+            )
     return Findings(gpu, procs, sessions, gpu_problem=problem)
 
 
 class NoWorkRunning(ChecklistItem):
     key = "processes"
-    title = "No work still running"
-    fix_label = "Show processes"
+    title = Label(N_("No work still running"))
+    fix_label = Label(N_("Show processes"))
 
     def probe(self, ctx: ReleaseContext) -> Findings:
         res = ctx.run_script(_PROBE, *build_query_compute_apps_argv())
@@ -150,15 +162,17 @@ class NoWorkRunning(ChecklistItem):
         t0 = ctx.remote_now()
         found = self.probe(ctx)
         ok = not found.all
-        summary = "nothing running" if ok else f"{len(found.all)} still running"
+        summary = _("nothing running") if ok else _("{n} still running").format(n=len(found.all))
         if found.gpu_problem and ok:
-            summary += f" ({found.gpu_problem})"
+            summary = _("nothing running ({problem})").format(problem=found.gpu_problem)
         return Evidence(
             self.key,
             ok,
             summary,
-            "nvidia-smi compute apps, python/torchrun/deepspeed/accelerate processes, tmux and "
-            "screen sessions",
+            _(
+                "nvidia-smi compute apps, python/torchrun/deepspeed/accelerate processes, tmux and "
+                "screen sessions"
+            ),
             ctx.clock(),
             figures={
                 "gpu_processes": len(found.gpu),
@@ -171,8 +185,10 @@ class NoWorkRunning(ChecklistItem):
 
     def changed_since(self, ctx: ReleaseContext, evidence: Evidence) -> str | None:
         found = self.probe(ctx).all
-        return f"running now: {', '.join(found[:5])}" if found else None
+        if not found:
+            return None
+        return _("running now: {work}").format(work=", ".join(found[:5]))
 
     def fix(self, ctx: ReleaseContext) -> Iterator[str]:
         found = self.probe(ctx).all
-        yield from found or ["nothing running"]
+        yield from found or [_("nothing running")]

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from gpu_companion.core.common.errors import UserError
+from gpu_companion.core.common.i18n import _
 from gpu_companion.core.hosts.registry import Host
 from gpu_companion.core.release.context import VerifiedSync
 from gpu_companion.core.transfers.job import JobState, TransferJob, TransferOptions
@@ -30,13 +31,16 @@ def progress_line(job: TransferJob) -> str:
     """One line per job snapshot, for the release page's log and status."""
     what = job.remote_path
     if job.state is JobState.QUEUED:
-        return f"{what}: queued"
+        return _("{path}: queued").format(path=what)
     if job.state is JobState.RUNNING:
         if job.bytes_total:
             rate = f", {_mib(int(job.rate_bps))}/s" if job.rate_bps else ""
-            eta = f", {job.eta_s} s left" if job.eta_s is not None else ""
-            return f"{what}: {job.percent}% of {_mib(job.bytes_total)}{rate}{eta}"
-        return f"{what}: {job.message or 'starting'} …"
+            eta = _(", {seconds} s left").format(seconds=job.eta_s) if job.eta_s is not None else ""
+            return _("{path}: {percent}% of {size}{rate}{eta}").format(
+                path=what, percent=job.percent, size=_mib(job.bytes_total), rate=rate, eta=eta
+            )
+        doing = job.message or _("starting")
+        return f"{what}: {doing} …"
     return f"{what}: {job.message or job.state.value}"
 
 
@@ -115,7 +119,9 @@ class QueuedCheckpointSync:
             options=TransferOptions(
                 verify=True, source_is_dir=False, bwlimit_kbps=self.bwlimit_kbps
             ),
-            label=f"Download archive: {host.alias}:{remote_path.rsplit('/', 1)[-1]}",
+            label=_("Download archive: {host}:{file}").format(
+                host=host.alias, file=remote_path.rsplit("/", 1)[-1]
+            ),
         )
         yield from self._follow(host, lambda: [self.queue.add(job)])
 
@@ -158,25 +164,33 @@ class QueuedCheckpointSync:
         while pending:
             for job in latest:
                 if job is None:
-                    raise UserError("A backup job was removed from the Transfers page.")
+                    raise UserError(_("A backup job was removed from the Transfers page."))
                 if job.id not in pending:
                     continue
                 yield from self._line(job, shown)
                 if job.state is JobState.DONE:
                     if not job.verified:
-                        raise UserError(f"{job.remote_path} was copied but not verified.")
+                        raise UserError(
+                            _("{path} was copied but not verified.").format(path=job.remote_path)
+                        )
                     pending.discard(job.id)
                 elif job.state is JobState.FAILED:
-                    raise UserError(f"Copying {job.remote_path} failed: {job.message}")
+                    raise UserError(
+                        _("Copying {path} failed: {error}").format(
+                            path=job.remote_path, error=job.message
+                        )
+                    )
                 elif job.state is JobState.CANCELLED:
                     raise UserError(
-                        f"Copying {job.remote_path} was cancelled; what arrived is kept.",
-                        hint="Sync again to finish it.",
+                        _("Copying {path} was cancelled; what arrived is kept.").format(
+                            path=job.remote_path
+                        ),
+                        hint=_("Sync again to finish it."),
                     )
                 elif job.state is JobState.PAUSED:
                     raise UserError(
-                        f"Copying {job.remote_path} is paused.",
-                        hint="Resume it on the Transfers page, then check again.",
+                        _("Copying {path} is paused.").format(path=job.remote_path),
+                        hint=_("Resume it on the Transfers page, then check again."),
                     )
             if not pending:
                 return

@@ -13,6 +13,7 @@ from datetime import datetime
 from decimal import Decimal
 
 from gpu_companion.core.common.errors import UserError
+from gpu_companion.core.common.i18n import _
 from gpu_companion.core.hosts.registry import Host
 from gpu_companion.core.providers.custom import CustomCommands
 from gpu_companion.core.providers.model import Instance
@@ -45,7 +46,10 @@ class ChecklistSettings:
         cfg = config.validated()
         host_id = _host_id(self.store, alias)
         if host_id is None:
-            raise UserError(f"There is no host called {alias!r}.", hint="Add it on the Hosts page.")
+            raise UserError(
+                _("There is no host called {alias}.").format(alias=repr(alias)),
+                hint=_("Add it on the Hosts page."),
+            )
         with self.store.transaction() as db:
             db.execute(
                 "INSERT INTO release_configs (host_id, config) VALUES (?, ?) "
@@ -82,7 +86,7 @@ class ChecklistSettings:
         """Record (a note, possibly "") or withdraw (None) the confirmation of `label`."""
         key = self._confirmed_key(alias)
         if key is None:
-            raise UserError(f"There is no host called {alias!r}.")
+            raise UserError(_("There is no host called {alias}.").format(alias=repr(alias)))
         done = self.confirmations(alias)
         if note is None:
             done.pop(label, None)

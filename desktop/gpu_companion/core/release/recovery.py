@@ -9,9 +9,10 @@ import logging
 from dataclasses import replace
 
 from gpu_companion.core.common.errors import UserError
+from gpu_companion.core.common.i18n import _
 from gpu_companion.core.common.notifier import Notifier
 from gpu_companion.core.providers.confirm import confirmed
-from gpu_companion.core.providers.model import ProviderError
+from gpu_companion.core.providers.model import ProviderError, state_words
 from gpu_companion.core.release.gate import finish_release, record_from_json
 from gpu_companion.core.release.journal import JournalEntry
 from gpu_companion.core.release.wiring import ReleaseWiring
@@ -28,10 +29,10 @@ def resolve_interrupted(wiring: ReleaseWiring, notifier: Notifier) -> list[str]:
         try:
             text = _resolve(wiring, entry, notifier)
         except (UserError, LookupError) as exc:
-            text = (
-                f"The interrupted release of {entry.host_alias} could not be checked yet: {exc} "
-                "It is checked again at the next start."
-            )
+            text = _(
+                "The interrupted release of {host} could not be checked yet: {error} It is "
+                "checked again at the next start."
+            ).format(host=entry.host_alias, error=exc)
             notifier.warning(text, source="release", key=f"journal:{entry.id}")
         said.append(text)
     return said
@@ -40,10 +41,14 @@ def resolve_interrupted(wiring: ReleaseWiring, notifier: Notifier) -> list[str]:
 def _resolve(wiring: ReleaseWiring, entry: JournalEntry, notifier: Notifier) -> str:
     host = next((h for h in wiring.registry.hosts() if h.id == entry.host_id), None)
     if host is None:
-        raise LookupError(f"host {entry.host_alias} no longer exists.")
+        raise LookupError(_("host {host} no longer exists.").format(host=entry.host_alias))
     action = wiring.instance_action(replace(host, instance_id=entry.instance_id), "destroy")
     if action is None:
-        raise LookupError(f"{entry.provider} is no longer set up for {host.alias}.")
+        raise LookupError(
+            _("{provider} is no longer set up for {host}.").format(
+                provider=entry.provider, host=host.alias
+            )
+        )
     try:
         reading = action.provider.read(entry.instance_id)
     except ProviderError as exc:
@@ -62,14 +67,19 @@ def _resolve(wiring: ReleaseWiring, entry: JournalEntry, notifier: Notifier) -> 
             services, host, record, "stop" if reading.state == "stopped" else "destroy", reading
         )
         wiring.journal.resolve(entry.id, "confirmed", reading.said)
-        text = (
-            f"The interrupted release of {host.alias} is confirmed: {entry.provider} reports "
-            f"instance {entry.instance_id} {reading.state}; its meter ended at "
-            f"{record.at:%Y-%m-%d %H:%M} UTC."
+        text = _(
+            "The interrupted release of {host} is confirmed: {provider} reports instance {id} "
+            "{state}; its meter ended at {at} UTC."
+        ).format(
+            host=host.alias,
+            provider=entry.provider,
+            id=entry.instance_id,
+            state=state_words(reading.state),
+            at=f"{record.at:%Y-%m-%d %H:%M}",
         )
         notifier.info(text, source="release", key=f"journal:{entry.id}")
         return text
-    words = "running" if reading.state in ("running", "starting") else reading.state
+    words = state_words("running" if reading.state in ("running", "starting") else reading.state)
     services.ledger.record_release(
         replace(
             record,
@@ -79,9 +89,15 @@ def _resolve(wiring: ReleaseWiring, entry: JournalEntry, notifier: Notifier) -> 
         )
     )
     wiring.journal.resolve(entry.id, "unconfirmed", reading.said)
-    text = (
-        f"{entry.provider} still reports instance {entry.instance_id} {words}: the release of "
-        f"{host.alias} was interrupted ({entry.step}) and it is still billing. Release it again."
+    text = _(
+        "{provider} still reports instance {id} {state}: the release of {host} was interrupted "
+        "({step}) and it is still billing. Release it again."
+    ).format(
+        provider=entry.provider,
+        id=entry.instance_id,
+        state=words,
+        host=host.alias,
+        step=entry.step,
     )
     notifier.warning(text, source="release", key=f"journal:{entry.id}")
     return text

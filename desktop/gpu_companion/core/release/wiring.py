@@ -12,10 +12,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gpu_companion.core.common.errors import UserError
+from gpu_companion.core.common.i18n import _
 from gpu_companion.core.hosts.registry import Host, HostRegistry
 from gpu_companion.core.providers.accounts import ProviderAccounts
 from gpu_companion.core.providers.custom import CustomProvider, target_of
-from gpu_companion.core.providers.model import Action
+from gpu_companion.core.providers.model import Action, action_words
 from gpu_companion.core.release.context import (
     CheckpointSync,
     ReleaseContext,
@@ -88,23 +89,28 @@ class ReleaseWiring:
         if account is None and not commands.release:
             if action == "stop":
                 raise UserError(
-                    f"{host.alias}'s platform has no provider account, so it cannot be stopped "
-                    "from here.",
-                    hint="Add one (gpu-companion providers add vast.ai|runpod), or release.",
+                    _(
+                        "{host}'s platform has no provider account, so it cannot be stopped "
+                        "from here."
+                    ).format(host=host.alias),
+                    hint=_("Add one (gpu-companion providers add vast.ai|runpod), or release."),
                 )
             return None
         if not host.instance_id.strip():
             raise UserError(
-                f"{host.alias} has no instance id, so the provider cannot be asked to "
-                f"{action} it.",
-                hint="Edit the host and paste the instance id from the provider's console, or "
-                "sync the provider account.",
+                _(
+                    "{host} has no instance id, so the provider cannot be asked to {action} it."
+                ).format(host=host.alias, action=action_words(action)),
+                hint=_(
+                    "Edit the host and paste the instance id from the provider's console, or "
+                    "sync the provider account."
+                ),
             )
         if account is not None:
             provider = self.accounts.provider(account)
         else:
             platform = self.registry.platform(host.platform_id) if host.platform_id else None
-            name = platform.name if platform else "the platform"
+            name = platform.name if platform else _("the platform")
             provider = CustomProvider(name, commands.validated(), target_of(host))
         return InstanceAction(provider, host.instance_id.strip(), action)
 

@@ -12,6 +12,7 @@ from datetime import datetime, time, timedelta
 from decimal import Decimal
 
 from gpu_companion.core.common.clock import from_iso, to_iso
+from gpu_companion.core.common.i18n import _
 from gpu_companion.core.common.money import format_money, to_minor
 from gpu_companion.core.common.notifier import Level, Message, Notifier
 from gpu_companion.core.common.text import format_duration
@@ -54,10 +55,13 @@ def idle_cost_message(rental: Rental, idle_minutes: float) -> str:
     """'3 h idle = ¥24 so far on vast-4090 (¥8/h)': what an idle stretch has cost."""
     cost = to_minor(rental.hourly_rate() * Decimal(str(idle_minutes)) / 60, rental.currency)
     rate = to_minor(rental.hourly_rate(), rental.currency)
-    return (
-        f"{format_duration(timedelta(minutes=idle_minutes))} idle = "
-        f"{format_money(cost, rental.currency, compact=True)} so far on {rental_name(rental)} "
-        f"({format_money(rate, rental.currency, compact=True)}/h). Release it or start work."
+    return _(
+        "{duration} idle = {cost} so far on {rental} ({rate}/h). Release it or start work."
+    ).format(
+        duration=format_duration(timedelta(minutes=idle_minutes)),
+        cost=format_money(cost, rental.currency, compact=True),
+        rental=rental_name(rental),
+        rate=format_money(rate, rental.currency, compact=True),
     )
 
 
@@ -68,7 +72,9 @@ def parse_quiet_hour(text: str) -> time | None:
     try:
         return time.fromisoformat(text.strip())
     except ValueError:
-        raise ValueError(f"the quiet hour {text!r} is not a time like 23:00") from None
+        raise ValueError(
+            _("the quiet hour {text} is not a time like 23:00").format(text=repr(text))
+        ) from None
 
 
 class SpendAlerts:
@@ -190,26 +196,35 @@ class SpendAlerts:
                     )
             spent = format_money(st.spent_minor, b.currency)
             limit = format_money(b.amount_minor, b.currency)
-            text = f"{b.title}: {top}% used — {spent} of {limit}."
+            text = _("{budget}: {percent}% used — {spent} of {limit}.").format(
+                budget=b.title, percent=top, spent=spent, limit=limit
+            )
             if st.forecast is not None and st.percent < 100:
                 local = st.forecast.astimezone(self.ledger.tz)
-                text += f" At the current burn rate it runs out {local:%a %d %b %H:%M}."
-            text += self._billing_now(b.currency, b.platform_id)
+                text += " " + _("At the current burn rate it runs out {when}.").format(
+                    when=f"{local:%a %d %b %H:%M}"
+                )
+            text += " " + self._billing_now(b.currency, b.platform_id)
             level = Level.ERROR if top >= 100 else Level.WARNING
             out += self._post(new[-1], level, text, f"budget:{b.id}")
         return out
 
     def _billing_now(self, currency: str, platform_id: int | None) -> str:
-        """' Billing now: vast-4090 at ¥8.00/h, ¥24.00 so far.': what spends the budget (an
+        """'Billing now: vast-4090 at ¥8.00/h, ¥24.00 so far.': what spends the budget (an
         alert read on a phone has to say which instance to release)."""
         now = self.ledger.now()
         parts = [
-            f"{rental_name(r)} at {format_money(to_minor(r.hourly_rate(), r.currency), r.currency)}"
-            f"/h, {format_money(r.cost_at(now), r.currency)} so far"
+            _("{rental} at {rate}/h, {cost} so far").format(
+                rental=rental_name(r),
+                rate=format_money(to_minor(r.hourly_rate(), r.currency), r.currency),
+                cost=format_money(r.cost_at(now), r.currency),
+            )
             for r in self.ledger.running()
             if r.currency == currency and r.billed and platform_id in (None, r.platform_id)
         ]
-        return f" Billing now: {'; '.join(parts)}." if parts else " Nothing is billing now."
+        if not parts:
+            return _("Nothing is billing now.")
+        return _("Billing now: {rentals}.").format(rentals="; ".join(parts))
 
     def _check_runtime(self, r: Rental) -> list[Message]:
         if r.planned_end is None or r.id is None or self.suppressed(r.id, "runtime"):
@@ -223,8 +238,10 @@ class SpendAlerts:
             return self._post(
                 f"runtime-over:{r.id}:{plan}",
                 Level.WARNING,
-                f"{rental_name(r)} is {late} past its planned runtime and still billing "
-                f"({rate}/h, {cost} so far). Release it, or extend the plan.",
+                _(
+                    "{rental} is {late} past its planned runtime and still billing ({rate}/h, "
+                    "{cost} so far). Release it, or extend the plan."
+                ).format(rental=rental_name(r), late=late, rate=rate, cost=cost),
                 f"runtime:{r.id}",
             )
         if now >= r.planned_end - RUNTIME_WARNING:
@@ -232,8 +249,10 @@ class SpendAlerts:
             return self._post(
                 f"runtime-soon:{r.id}:{plan}",
                 Level.WARNING,
-                f"{rental_name(r)} reaches its planned runtime in {left} ({cost} so far): "
-                "sync your checkpoints before you release it.",
+                _(
+                    "{rental} reaches its planned runtime in {left} ({cost} so far): sync your "
+                    "checkpoints before you release it."
+                ).format(rental=rental_name(r), left=left, cost=cost),
                 f"runtime:{r.id}",
             )
         return []
@@ -253,8 +272,15 @@ class SpendAlerts:
         return self._post(
             f"overnight:{r.id}:{q.date().isoformat()}",
             Level.WARNING,
-            f"{rental_name(r)} is still running at {quiet:%H:%M} — left on overnight? It bills "
-            f"{rate}/h ({format_money(r.cost_at(now), r.currency)} so far).",
+            _(
+                "{rental} is still running at {time} — left on overnight? It bills {rate}/h "
+                "({cost} so far)."
+            ).format(
+                rental=rental_name(r),
+                time=f"{quiet:%H:%M}",
+                rate=rate,
+                cost=format_money(r.cost_at(now), r.currency),
+            ),
             f"overnight:{r.id}",
         )
 
@@ -268,12 +294,20 @@ class SpendAlerts:
         since = last or r.started_at
         if now - since < self.spot_sync_max_age:
             return []
-        when = f"for {format_duration(now - since)}" if last else "since it started"
+        if last:
+            text = _(
+                "Spot rental {rental} has no checkpoint synced for {duration}: an interruption "
+                "would lose that work. Sync checkpoints now."
+            ).format(rental=rental_name(r), duration=format_duration(now - since))
+        else:
+            text = _(
+                "Spot rental {rental} has no checkpoint synced since it started: an "
+                "interruption would lose that work. Sync checkpoints now."
+            ).format(rental=rental_name(r))
         return self._post(
             f"spot-sync:{r.id}:{to_iso(last) if last else 'never'}",
             Level.WARNING,
-            f"Spot rental {rental_name(r)} has no checkpoint synced {when}: an interruption "
-            "would lose that work. Sync checkpoints now.",
+            text,
             f"spot-sync:{r.id}",
         )
 

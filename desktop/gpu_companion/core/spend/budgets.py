@@ -8,6 +8,7 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 
 from gpu_companion.core.common.errors import ValidationError
+from gpu_companion.core.common.i18n import N_, _
 from gpu_companion.core.common.money import check_currency, digits, parse_decimal, to_minor
 from gpu_companion.core.spend.ledger import SpendLedger
 from gpu_companion.core.spend.metering import BUCKETS, period_of
@@ -15,6 +16,12 @@ from gpu_companion.core.spend.reports import report
 
 DEFAULT_THRESHOLDS = (50, 80, 100)
 PERIOD_WORDS = {"day": "Daily", "week": "Weekly", "month": "Monthly"}
+# A budget's name as the user reads it, per period (translated where shown).
+_TITLES = {
+    "day": N_("Daily budget ({scope})"),
+    "week": N_("Weekly budget ({scope})"),
+    "month": N_("Monthly budget ({scope})"),
+}
 
 
 @dataclass(frozen=True)
@@ -29,10 +36,12 @@ class Budget:
 
     @property
     def scope(self) -> str:
-        return self.platform_name or "all platforms"
+        return self.platform_name or _("all platforms")
 
     @property
     def title(self) -> str:
+        if self.period in _TITLES:
+            return _(_TITLES[self.period]).format(scope=self.scope)
         return f"{PERIOD_WORDS.get(self.period, self.period)} budget ({self.scope})"
 
 
@@ -72,10 +81,10 @@ def parse_thresholds(text: str) -> tuple[int, ...]:
         values = sorted({int(p.strip().rstrip("%")) for p in text.split(",") if p.strip()})
     except ValueError:
         raise ValidationError(
-            "thresholds", "Thresholds are percentages separated by commas, e.g. 50, 80, 100."
+            "thresholds", _("Thresholds are percentages separated by commas, e.g. 50, 80, 100.")
         ) from None
     if not values or any(not 1 <= v <= 1000 for v in values):
-        raise ValidationError("thresholds", "Each threshold is a percentage from 1 to 1000.")
+        raise ValidationError("thresholds", _("Each threshold is a percentage from 1 to 1000."))
     return tuple(values)
 
 
@@ -96,20 +105,20 @@ class Budgets:
         thresholds: tuple[int, ...] | str = DEFAULT_THRESHOLDS,
     ) -> Budget:
         if period not in BUCKETS:
-            raise ValidationError("period", "A budget is daily, weekly or monthly.")
+            raise ValidationError("period", _("A budget is daily, weekly or monthly."))
         try:
             code = check_currency(currency)
-            value = parse_decimal(amount, "the budget")
+            value = parse_decimal(amount, N_("the budget"))
         except ValueError as exc:
             raise ValidationError("amount", f"{str(exc).capitalize()}.") from None
         if value <= 0:
-            raise ValidationError("amount", "A budget must be more than zero.")
+            raise ValidationError("amount", _("A budget must be more than zero."))
         if isinstance(thresholds, str):
             thresholds = parse_thresholds(thresholds)
         if platform_id is not None:
             known = self.store.db.execute("SELECT 1 FROM platforms WHERE id = ?", [platform_id])
             if known.fetchone() is None:
-                raise ValidationError("platform", "The chosen platform no longer exists.")
+                raise ValidationError("platform", _("The chosen platform no longer exists."))
         row = {
             "platform_id": platform_id,
             "period": period,

@@ -11,7 +11,9 @@ import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
-DELIMITERS = {",": "commas", ";": "semicolons", "\t": "tabs"}
+from gpu_companion.core.common.i18n import N_, _
+
+DELIMITERS = {",": N_("commas"), ";": N_("semicolons"), "\t": N_("tabs")}
 # A provider bill's own names for the ledger's columns, after `normalise_header`.
 ALIASES: dict[str, tuple[str, ...]] = {
     "type": ("kind", "record_type", "line_type"),
@@ -122,13 +124,12 @@ def restore(cell: str) -> str:
 def describe(delimiter: str, decimal: str, columns: ColumnMap) -> str:
     """What the preview says it understood, in one paragraph."""
     parts = [
-        f"Columns separated by {DELIMITERS[delimiter]}",
-        "decimal comma (0,39 is read as 0.39)" if decimal == "," else "decimal point",
+        _("Columns separated by {delimiter}").format(delimiter=_(DELIMITERS[delimiter])),
+        _("decimal comma (0,39 is read as 0.39)") if decimal == "," else _("decimal point"),
     ]
     if columns.renamed:
-        parts.append(
-            "read as the ledger's: " + ", ".join(f"{s} → {t}" for s, t in columns.renamed.items())
-        )
+        renamed = ", ".join(f"{s} → {t}" for s, t in columns.renamed.items())
+        parts.append(_("read as the ledger's: {columns}").format(columns=renamed))
     if columns.ignored:
-        parts.append("ignored: " + ", ".join(columns.ignored))
-    return "; ".join(parts) + "."
+        parts.append(_("ignored: {columns}").format(columns=", ".join(columns.ignored)))
+    return _("{parts}.").format(parts="; ".join(parts))

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from gpu_companion.core.common.clock import Clock, SystemClock, from_iso, local_offset, to_iso
 from gpu_companion.core.common.errors import UserError, ValidationError
+from gpu_companion.core.common.i18n import N_, _
 from gpu_companion.core.common.listeners import Listeners
 from gpu_companion.core.common.money import check_currency, parse_decimal, to_minor
 from gpu_companion.core.hosts.registry import GRANULARITIES
@@ -135,26 +136,30 @@ def validate_rental(r: Rental) -> Rental:
     """Checks a rental before it is stored; ValidationError names the field."""
     if r.billing_mode not in BILLING_MODES:
         raise ValidationError(
-            "billing_mode", f"Billing mode must be one of: {', '.join(BILLING_MODES)}."
+            "billing_mode",
+            _("Billing mode must be one of: {modes}.").format(modes=", ".join(BILLING_MODES)),
         )
     if r.granularity not in GRANULARITIES:
         raise ValidationError(
-            "granularity", f"Billing granularity must be one of: {', '.join(GRANULARITIES)}."
+            "granularity",
+            _("Billing granularity must be one of: {steps}.").format(
+                steps=", ".join(GRANULARITIES)
+            ),
         )
     try:
         currency = check_currency(r.currency)
     except ValueError as exc:
         raise ValidationError("currency", f"{str(exc).capitalize()}.") from None
     if r.rate < 0:
-        raise ValidationError("rate", "The rate cannot be negative.")
+        raise ValidationError("rate", _("The rate cannot be negative."))
     if not 0 <= r.gpu_count <= 64:
-        raise ValidationError("gpu_count", "The GPU count must be between 0 and 64.")
+        raise ValidationError("gpu_count", _("The GPU count must be between 0 and 64."))
     if r.ended_at is not None and r.ended_at < r.started_at:
-        raise ValidationError("ended_at", "A rental cannot end before it starts.")
+        raise ValidationError("ended_at", _("A rental cannot end before it starts."))
     if r.planned_end is not None and r.planned_end <= r.started_at:
-        raise ValidationError("planned_end", "The planned end must be after the start.")
+        raise ValidationError("planned_end", _("The planned end must be after the start."))
     if r.outcome not in OUTCOMES:
-        raise ValidationError("outcome", "The outcome is 'success', 'failure' or empty.")
+        raise ValidationError("outcome", _("The outcome is 'success', 'failure' or empty."))
     return replace(r, currency=currency, tag=r.tag.strip(), gpu_model=r.gpu_model.strip())
 
 
@@ -196,19 +201,21 @@ class SpendLedger:
             "SELECT currency, billing_granularity FROM platforms WHERE id = ?", [platform_id]
         ).fetchone()
         if platform is None:
-            raise ValidationError("platform", "The chosen platform no longer exists.")
+            raise ValidationError("platform", _("The chosen platform no longer exists."))
         alias = ""
         if host_id is not None:
             row = self.store.db.execute(
                 "SELECT alias FROM hosts WHERE id = ?", [host_id]
             ).fetchone()
             if row is None:
-                raise ValidationError("host", "The chosen host no longer exists.")
+                raise ValidationError("host", _("The chosen host no longer exists."))
             alias = row[0]
             if self.running_for_host(host_id) is not None:
-                raise ValidationError("host", f"A rental on {alias} is already being metered.")
+                raise ValidationError(
+                    "host", _("A rental on {host} is already being metered.").format(host=alias)
+                )
         try:
-            value = parse_decimal(rate, "the rate")
+            value = parse_decimal(rate, N_("the rate"))
         except ValueError as exc:
             raise ValidationError("rate", f"{str(exc).capitalize()}.") from None
         start = started_at or self.now()
@@ -254,10 +261,14 @@ class SpendLedger:
         checks, an override and its reason) is kept with the rental."""
         r = self.rental(rental_id)
         if not r.running:
-            raise UserError(f"The rental on {r.host_alias or r.platform_name} has already ended.")
+            raise UserError(
+                _("The rental on {rental} has already ended.").format(
+                    rental=r.host_alias or r.platform_name
+                )
+            )
         end = (at or self.now()).replace(microsecond=0)
         if end < r.started_at:
-            raise ValidationError("ended_at", "A rental cannot end before it starts.")
+            raise ValidationError("ended_at", _("A rental cannot end before it starts."))
         ended = replace(r, ended_at=end, end_reason=reason, evidence=evidence or {})
         ended = replace(ended, cost_minor=ended.cost_at(end))
         with self.store.transaction() as db:
@@ -275,7 +286,7 @@ class SpendLedger:
                 ],
             )
             if cur.rowcount != 1:
-                raise UserError("The rental was ended elsewhere in the meantime.")
+                raise UserError(_("The rental was ended elsewhere in the meantime."))
         self.on_rentals_changed.emit(None)
         return self.rental(rental_id)
 
@@ -313,7 +324,7 @@ class SpendLedger:
             f"SELECT {RENTAL_COLUMNS} FROM {RENTAL_FROM} WHERE r.id = ?", [rental_id]
         ).fetchone()
         if row is None:
-            raise UserError("That rental is no longer in the ledger.")
+            raise UserError(_("That rental is no longer in the ledger."))
         return rental_from_row(row)
 
     def running(self) -> list[Rental]:
@@ -387,12 +398,14 @@ class SpendLedger:
     ) -> Charge:
         """Storage, traffic, a fixed fee, or a credit (stored negative whatever its sign)."""
         if kind not in CHARGE_KINDS:
-            raise ValidationError("kind", f"A charge is one of: {', '.join(CHARGE_KINDS)}.")
+            raise ValidationError(
+                "kind", _("A charge is one of: {kinds}.").format(kinds=", ".join(CHARGE_KINDS))
+            )
         row = self.store.db.execute(
             "SELECT currency FROM platforms WHERE id = ?", [platform_id]
         ).fetchone()
         if row is None:
-            raise ValidationError("platform", "The chosen platform no longer exists.")
+            raise ValidationError("platform", _("The chosen platform no longer exists."))
         try:
             code = check_currency(currency or row[0])
             value = parse_decimal(amount)
@@ -401,7 +414,7 @@ class SpendLedger:
         minor = to_minor(value, code)
         minor = -abs(minor) if kind == "credit" else minor
         if minor < 0 and kind != "credit":
-            raise ValidationError("amount", "Only a credit can be negative.")
+            raise ValidationError("amount", _("Only a credit can be negative."))
         charge = Charge(
             platform_id,
             kind,
@@ -416,7 +429,9 @@ class SpendLedger:
             with self.store.transaction() as db:
                 rowid = db.table("charges").insert(charge_row(charge)).last_rowid
         except sqlite3.IntegrityError as exc:
-            raise ValidationError("ref", f"This charge is already in the ledger ({exc}).") from exc
+            raise ValidationError(
+                "ref", _("This charge is already in the ledger ({error}).").format(error=exc)
+            ) from exc
         return replace(charge, id=rowid)
 
     def charges(self, since: datetime | None = None, until: datetime | None = None) -> list[Charge]:

@@ -21,6 +21,7 @@ from decimal import Decimal
 
 from gpu_companion.core.common.clock import from_iso, to_iso
 from gpu_companion.core.common.errors import UserError, ValidationError
+from gpu_companion.core.common.i18n import N_, _
 from gpu_companion.core.common.money import (
     check_currency,
     decimal_text,
@@ -57,7 +58,7 @@ from gpu_companion.core.spend.metering import (
 )
 
 REQUIRED = ("platform", "currency", "started_at")  # a row without a type is a rental
-FORMAT_HINT = (
+FORMAT_HINT = N_(
     "The first line must name the columns; `gpu-companion ledger export` shows the format."
 )
 # Dates a rental can have: anything outside is a typo or a broken file, refused by line.
@@ -112,7 +113,9 @@ class ImportPreview:
         return [r for r in self.rows if not r.ok]
 
     def error_lines(self) -> list[str]:
-        return self.file_errors + [f"line {r.line}: {e}" for r in self.bad for e in r.errors]
+        return self.file_errors + [
+            _("line {n}: {error}").format(n=r.line, error=e) for r in self.bad for e in r.errors
+        ]
 
 
 @dataclass(frozen=True)
@@ -132,7 +135,7 @@ def _decode(data: bytes) -> tuple[str, list[tuple[int, str]]]:
             text = data.decode("utf-16")
             return (text if "\n" in text else text.replace("\r", "\n")), []
         except UnicodeDecodeError:
-            return "", [(1, "the file starts as UTF-16 but is not; save it as UTF-8")]
+            return "", [(1, _("the file starts as UTF-16 but is not; save it as UTF-8"))]
     data = data.removeprefix(codecs.BOM_UTF8)
     lines, bad = [], []
     eol = b"\n" if b"\n" in data else b"\r"  # a CR-only file (old Mac, some exporters) too
@@ -140,10 +143,11 @@ def _decode(data: bytes) -> tuple[str, list[tuple[int, str]]]:
         try:
             lines.append(raw.decode("utf-8"))
         except UnicodeDecodeError as exc:
-            bad.append(
-                (n, f"not UTF-8 text (byte 0x{raw[exc.start]:02x} at column {exc.start + 1}); "
-                    "save the file as UTF-8 and import it again")
-            )  # fmt: skip
+            why = _(
+                "not UTF-8 text (byte {byte} at column {column}); save the file as UTF-8 and "
+                "import it again"
+            ).format(byte=f"0x{raw[exc.start]:02x}", column=exc.start + 1)
+            bad.append((n, why))
             lines.append("")
     return "\n".join(lines), bad
 
@@ -156,7 +160,9 @@ def _date(value: str, name: str) -> datetime:
         when = from_iso(text.replace(" ", "T", 1).replace("Z", "+00:00"))
     except (ValueError, OverflowError):
         raise ValueError(
-            f"{name} {value!r} is not a date (use ISO 8601, e.g. 2024-05-01T14:30:00Z)"
+            _("{name} {value} is not a date (use ISO 8601, e.g. 2024-05-01T14:30:00Z)").format(
+                name=name, value=repr(value)
+            )
         ) from None
     return _in_range(when, name, value)
 
@@ -164,8 +170,9 @@ def _date(value: str, name: str) -> datetime:
 def _in_range(when: datetime, name: str, value: str) -> datetime:
     if not EARLIEST <= when < LATEST:
         raise ValueError(
-            f"{name} {value} is out of range: a rental lies between "
-            f"{EARLIEST.year} and {LATEST.year - 1}"
+            _("{name} {value} is out of range: a rental lies between {first} and {last}").format(
+                name=name, value=value, first=EARLIEST.year, last=LATEST.year - 1
+            )
         )
     return when
 
@@ -173,20 +180,26 @@ def _in_range(when: datetime, name: str, value: str) -> datetime:
 def _platform(value: str) -> str:
     """A platform name from a file: a display name, and never one a spreadsheet would run."""
     try:
-        name = validate_name("platform", value, "the platform name")
+        name = validate_name("platform", value, N_("the platform name"))
     except ValidationError as exc:
         raise ValueError(exc.message.rstrip(".")) from None
     if name.startswith(("=", "+", "-", "@")) or any(
         unicodedata.category(c) in ("Cf", "Zl", "Zp") for c in name
     ):
-        raise ValueError(f"the platform name {name!r} has characters a name cannot have")
+        raise ValueError(
+            _("the platform name {name} has characters a name cannot have").format(name=repr(name))
+        )
     return name
 
 
 def _choice(value: str, name: str, allowed: Iterable[str], default: str) -> str:
     v = value.strip() or default
     if v not in allowed:
-        raise ValueError(f"{name} {value!r} is not one of: {', '.join(a for a in allowed if a)}")
+        raise ValueError(
+            _("{name} {value} is not one of: {choices}").format(
+                name=name, value=repr(value), choices=", ".join(a for a in allowed if a)
+            )
+        )
     return v
 
 
@@ -202,10 +215,14 @@ def _parse_row(
     kind = get("type").lower() or "rental"
     item.kind = kind
     if kind != "rental" and kind not in CHARGE_KINDS:
-        raise ValueError(f"type {kind!r} is not rental or one of: {', '.join(CHARGE_KINDS)}")
+        raise ValueError(
+            _("type {kind} is not rental or one of: {kinds}").format(
+                kind=repr(kind), kinds=", ".join(CHARGE_KINDS)
+            )
+        )
     item.platform = get("platform")
     if not item.platform:
-        raise ValueError("the platform is empty")
+        raise ValueError(_("the platform is empty"))
     item.platform = _platform(item.platform)
     currency = check_currency(get("currency") or "?")
     started = _date(get("started_at"), "started_at")
@@ -213,44 +230,66 @@ def _parse_row(
     pid = platforms.get(item.platform.lower(), 0)
     if kind != "rental":
         if amount is None:
-            raise ValueError("a charge needs an amount")
+            raise ValueError(_("a charge needs an amount"))
         minor = to_minor(amount, currency)
         if kind == "credit":
             minor = -abs(minor)
         elif minor < 0:
-            raise ValueError(f"amount {get('amount')} is negative; only a credit can be")
+            raise ValueError(
+                _("amount {amount} is negative; only a credit can be").format(amount=get("amount"))
+            )
         item.charge = Charge(pid, kind, minor, currency, started, get("notes"), None, get("ref"))
         item.summary = f"{kind} {decimal_text(minor, currency)} {currency}"
         return
     if amount is not None and amount > MAX_COST:
-        raise ValueError(f"amount {get('amount')} is out of range (the most is {MAX_COST:,})")
+        raise ValueError(
+            _("amount {amount} is out of range (the most is {most})").format(
+                amount=get("amount"), most=f"{MAX_COST:,}"
+            )
+        )
     hours = number("hours")
     if hours is not None and hours < 0:
-        raise ValueError(f"hours {get('hours')} is negative")
+        raise ValueError(_("hours {hours} is negative").format(hours=get("hours")))
     if hours is not None and hours > MAX_HOURS:
-        raise ValueError(f"hours {get('hours')} is out of range (the most is {MAX_HOURS:,})")
+        raise ValueError(
+            _("hours {hours} is out of range (the most is {most})").format(
+                hours=get("hours"), most=f"{MAX_HOURS:,}"
+            )
+        )
     ended = _date(get("ended_at"), "ended_at") if get("ended_at") else None
     if ended is None and hours is not None:
         end = started + timedelta(seconds=int(hours * 3600))
         ended = _in_range(end, "started_at + hours", f"{end:%Y-%m-%d %H:%M}")
     elif ended is not None and hours is not None:
         if abs((ended - started).total_seconds() - float(hours) * 3600) > 60:
-            raise ValueError(f"hours {get('hours')} does not match started_at and ended_at")
+            raise ValueError(
+                _("hours {hours} does not match started_at and ended_at").format(hours=get("hours"))
+            )
     if ended is not None and Decimal((ended - started).total_seconds()) > MAX_HOURS * 3600:
-        raise ValueError(f"the rental lasts more than {MAX_HOURS:,} hours; check its dates")
+        raise ValueError(
+            _("the rental lasts more than {most} hours; check its dates").format(
+                most=f"{MAX_HOURS:,}"
+            )
+        )
     rate = number("rate") or Decimal(0)
     if rate > MAX_RATE:
-        raise ValueError(f"rate {get('rate')} is out of range (the most is {MAX_RATE:,} an hour)")
+        raise ValueError(
+            _("rate {rate} is out of range (the most is {most} an hour)").format(
+                rate=get("rate"), most=f"{MAX_RATE:,}"
+            )
+        )
     if amount is not None and amount < 0:
-        raise ValueError(f"amount {get('amount')} is negative")
+        raise ValueError(_("amount {amount} is negative").format(amount=get("amount")))
     if amount and ended is None and not rate:  # never a rental running at zero, amount lost
         raise ValueError(
-            f"amount {get('amount')} is given but the rental has neither an end nor a rate: add "
-            "ended_at or hours (or a rate, to import it as still running)"
+            _(
+                "amount {amount} is given but the rental has neither an end nor a rate: add "
+                "ended_at or hours (or a rate, to import it as still running)"
+            ).format(amount=get("amount"))
         )
     count = get("gpu_count") or "1"
     if not count.isdigit():
-        raise ValueError(f"gpu_count {count!r} is not a whole number")
+        raise ValueError(_("gpu_count {count} is not a whole number").format(count=repr(count)))
     rental = Rental(
         platform_id=pid,
         rate=rate,
@@ -274,15 +313,21 @@ def _parse_row(
         if cost > to_minor(MAX_COST, currency):
             shown = decimal_text(cost, currency)
             raise ValueError(
-                f"the cost {shown} {currency} is out of range (the most is {MAX_COST:,})"
+                _("the cost {cost} {currency} is out of range (the most is {most})").format(
+                    cost=shown, currency=currency, most=f"{MAX_COST:,}"
+                )
             )
         rental = Rental(**{**rental.__dict__, "cost_minor": cost})
     try:
         item.rental = validate_rental(rental)
     except ValidationError as exc:
         raise ValueError(exc.message[0].lower() + exc.message[1:].rstrip(".")) from None
-    span = f"{started:%Y-%m-%d %H:%M}" + (f" → {ended:%Y-%m-%d %H:%M}" if ended else " (running)")
-    item.summary = f"{rental.gpu_model or 'rental'} {span}"
+    if ended:
+        span = f"{started:%Y-%m-%d %H:%M} → {ended:%Y-%m-%d %H:%M}"
+    else:
+        span = _("{start} (running)").format(start=f"{started:%Y-%m-%d %H:%M}")
+    model = rental.gpu_model or _("rental")
+    item.summary = f"{model} {span}"
 
 
 def _number_key(value: Decimal | int | None) -> str:
@@ -329,11 +374,11 @@ def _stored_content(ledger: SpendLedger) -> dict[str, int]:
     for row in rows:
         try:
             if row[0] == "rental":
-                _, platform, cur, at, alias, model, count, rate, ended, cost = row
+                _kind, platform, cur, at, alias, model, count, rate, ended, cost = row
                 parts = [alias or "", model or "", str(count), _number_key(Decimal(rate))]
                 parts += [to_iso(from_iso(ended)) if ended else "", _number_key(cost)]
             else:
-                _, platform, cur, at, amount, description = row
+                _kind, platform, cur, at, amount, description = row
                 parts = [str(amount), description or ""]
             key = "\x1f".join([row[0], platform.lower(), cur, to_iso(from_iso(at)), *parts])
         except (ValueError, ArithmeticError, TypeError):
@@ -352,7 +397,8 @@ def _records(text: str, delimiter: str, preview: ImportPreview) -> list[tuple[in
         except StopIteration:
             return records
         except csv.Error as exc:
-            preview.rows.append(ImportRow(reader.line_num, "?", [f"not readable as CSV: {exc}"]))
+            why = _("not readable as CSV: {error}").format(error=exc)
+            preview.rows.append(ImportRow(reader.line_num, "?", [why]))
             continue
         records.append((reader.line_num, fields))
 
@@ -364,30 +410,38 @@ def parse_csv(
     fill columns a provider's bill lacks (its platform, its currency)."""
     preview = ImportPreview()
     if not data.strip():
-        preview.file_errors.append("The file is empty.")
+        preview.file_errors.append(_("The file is empty."))
         return preview
     text, bad_lines = _decode(data)
-    if any(n == 1 for n, _ in bad_lines) or not text.strip():
-        reason = bad_lines[0][1] if bad_lines else "empty"
-        preview.file_errors.append(f"Line 1: {reason}. Nothing was imported.")
+    if any(n == 1 for n, _why in bad_lines) or not text.strip():
+        reason = bad_lines[0][1] if bad_lines else _("empty")
+        preview.file_errors.append(
+            _("Line 1: {reason}. Nothing was imported.").format(reason=reason)
+        )
         return preview
     preview.delimiter = detect_delimiter(text.split("\n", 1)[0])
     records = _records(text, preview.delimiter, preview)
     if not records:
-        preview.file_errors.append(f"The first line cannot be read as CSV. {FORMAT_HINT}")
+        preview.file_errors.append(
+            _("The first line cannot be read as CSV. {hint}").format(hint=_(FORMAT_HINT))
+        )
         return preview
-    (_, header), body = records[0], records[1:]
+    (_line, header), body = records[0], records[1:]
     preview.columns = columns = map_columns(header, COLUMNS)
     given = {k: v for k, v in (defaults or {}).items() if v and k in COLUMNS}
     present = set(columns.names) | set(given)
     missing = [c for c in REQUIRED if c not in present]
     if not ({"amount", "rate"} & present):
-        missing.append("amount (or rate)")
+        missing.append(_("amount (or rate)"))
     if missing:
-        preview.file_errors.append(f"Missing columns: {', '.join(missing)}. {FORMAT_HINT}")
+        preview.file_errors.append(
+            _("Missing columns: {columns}. {hint}").format(
+                columns=", ".join(missing), hint=_(FORMAT_HINT)
+            )
+        )
         return preview
     preview.decimal = detect_decimal(
-        numeric_cells((f for _, f in body), columns.names), preview.delimiter
+        numeric_cells((f for _line, f in body), columns.names), preview.delimiter
     )
     platforms = {
         name.lower(): pid
@@ -415,7 +469,11 @@ def parse_csv(
         item = ImportRow(line, "?")
         preview.rows.append(item)
         if len(fields) != len(header):
-            item.errors.append(f"{len(fields)} fields where the header names {len(header)}")
+            item.errors.append(
+                _("{n} fields where the header names {columns}").format(
+                    n=len(fields), columns=len(header)
+                )
+            )
             continue
         row = {**given, **{n: f for n, f in zip(columns.names, fields, strict=True) if n}}
         try:

@@ -7,7 +7,7 @@ import functools
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QObject, Qt, QUrl, Signal
+from PySide6.QtCore import QCoreApplication, QObject, Qt, QUrl, Signal
 from PySide6.QtGui import QDesktopServices, QGuiApplication
 from PySide6.QtWidgets import (
     QDialog,
@@ -72,13 +72,13 @@ class AccessActions(QObject):
         except UserError as exc:
             self._say(str(exc), problem=True)
             return
-        self._say(f"Opened {plan.what}.")
+        self._say(self.tr("Opened {what}.").format(what=plan.what))
 
     def _ask_path(self, host: Host, default: str) -> str | None:
         text, ok = QInputDialog.getText(
             self.parent_widget,
-            "Open in VS Code",
-            f"Folder on {host.alias} to open in VS Code (Remote - SSH):",
+            self.tr("Open in VS Code"),
+            self.tr("Folder on {host} to open in VS Code (Remote - SSH):").format(host=host.alias),
             text=default,
         )
         return text if ok else None
@@ -96,7 +96,7 @@ class AccessActions(QObject):
         except UserError as exc:
             self._say(str(exc), problem=True)
             return
-        self._say(f"Opened {plan.what}.")
+        self._say(self.tr("Opened {what}.").format(what=plan.what))
 
     # --- tunnels ---------------------------------------------------------------------------
 
@@ -106,21 +106,29 @@ class AccessActions(QObject):
         if key in self.starting:
             return
         if key in self.stopping:  # its link may still be closing: start it once it is closed
-            self._say(f"The {spec.name} tunnel to {host.alias} is still closing; start it again "
-                      "in a moment.")  # fmt: skip
+            self._say(self.tr("The {name} tunnel to {host} is still closing; start it again in a "
+                              "moment.").format(name=spec.name, host=host.alias))  # fmt: skip
             return
         self.starting.add(key)
 
         def done(status: TunnelStatus) -> None:
             self.starting.discard(key)
-            note = f" {status.message}" if status.message else ""
-            self._say(f"Tunnel {spec.name} on {host.alias}: {status.url}{note}")
+            if status.message:
+                said = self.tr("Tunnel {name} on {host}: {url} {note}")
+            else:
+                said = self.tr("Tunnel {name} on {host}: {url}")
+            self._say(said.format(name=spec.name, host=host.alias, url=status.url,
+                                  note=status.message))  # fmt: skip
             self.status_changed.emit(status)
 
         def failed(exc: Exception) -> None:
             self.starting.discard(key)
-            text = str(exc) if isinstance(exc, UserError) else f"Unexpected error: {exc}"
-            self._say(f"The {spec.name} tunnel to {host.alias} did not start: {text}", True)
+            if isinstance(exc, UserError):
+                text = str(exc)
+            else:
+                text = self.tr("Unexpected error: {error}").format(error=exc)
+            self._say(self.tr("The {name} tunnel to {host} did not start: {error}").format(
+                name=spec.name, host=host.alias, error=text), True)  # fmt: skip
             self.status_changed.emit(None)
 
         run_in_thread(self.ctx.tunnels.start, host, spec, on_result=done, on_error=failed)
@@ -135,12 +143,13 @@ class AccessActions(QObject):
 
         def done(_result: object = None) -> None:
             self.stopping.discard(key)
-            self._say(f"Tunnel {name} on {host.alias} closed.")
+            self._say(self.tr("Tunnel {name} on {host} closed.").format(name=name, host=host.alias))
             self.status_changed.emit(None)
 
         def failed(exc: Exception) -> None:
             self.stopping.discard(key)
-            self._say(f"The {name} tunnel to {host.alias} did not close cleanly: {exc}", True)
+            self._say(self.tr("The {name} tunnel to {host} did not close cleanly: {error}").format(
+                name=name, host=host.alias, error=exc), True)  # fmt: skip
             self.status_changed.emit(None)
 
         run_in_thread(self.ctx.tunnels.stop, host.id, name, on_result=done, on_error=failed)
@@ -171,7 +180,8 @@ class AccessActions(QObject):
         answers False) say so, with the URL to copy and what to set."""
         if self.open_url(url) is not False:
             return True
-        self._say(f"No web browser opened for {url}: copy the address into a browser.", True)
+        self._say(self.tr("No web browser opened for {url}: copy the address into a browser.")
+                  .format(url=url), True)  # fmt: skip
         if self.browser_failed is not None:  # one at a time: the newest address
             self.browser_failed.close()
             self.browser_failed.deleteLater()
@@ -226,41 +236,71 @@ def fill_open_menu(
     """Terminal, tmux terminal, VS Code, one entry per tunnel (start or open), and the panel."""
     menu.setObjectName(f"openMenu-{host.alias}")
     if host.is_local:
-        menu.addAction("Nothing to open on this computer").setEnabled(False)
+        menu.addAction(
+            QCoreApplication.translate("AccessMenu", "Nothing to open on this computer")
+        ).setEnabled(False)
         return
     ctx = actions.ctx
     tmux = ctx.launcher.prefs.tmux_session
     add = _adder(menu)
-    add("Open terminal", "openTerminal", lambda: actions.open_terminal(host))
-    add(f"Open terminal in tmux “{tmux}”", "openTmux", lambda: actions.open_terminal(host, True))
-    add("Open in VS Code…", "openCode", lambda: actions.open_code(host))
+    add(
+        QCoreApplication.translate("AccessMenu", "Open terminal"),
+        "openTerminal",
+        lambda: actions.open_terminal(host),
+    )
+    add(
+        QCoreApplication.translate("AccessMenu", "Open terminal in tmux “{session}”").format(
+            session=tmux
+        ),
+        "openTmux",
+        lambda: actions.open_terminal(host, True),
+    )
+    add(
+        QCoreApplication.translate("AccessMenu", "Open in VS Code…"),
+        "openCode",
+        lambda: actions.open_code(host),
+    )
     menu.addSeparator()
     assert host.id is not None
     running = {s.spec.name.lower(): s for s in ctx.tunnels.statuses(host.id)}
     for spec in ctx.tunnels.book.specs(host.id):
         status = running.get(spec.name.lower())
         if (host.id, spec.name.lower()) in actions.stopping:
-            menu.addAction(f"{spec.name}: tunnel closing…").setEnabled(False)
+            menu.addAction(
+                QCoreApplication.translate("AccessMenu", "{name}: tunnel closing…").format(
+                    name=spec.name
+                )
+            ).setEnabled(False)
         elif status is not None and status.state == "up" and status.answers is not True:
             menu.addAction(
-                f"{spec.name}: tunnel up on 127.0.0.1:{status.local_port}, nothing answers on "
-                f"{spec.remote_port} yet"
+                QCoreApplication.translate(
+                    "AccessMenu",
+                    "{name}: tunnel up on 127.0.0.1:{local}, nothing answers on {remote} yet",
+                ).format(name=spec.name, local=status.local_port, remote=spec.remote_port)
             ).setEnabled(False)
         elif status is not None and status.state == "up":
             add(
-                f"Open {spec.name} in browser (127.0.0.1:{status.local_port})",
+                QCoreApplication.translate(
+                    "AccessMenu", "Open {name} in browser (127.0.0.1:{local})"
+                ).format(name=spec.name, local=status.local_port),
                 f"browse-{spec.remote_port}",
                 functools.partial(actions.open_in_browser, status),
             )
         else:
             add(
-                f"Tunnel {spec.describe()}",
+                QCoreApplication.translate("AccessMenu", "Tunnel {tunnel}").format(
+                    tunnel=spec.describe()
+                ),
                 f"tunnel-{spec.remote_port}",
                 functools.partial(actions.start_tunnel, host, spec),
             )
     if show_tunnels is not None:
         menu.addSeparator()
-        add("Tunnels…", "showTunnels", lambda: show_tunnels(host))
+        add(
+            QCoreApplication.translate("AccessMenu", "Tunnels…"),
+            "showTunnels",
+            lambda: show_tunnels(host),
+        )
 
 
 def _adder(menu: QMenu) -> Callable[[str, str, Callable[[], Any]], None]:

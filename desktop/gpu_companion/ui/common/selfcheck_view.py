@@ -8,7 +8,7 @@ from functools import partial
 from html import escape
 from typing import Any
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, Signal
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
@@ -25,11 +25,11 @@ from gpu_companion.core.selfcheck.check import SelfCheckOptions, run_selfcheck
 from gpu_companion.core.selfcheck.rules import CheckStep, Status
 from gpu_companion.ui.common.worker import Worker, run_in_thread
 
-MARKS = {
-    Status.PASS: ("✔ pass", "#2f855a"),
-    Status.WARN: ("▲ warn", "#b7791f"),
-    Status.FAIL: ("✖ fail", "#c53030"),
-    Status.SKIP: ("– skip", "#718096"),
+MARKS = {  # the mark's words are translated where shown (context "SelfCheckView")
+    Status.PASS: (QT_TRANSLATE_NOOP("SelfCheckView", "✔ pass"), "#2f855a"),
+    Status.WARN: (QT_TRANSLATE_NOOP("SelfCheckView", "▲ warn"), "#b7791f"),
+    Status.FAIL: (QT_TRANSLATE_NOOP("SelfCheckView", "✖ fail"), "#c53030"),
+    Status.SKIP: (QT_TRANSLATE_NOOP("SelfCheckView", "– skip"), "#718096"),
 }
 
 
@@ -49,10 +49,10 @@ class SelfCheckView(QWidget):
         self.results = QTextBrowser()
         self.results.setObjectName("selfcheckSteps")
         self.results.setOpenLinks(False)
-        self.status = QLabel("Not run yet.")
+        self.status = QLabel(self.tr("Not run yet."))
         self.status.setObjectName("selfcheckStatus")
         self.status.setWordWrap(True)
-        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button = QPushButton(self.tr("Cancel"))
         self.cancel_button.setObjectName("cancelSelfcheck")
         self.cancel_button.setEnabled(False)
         self.cancel_button.clicked.connect(self.cancel)
@@ -79,11 +79,15 @@ class SelfCheckView(QWidget):
         if self.worker is not None:
             self._pending = (host, connect, options)
             self.worker.cancel()
-            self.status.setText("Stopping the earlier check…")
+            self.status.setText(self.tr("Stopping the earlier check…"))
             return
         worker_id = object()
         self._current = worker_id
-        self.status.setText(f"Checking {host.alias} ({host.user}@{host.hostname}:{host.port})…")
+        self.status.setText(
+            self.tr("Checking {host} ({user}@{address}:{port})…").format(
+                host=host.alias, user=host.user, address=host.hostname, port=host.port
+            )
+        )
         self.cancel_button.setEnabled(True)
         self.worker = run_in_thread(
             run_selfcheck,
@@ -98,7 +102,7 @@ class SelfCheckView(QWidget):
     def cancel(self) -> None:
         if self.worker is not None:
             self.worker.cancel()
-            self.status.setText("Cancelling after the current step…")
+            self.status.setText(self.tr("Cancelling after the current step…"))
 
     def _add_from(self, worker_id: object, step: CheckStep) -> None:
         if worker_id is self._current:  # a stopped run's last step is not shown
@@ -112,10 +116,12 @@ class SelfCheckView(QWidget):
         """One table row per step; the fix sits under the evidence, wrapped, never cut off."""
         rows = []
         for step in self.steps:
-            mark, color = MARKS[step.status]
+            mark_words, color = MARKS[step.status]
+            mark = QCoreApplication.translate("SelfCheckView", str(mark_words))
             found = escape(step.evidence)
             if step.hint:
-                found += f"<br><span style='color:{color}'>Fix: {escape(step.hint)}</span>"
+                fix = self.tr("Fix: {hint}").format(hint=escape(step.hint))
+                found += f"<br><span style='color:{color}'>{fix}</span>"
             rows.append(
                 f"<tr><td style='color:{color}; white-space:pre'>{mark}</td>"
                 f"<td><b>{escape(step.title)}</b></td><td>{found}</td></tr>"
@@ -125,7 +131,7 @@ class SelfCheckView(QWidget):
     def _failed(self, exc: Exception) -> None:
         self._error = True
         if self._pending is None:
-            self.status.setText(f"The self-check stopped: {exc}")
+            self.status.setText(self.tr("The self-check stopped: {error}").format(error=exc))
 
     def _done(self) -> None:
         cancelled = self.worker is not None and self.worker.cancel_event.is_set()
@@ -139,7 +145,7 @@ class SelfCheckView(QWidget):
             return
         self.complete = not cancelled and not error and bool(self.steps)
         if cancelled:
-            self.status.setText("Cancelled.")
+            self.status.setText(self.tr("Cancelled."))
         elif self.steps:
             self.status.setText(self.summary())
         self.finished.emit()
@@ -147,13 +153,22 @@ class SelfCheckView(QWidget):
     def summary(self) -> str:
         counts = {s: sum(1 for step in self.steps if step.status is s) for s in Status}
         failed = [step.title for step in self.steps if step.status is Status.FAIL]
-        text = (
-            f"{counts[Status.PASS]} passed, {counts[Status.WARN]} warnings, "
-            f"{counts[Status.FAIL]} failed, {counts[Status.SKIP]} skipped."
-        )
         if failed:
-            text += " Fix first: " + ", ".join(failed) + "."
-        return text
+            text = self.tr(
+                "{passed} passed, {warnings} warnings, {failed} failed, {skipped} skipped. "
+                "Fix first: {names}."
+            )
+        else:
+            text = self.tr(
+                "{passed} passed, {warnings} warnings, {failed} failed, {skipped} skipped."
+            )
+        return text.format(
+            passed=counts[Status.PASS],
+            warnings=counts[Status.WARN],
+            failed=counts[Status.FAIL],
+            skipped=counts[Status.SKIP],
+            names=self.tr(", ").join(failed),
+        )
 
 
 class SelfCheckDialog(QDialog):
@@ -167,19 +182,23 @@ class SelfCheckDialog(QDialog):
         parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
-        self.setWindowTitle(f"Self-check — {host.alias}")
+        self.setWindowTitle(self.tr("Self-check — {host}").format(host=host.alias))
         self.host, self.connect_host, self.options = host, connect, options
         lay = QVBoxLayout(self)
         intro = QLabel(
-            "Checks the GPU, the driver against PyTorch, a matmul and its BF16 speed, the data "
-            "disk, Python and pip — over one SSH command, in about a minute."
+            self.tr(
+                "Checks the GPU, the driver against PyTorch, a matmul and its BF16 speed, the "
+                "data disk, Python and pip — over one SSH command, in about a minute."
+            )
         )
         intro.setWordWrap(True)
         lay.addWidget(intro)
         self.view = SelfCheckView()
         lay.addWidget(self.view)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
-        self.run_button = buttons.addButton("Run again", QDialogButtonBox.ButtonRole.ActionRole)
+        self.run_button = buttons.addButton(
+            self.tr("Run again"), QDialogButtonBox.ButtonRole.ActionRole
+        )
         self.run_button.setObjectName("runSelfcheck")
         self.run_button.clicked.connect(self.run)
         buttons.rejected.connect(self.reject)

@@ -376,7 +376,7 @@ class ReleasePage(ReleaseFlow, EmptyStatePage):
         if note is None:
             return
         item.tick(note)
-        self.wiring.settings.confirm(host.alias, item.title, note)  # the unattended run counts it
+        self.wiring.settings.confirm(host.alias, item.label, note)  # the unattended run counts it
         list(checklist.run_item(key, self.context(host)))  # no SSH: a manual item only
         self._on_finished(None)
 

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QT_TRANSLATE_NOOP, Qt, QTimer
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, Qt, QTimer
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
 )
 
 from gpu_companion.core.common.errors import UserError, ValidationError
+from gpu_companion.core.common.i18n import N_
 from gpu_companion.ui.common.widgets import form_error_label
 from gpu_companion.ui.common.worker import run_in_thread
 
@@ -56,10 +57,14 @@ KIND_WORDS: dict[str, str] = {
     "other": str(QT_TRANSLATE_NOOP("ChannelDialog", "Everything else")),
 }
 WEBHOOK_FORMATS = ("json", "slack", "discord", "feishu", "dingtalk")
+SMTP_SECURITY = ("starttls", "tls", "none")  # the store's words; "none" is shown translated
+NTFY_SERVER = "https://ntfy.sh"
 
 
 def _when(moment: datetime | None) -> str:
-    return moment.astimezone().strftime("%d %b %H:%M") if moment else ""
+    #: a strftime format (day, month, time); Chinese e.g. "%m-%d %H:%M"
+    when_format = QCoreApplication.translate("NotifySection", "%d %b %H:%M")
+    return moment.astimezone().strftime(when_format) if moment else ""
 
 
 def status_text(status: ChannelStatus | None) -> str:
@@ -67,18 +72,38 @@ def status_text(status: ChannelStatus | None) -> str:
     if status is None:
         return ""
     parts = []
-    if status.last_error and (status.last_ok_at is None or (
-        status.last_error_at is not None and status.last_error_at >= status.last_ok_at
-    )):
-        retry = f"; next try {_when(status.next_try_at)}" if status.next_try_at else ""
-        parts.append(f"failing: {status.last_error}{retry}")
+    if status.last_error and (
+        status.last_ok_at is None
+        or (status.last_error_at is not None and status.last_error_at >= status.last_ok_at)
+    ):
+        if status.next_try_at:
+            parts.append(
+                QCoreApplication.translate(
+                    "NotifySection", "failing: {error}; next try {when}"
+                ).format(error=status.last_error, when=_when(status.next_try_at))
+            )
+        else:
+            parts.append(
+                QCoreApplication.translate("NotifySection", "failing: {error}").format(
+                    error=status.last_error
+                )
+            )
     elif status.last_ok_at:
-        parts.append(f"sent {_when(status.last_ok_at)}")
+        parts.append(
+            QCoreApplication.translate("NotifySection", "sent {when}").format(
+                when=_when(status.last_ok_at)
+            )
+        )
     if status.pending:
-        parts.append(f"{status.pending} waiting")
+        parts.append(
+            QCoreApplication.translate("NotifySection", "{n} waiting").format(n=status.pending)
+        )
     if status.failed:
-        parts.append(f"{status.failed} given up")
-    return "; ".join(parts) or "nothing sent yet"
+        parts.append(
+            QCoreApplication.translate("NotifySection", "{n} given up").format(n=status.failed)
+        )
+    separator = QCoreApplication.translate("NotifySection", "; ")
+    return separator.join(parts) or QCoreApplication.translate("NotifySection", "nothing sent yet")
 
 
 class ChannelDialog(QDialog):
@@ -145,7 +170,7 @@ class ChannelDialog(QDialog):
     def _type_fields(self, kind: str) -> None:
         if kind == "ntfy":
             self._line("server", self.tr("Server"), self.tr("https://ntfy.sh (or your own)"))
-            self.fields["server"].setText("https://ntfy.sh")  # type: ignore[union-attr]
+            self.fields["server"].setText(NTFY_SERVER)  # type: ignore[union-attr]
             self._line("topic", self.tr("Topic"),
                        self.tr("a long, hard-to-guess name, e.g. gpu-7fk2q9"))  # fmt: skip
             self._line("token", self.tr("Access token (optional)"), "tk_…", secret=True)
@@ -160,7 +185,9 @@ class ChannelDialog(QDialog):
         elif kind == "email":
             self._line("host", self.tr("SMTP server"), "smtp.example.com")
             security = QComboBox()
-            security.addItems(["starttls", "tls", "none"])
+            for mode in SMTP_SECURITY:  # the protocol names stay; "none" is a word
+                shown = self.tr("none", "SMTP security: no encryption") if mode == "none" else mode
+                security.addItem(shown, mode)
             self.fields["security"] = security
             self.form.addRow(self.tr("Security"), security)
             port = QSpinBox()
@@ -177,8 +204,9 @@ class ChannelDialog(QDialog):
         w = self.fields[key]
         if isinstance(w, QLineEdit):
             return w.text().strip()
-        if isinstance(w, QComboBox):
-            return w.currentText()
+        if isinstance(w, QComboBox):  # the item's data where it has one (shown words differ)
+            data = w.currentData()
+            return str(data) if data is not None else w.currentText()
         return str(w.value())
 
     def common(self) -> dict[str, Any]:
@@ -187,7 +215,7 @@ class ChannelDialog(QDialog):
         quiet = QuietHours.parse(self.quiet.text()) if self.quiet.text().strip() else None
         kinds = frozenset(k for k, c in self.kinds.items() if c.isChecked())
         if not kinds:
-            raise ValidationError("kinds", "Choose at least one kind of alert to send.")
+            raise ValidationError("kinds", self.tr("Choose at least one kind of alert to send."))
         return {"name": self.name.text().strip(), "kinds": kinds, "quiet": quiet,
                 "remind_minutes": self.remind.value()}  # fmt: skip
 
@@ -211,7 +239,8 @@ class ChannelDialog(QDialog):
             v.validate_server(self._text("server"))
             v.validate_topic(self._text("topic"))
         elif self.kind == "webhook":
-            v.validate_url("url", self._text("url"), what="The webhook URL")
+            # core translates `what` (its catalog has this msgid from core/notify/channels.py)
+            v.validate_url("url", self._text("url"), what=N_("The webhook URL"))
         elif self.kind == "email":
             v.validate_host(self._text("host"))
             v.validate_address("sender", self._text("sender"))
@@ -336,8 +365,8 @@ class NotifySection(QGroupBox):
         self.channels = channels
         self.table.setRowCount(len(channels))
         for row, c in enumerate(channels):
-            state = "" if c.enabled else " (off)"
-            cells = [f"{c.label()}{state}", c.target(), str(c.quiet) if c.quiet else "",
+            name = c.label() if c.enabled else self.tr("{channel} (off)").format(channel=c.label())
+            cells = [name, c.target(), str(c.quiet) if c.quiet else "",
                      status_text(statuses.get(c.id))]  # fmt: skip
             for col, text in enumerate(cells):
                 item = QTableWidgetItem(text)
@@ -372,7 +401,8 @@ class NotifySection(QGroupBox):
     def add(self, kind: str) -> None:
         dialog = ChannelDialog(self.center, kind, parent=self)
         if self.ask(dialog):
-            self._run(dialog.apply, lambda c: f"Added {c.label()}: press Send test to try it.")
+            self._run(dialog.apply, lambda c: self.tr("Added {channel}: press Send test to try it.")
+                      .format(channel=c.label()))  # fmt: skip
 
     def edit_selected(self) -> None:
         channel = self.selected()
@@ -380,25 +410,32 @@ class NotifySection(QGroupBox):
             return
         dialog = ChannelDialog(self.center, channel.type, channel, parent=self)
         if self.ask(dialog):
-            self._run(dialog.apply, lambda c: f"Saved {c.label()}.")
+            self._run(dialog.apply, lambda c: self.tr("Saved {channel}.").format(channel=c.label()))
 
     def remove_selected(self) -> None:
         channel = self.selected()
         if channel is not None:
             self._run(lambda: self.center.channels.remove(channel.id),
-                      lambda c: f"Removed {c.label()}; its secrets left the keyring.")  # fmt: skip
+                      lambda c: self.tr("Removed {channel}; its secrets left the keyring.")
+                      .format(channel=c.label()))  # fmt: skip
 
     def test_selected(self) -> None:
         channel = self.selected()
         if channel is None:
             return
         self.test_btn.setEnabled(False)
-        self.result.setText(f"Sending a test message through {channel.label()} …")
+        self.result.setText(
+            self.tr("Sending a test message through {channel} …").format(channel=channel.label())
+        )
         center = self.center
         run_in_thread(
             lambda: center.send_test(channel.id),
             on_result=lambda r: self.result.setText(
-                f"{channel.label()}: {r.text}" if r.ok else f"{channel.label()} failed: {r.text}"
+                (
+                    self.tr("{channel}: {result}")
+                    if r.ok
+                    else self.tr("{channel} failed: {result}")
+                ).format(channel=channel.label(), result=r.text)
             ),
             on_error=self._said_error,
             on_finished=self._sync_buttons,

@@ -6,7 +6,7 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt, QUrl
+from PySide6.QtCore import QT_TRANSLATE_NOOP, Qt, QUrl
 from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 from gpu_companion import __version__
 from gpu_companion.core.access.launch import CUSTOM, TERMINALS, terminal_choices
 from gpu_companion.core.common.errors import ValidationError
+from gpu_companion.core.common.i18n import _
 from gpu_companion.core.system.autostart import Autostart
 from gpu_companion.ui.common.page import Navigator, Page
 from gpu_companion.ui.common.widgets import ElidedLabel
@@ -34,11 +35,11 @@ if TYPE_CHECKING:
     from gpu_companion.services import Services
     from gpu_companion.ui.shell.welcome import WelcomeDialog
 
-log = logging.getLogger(__name__)
+log = logging.getLogger(__name__)  # log.log(WARNING, …): log lines, never translated
 
 
 class SettingsPage(Page):
-    key, title, icon_name = "settings", "Settings", "settings"
+    key, title, icon_name = "settings", str(QT_TRANSLATE_NOOP("Sidebar", "Settings")), "settings"
 
     def __init__(self, ctx: Services, nav: Navigator, parent: QWidget | None = None) -> None:
         super().__init__(ctx, nav, parent)
@@ -57,9 +58,9 @@ class SettingsPage(Page):
         outer.addWidget(scroll)
         lay = QVBoxLayout(inner)
 
-        startup = QGroupBox("Start-up")
+        startup = QGroupBox(self.tr("Start-up"))
         slay = QVBoxLayout(startup)
-        self.start_at_login = QCheckBox("Start GPU Companion in the tray when I log in")
+        self.start_at_login = QCheckBox(self.tr("Start GPU Companion in the tray when I log in"))
         self.start_at_login.setObjectName("startAtLogin")
         self.start_at_login.setChecked(self.autostart.is_enabled())
         self.start_at_login.toggled.connect(self._toggle_autostart)
@@ -70,10 +71,10 @@ class SettingsPage(Page):
         self._update_autostart_note()
         slay.addWidget(self.autostart_note)
         check_row = QHBoxLayout()
-        self.check_button = QPushButton("Check this computer…")
+        self.check_button = QPushButton(self.tr("Check this computer…"))
         self.check_button.setObjectName("checkEnvironment")
         self.check_button.clicked.connect(self.open_check)
-        check_label = QLabel("Keyring, ssh, ssh-agent and rsync, and how to install them:")
+        check_label = QLabel(self.tr("Keyring, ssh, ssh-agent and rsync, and how to install them:"))
         check_label.setWordWrap(True)
         check_row.addWidget(check_label, 1)
         check_row.addWidget(self.check_button)
@@ -85,29 +86,36 @@ class SettingsPage(Page):
         self.notify = NotifySection(ctx)  # where alerts go while the user is away
         lay.addWidget(self.notify)
 
+        from gpu_companion.ui.settings.language_section import LanguageSection
+
+        self.language = LanguageSection(ctx.paths.config_dir)
+        lay.addWidget(self.language)
+
         lay.addWidget(self._terminal_box())
 
-        box = QGroupBox("Where GPU Companion keeps its files")
+        box = QGroupBox(self.tr("Where GPU Companion keeps its files"))
         form = QFormLayout(box)
         for label, path in (
-            ("Data (database)", ctx.paths.data_dir),
-            ("Configuration", ctx.paths.config_dir),
-            ("Logs", ctx.paths.log_dir),
+            (self.tr("Data (database)"), ctx.paths.data_dir),
+            (self.tr("Configuration"), ctx.paths.config_dir),
+            (self.tr("Logs"), ctx.paths.log_dir),
         ):
             row = QHBoxLayout()
             text = ElidedLabel(str(path))  # a long home directory must not push the button off
             text.setTextInteractionFlags(text.textInteractionFlags().TextSelectableByMouse)
             row.addWidget(text, 1)
-            button = QPushButton("Open folder")
-            button.clicked.connect(lambda _=False, p=path: self.open_folder(p))
+            button = QPushButton(self.tr("Open folder"))
+            button.clicked.connect(lambda _checked=False, p=path: self.open_folder(p))
             row.addWidget(button)
             form.addRow(label, row)
         lay.addWidget(box)
-        about = QGroupBox("About")
+        about = QGroupBox(self.tr("About"))
         alay = QVBoxLayout(about)
         about_text = QLabel(
-            f"GPU Companion {__version__}. Private keys live only in your system keyring; "
-            "the app never stores them in plain files. The colour theme follows your system."
+            self.tr(
+                "GPU Companion {version}. Private keys live only in your system keyring; the app "
+                "never stores them in plain files. The colour theme follows your system."
+            ).format(version=__version__)
         )
         about_text.setWordWrap(True)
         alay.addWidget(about_text)
@@ -118,36 +126,43 @@ class SettingsPage(Page):
         """Which terminal “Open terminal” starts (this system's installed ones, or a command of
         the user's own), and the tmux session it can attach to."""
         prefs = self.ctx.launcher.prefs
-        box = QGroupBox("Terminal")
+        box = QGroupBox(self.tr("Terminal"))
         form = QFormLayout(box)
         self.terminal = QComboBox()
         self.terminal.setObjectName("terminalChoice")
         self._fill_terminals()
         self.terminal.currentIndexChanged.connect(lambda _i: self._terminal_chosen())
-        form.addRow("Open terminals in", self.terminal)
+        form.addRow(self.tr("Open terminals in"), self.terminal)
         self.custom_terminal = QLineEdit(prefs.custom_terminal)
         self.custom_terminal.setObjectName("customTerminal")
-        self.custom_terminal.setPlaceholderText("e.g. kitty -- {ssh}   or   wezterm ssh {alias}")
+        # {ssh} and {alias} are the command's own placeholders, shown as they are
+        self.custom_terminal.setPlaceholderText(
+            self.tr("e.g. kitty -- {ssh}   or   wezterm ssh {alias}")
+        )
         self.custom_terminal.setToolTip(
-            "The program and its arguments, split like a shell would but never run by one. "
-            "{ssh} is the ssh command (ssh ALIAS, or with the tmux session), {alias} the host."
+            self.tr(
+                "The program and its arguments, split like a shell would but never run by one. "
+                "{ssh} is the ssh command (ssh ALIAS, or with the tmux session), {alias} the host."
+            )
         )
         self.custom_terminal.editingFinished.connect(self._save_custom_terminal)
         self.custom_note = QLabel()
         self.custom_note.setObjectName("customTerminalNote")
         self.custom_note.setWordWrap(True)
-        form.addRow("Custom command", self.custom_terminal)
+        form.addRow(self.tr("Custom command"), self.custom_terminal)
         form.addRow("", self.custom_note)
         self._show_custom()
         self.tmux_session = QLineEdit(prefs.tmux_session)
         self.tmux_session.setObjectName("tmuxSession")
         self.tmux_note = QLabel(
-            "“Open terminal in tmux” attaches to this session on the host (made if missing), "
-            "so a dropped link does not stop the work."
+            self.tr(
+                "“Open terminal in tmux” attaches to this session on the host (made if missing), "
+                "so a dropped link does not stop the work."
+            )
         )
         self.tmux_note.setWordWrap(True)
         self.tmux_session.editingFinished.connect(self._save_tmux)
-        form.addRow("tmux session", self.tmux_session)
+        form.addRow(self.tr("tmux session"), self.tmux_session)
         form.addRow("", self.tmux_note)
         return box
 
@@ -159,10 +174,11 @@ class SettingsPage(Page):
         chosen = prefs.terminal
         self.terminal.blockSignals(True)
         self.terminal.clear()
-        for key in keys:
-            self.terminal.addItem(TERMINALS[key], key)
+        for key in keys:  # the names are core/access's words (gettext)
+            self.terminal.addItem(_(TERMINALS[key]), key)
         if chosen not in keys:
-            self.terminal.insertItem(1, f"{TERMINALS[chosen]} (not found)", chosen)
+            missing = self.tr("{terminal} (not found)").format(terminal=_(TERMINALS[chosen]))
+            self.terminal.insertItem(1, missing, chosen)
         self.terminal.setCurrentIndex(max(0, self.terminal.findData(chosen)))
         self.terminal.blockSignals(False)
 
@@ -179,7 +195,9 @@ class SettingsPage(Page):
             self.custom_note.setText("")
         elif not self.ctx.launcher.prefs.custom_terminal:
             self.custom_note.setText(
-                "Give the command: {ssh} is replaced by the ssh command, {alias} by the host."
+                self.tr(
+                    "Give the command: {ssh} is replaced by the ssh command, {alias} by the host."
+                )
             )
 
     def _save_custom_terminal(self) -> None:
@@ -187,19 +205,21 @@ class SettingsPage(Page):
         try:
             prefs.custom_terminal = self.custom_terminal.text()
         except ValidationError as exc:
-            self.custom_note.setText(f"Not saved: {exc.message}")
+            self.custom_note.setText(self.tr("Not saved: {error}").format(error=exc.message))
             return
-        self.custom_note.setText("Saved: “Open terminal” runs this command.")
+        self.custom_note.setText(self.tr("Saved: “Open terminal” runs this command."))
 
     def _save_tmux(self) -> None:
         try:
             self.ctx.launcher.prefs.tmux_session = self.tmux_session.text()
         except ValidationError as exc:
-            self.tmux_note.setText(f"Not saved: {exc.message}")
+            self.tmux_note.setText(self.tr("Not saved: {error}").format(error=exc.message))
             self.tmux_session.setText(self.ctx.launcher.prefs.tmux_session)
             return
         name = self.tmux_session.text()
-        self.tmux_note.setText(f"Saved: terminals attach to tmux session “{name}”.")
+        self.tmux_note.setText(
+            self.tr("Saved: terminals attach to tmux session “{name}”.").format(name=name)
+        )
 
     def refresh(self) -> None:
         self._fill_terminals()
@@ -220,7 +240,9 @@ class SettingsPage(Page):
         except (OSError, ValueError) as exc:
             log.warning("start at login: %s", exc)
             self.ctx.notifier.error(
-                f"Could not change start at login ({self.autostart.location}): {exc}",
+                self.tr("Could not change start at login ({location}): {error}").format(
+                    location=self.autostart.location, error=exc
+                ),
                 source="settings",
                 key="autostart",
             )
@@ -231,9 +253,10 @@ class SettingsPage(Page):
 
     def _update_autostart_note(self) -> None:
         where = self.autostart.location
-        self.autostart_note.setText(
-            f"Entry: {where}" if self.autostart.is_enabled() else f"Would be written to {where}"
-        )
+        if self.autostart.is_enabled():
+            self.autostart_note.setText(self.tr("Entry: {path}").format(path=where))
+        else:
+            self.autostart_note.setText(self.tr("Would be written to {path}").format(path=where))
 
     def open_check(self) -> WelcomeDialog:
         from gpu_companion.ui.shell.welcome import WelcomeDialog

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QCoreApplication
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication
 from PySide6.QtWidgets import QMenu
 
 from gpu_companion.core.common.notifier import Message
@@ -17,19 +17,42 @@ if TYPE_CHECKING:
     from gpu_companion.services import Services
 
 # Sidebar order. Each page's module is imported when the page is first needed (the page shown at
-# start, then the others right after the first paint): see benchmarks/startup.py.
+# start, then the others right after the first paint): see benchmarks/startup.py. The titles are
+# translated where the sidebar shows them (context "Sidebar").
 PAGES: list[LazyPage] = [
-    LazyPage("hosts", "Hosts", "hosts", "gpu_companion.ui.hosts.page:HostsPage"),
-    LazyPage("keys", "Keys", "keys", "gpu_companion.ui.keys.page:KeysPage"),
-    LazyPage("monitor", "Monitor", "monitor", "gpu_companion.ui.monitor.page:MonitorPage"),
     LazyPage(
-        "transfers", "Transfers", "transfers", "gpu_companion.ui.transfers.page:TransfersPage"
+        "hosts", str(QT_TRANSLATE_NOOP("Sidebar", "Hosts")), "hosts",
+        "gpu_companion.ui.hosts.page:HostsPage",
     ),
-    LazyPage("release", "Release", "release", "gpu_companion.ui.release.page:ReleasePage"),
-    LazyPage("runs", "Runs", "runs", "gpu_companion.ui.runs.page:RunsPage"),
-    LazyPage("spend", "Spend", "spend", "gpu_companion.ui.spend.page:SpendPage"),
-    LazyPage("settings", "Settings", "settings", "gpu_companion.ui.settings.page:SettingsPage"),
-]
+    LazyPage(
+        "keys", str(QT_TRANSLATE_NOOP("Sidebar", "Keys")), "keys",
+        "gpu_companion.ui.keys.page:KeysPage",
+    ),
+    LazyPage(
+        "monitor", str(QT_TRANSLATE_NOOP("Sidebar", "Monitor")), "monitor",
+        "gpu_companion.ui.monitor.page:MonitorPage",
+    ),
+    LazyPage(
+        "transfers", str(QT_TRANSLATE_NOOP("Sidebar", "Transfers")), "transfers",
+        "gpu_companion.ui.transfers.page:TransfersPage",
+    ),
+    LazyPage(
+        "release", str(QT_TRANSLATE_NOOP("Sidebar", "Release")), "release",
+        "gpu_companion.ui.release.page:ReleasePage",
+    ),
+    LazyPage(
+        "runs", str(QT_TRANSLATE_NOOP("Sidebar", "Runs")), "runs",
+        "gpu_companion.ui.runs.page:RunsPage",
+    ),
+    LazyPage(
+        "spend", str(QT_TRANSLATE_NOOP("Sidebar", "Spend")), "spend",
+        "gpu_companion.ui.spend.page:SpendPage",
+    ),
+    LazyPage(
+        "settings", str(QT_TRANSLATE_NOOP("Sidebar", "Settings")), "settings",
+        "gpu_companion.ui.settings.page:SettingsPage",
+    ),
+]  # fmt: skip
 
 
 def build_window(services: Services) -> MainWindow:

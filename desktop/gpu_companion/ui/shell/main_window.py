@@ -11,7 +11,16 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QByteArray, QEvent, QObject, QSize, Qt, QTimer, Signal
+from PySide6.QtCore import (
+    QByteArray,
+    QCoreApplication,
+    QEvent,
+    QObject,
+    QSize,
+    Qt,
+    QTimer,
+    Signal,
+)
 from PySide6.QtGui import QAction, QCloseEvent
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -40,7 +49,7 @@ class LazyPage:
     """A sidebar entry: what the sidebar shows, and where the page class lives."""
 
     key: str
-    title: str
+    title: str  # marked with QT_TRANSLATE_NOOP("Sidebar", ...), translated where shown
     icon_name: str
     path: str  # "package.module:ClassName"
 
@@ -112,11 +121,11 @@ class MainWindow(QMainWindow):
         # the app is quitting (the user chose to, or a smoke test ends): closes are accepted
         self.quitting = False
 
-        toolbar = QToolBar("Main")
+        toolbar = QToolBar(self.tr("Main"))
         toolbar.setObjectName("mainToolbar")
         toolbar.setMovable(False)
         toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
-        self.wizard_action = QAction(icon("wizard"), "First-rental wizard", self)
+        self.wizard_action = QAction(icon("wizard"), self.tr("First-rental wizard"), self)
         self.wizard_action.setObjectName("wizardAction")
         self.wizard_action.triggered.connect(self.open_wizard)
         toolbar.addAction(self.wizard_action)
@@ -130,7 +139,9 @@ class MainWindow(QMainWindow):
         self.pages = _Pages(self, pages)
         for spec in pages:
             self.stack.addWidget(QWidget())  # the page's place until it is built
-            item = QListWidgetItem(icon(spec.icon_name), spec.title)
+            item = QListWidgetItem(
+                icon(spec.icon_name), QCoreApplication.translate("Sidebar", spec.title)
+            )
             item.setData(Qt.ItemDataRole.UserRole, spec.key)
             item.setSizeHint(QSize(150, 36))
             self.sidebar.addItem(item)
@@ -148,7 +159,7 @@ class MainWindow(QMainWindow):
         body.addWidget(self.stack, 1)
         outer.addLayout(body, 1)
         self.setCentralWidget(central)
-        self.statusBar().showMessage("Ready")
+        self.statusBar().showMessage(self.tr("Ready"))
 
         self.message_posted.connect(self._show_message, Qt.ConnectionType.QueuedConnection)
         self._unsubscribe = ctx.notifier.subscribe(self.message_posted.emit)
@@ -291,10 +302,10 @@ class MainWindow(QMainWindow):
             event.ignore()
             self.hide()
             self.tray.icon.showMessage(
-                "GPU Companion", "Still running in the tray: a rental is being metered."
+                "GPU Companion", self.tr("Still running in the tray: a rental is being metered.")
             )
             return
-        if not self._confirm_quit("Close GPU Companion?"):  # no tray: closing quits
+        if not self._confirm_quit(self.tr("Close GPU Companion?")):  # no tray: closing quits
             event.ignore()
             return
         self._skip_deferred()
@@ -310,7 +321,7 @@ class MainWindow(QMainWindow):
     def request_quit(self) -> None:
         """The tray's Quit: quits the app (never only hides it), asking first while a rental
         is metered, since the instance keeps running and costing on the provider."""
-        if self._confirm_quit("Quit GPU Companion?"):
+        if self._confirm_quit(self.tr("Quit GPU Companion?")):
             self._quit()
 
     def _quit(self) -> None:
@@ -327,7 +338,7 @@ class MainWindow(QMainWindow):
             return True
         box = QMessageBox(QMessageBox.Icon.Warning, title, text, parent=self)
         box.setObjectName("quitConfirm")
-        quit_button = box.addButton("Quit anyway", QMessageBox.ButtonRole.AcceptRole)
+        quit_button = box.addButton(self.tr("Quit anyway"), QMessageBox.ButtonRole.AcceptRole)
         stay = box.addButton(QMessageBox.StandardButton.Cancel)
         box.setDefaultButton(stay)
         box.exec()

@@ -18,7 +18,7 @@ from PySide6.QtCore import QCryptographicHash, QDeadlineTimer, QLockFile, QObjec
 if TYPE_CHECKING:
     from PySide6.QtNetwork import QLocalServer, QLocalSocket
 
-log = logging.getLogger(__name__)
+log = logging.getLogger(__name__)  # log.log(WARNING, …): log lines, never translated
 
 ANSWER_WITHIN_S = 10.0  # the first instance listens right after its first paint
 
@@ -62,7 +62,9 @@ class SingleInstance(QObject):
         # a lock file whose pid now names another process of the same program: nobody holds
         # its lock, so it is removed; one that is really held stays (its owner keeps running)
         if self.lock.removeStaleLockFile() and self.lock.tryLock(0):
-            log.warning("took over %s: its process never answered", self.lock.fileName())
+            log.log(
+                logging.WARNING, "took over %s: its process never answered", self.lock.fileName()
+            )
             return True
         return False
 

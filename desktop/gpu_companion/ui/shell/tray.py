@@ -7,7 +7,7 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
+from PySide6.QtCore import QCoreApplication, QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMenu, QSystemTrayIcon, QWidget
 
@@ -29,9 +29,12 @@ def notification_for(message: Message) -> tuple[str, str, QSystemTrayIcon.Messag
         Level.WARNING: QSystemTrayIcon.MessageIcon.Warning,
     }.get(message.level, QSystemTrayIcon.MessageIcon.Information)
     if message.source == "providers" and message.key.startswith("orphan:"):
-        title = "GPU Companion — forgotten instance"  # billing at a provider, not metered here
+        # billing at a provider, not metered here
+        title = QCoreApplication.translate("Tray", "GPU Companion — forgotten instance")
+    elif message.source == "spend":
+        title = QCoreApplication.translate("Tray", "GPU Companion — spend")
     else:
-        title = "GPU Companion — spend" if message.source == "spend" else "GPU Companion"
+        title = "GPU Companion"
     return title, message.text, kind
 
 
@@ -70,7 +73,7 @@ class Tray(QObject):
         self._answers = answers  # an auto-release countdown's answers, while one waits
         self.available = QSystemTrayIcon.isSystemTrayAvailable() if available is None else available
         self.state = "idle"
-        self.tooltip = "GPU Companion — nothing running"
+        self.tooltip = self.tr("GPU Companion — nothing running")
         self.menu = QMenu()
         self.menu.aboutToShow.connect(self._opening)
         self.menu.aboutToHide.connect(self._closed)
@@ -139,30 +142,35 @@ class Tray(QObject):
         for sub in self._submenus:
             sub.deleteLater()
         self._submenus = []
-        self.menu.addAction("Open GPU Companion", self._show_window)
+        self.menu.addAction(self.tr("Open GPU Companion"), self._show_window)
         if entries:
             self.menu.addSeparator()
         for entry in entries:
             answers = self._answers(entry.host_alias) if self._answers and entry.host_alias else []
-            sub = self.menu.addMenu(entry.text + (" · auto-release pending" if answers else ""))
+            title = entry.text
+            if answers:
+                title = self.tr("{rental} · auto-release pending").format(rental=entry.text)
+            sub = self.menu.addMenu(title)
             self._submenus.append(sub)
             for text, act in answers:
                 sub.addAction(text, act)
             if answers:
                 sub.addSeparator()
-            sub.addAction("Open the monitor", lambda: self._open("monitor"))
-            sub.addAction("Release checklist", self._releaser(entry.host_alias))
+            sub.addAction(self.tr("Open the monitor"), lambda: self._open("monitor"))
+            sub.addAction(self.tr("Release checklist"), self._releaser(entry.host_alias))
             if self._fill_host_menu is not None and entry.host_alias:
                 sub.addSeparator()
                 self._fill_host_menu(sub, entry.host_alias)
                 sub.addSeparator()
             if self.alerts is not None:
-                sub.addAction("Snooze its alerts for 1 hour", self._snoozer(entry.rental_id))
-                sub.addAction("Mute its alerts", self._muter(entry.rental_id))
+                sub.addAction(
+                    self.tr("Snooze its alerts for 1 hour"), self._snoozer(entry.rental_id)
+                )
+                sub.addAction(self.tr("Mute its alerts"), self._muter(entry.rental_id))
         self.menu.addSeparator()
-        self.menu.addAction("Spend", lambda: self._open("spend"))
+        self.menu.addAction(self.tr("Spend"), lambda: self._open("spend"))
         self.menu.addSeparator()
-        self.menu.addAction("Quit", self._quit)
+        self.menu.addAction(self.tr("Quit"), self._quit)
 
     def _open(self, key: str) -> None:
         self._show_window()

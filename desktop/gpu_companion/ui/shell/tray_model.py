@@ -1,9 +1,12 @@
-"""What the tray shows, computed from the ledger and the budgets (no Qt): loaded after the first
-paint, with the spend modules it reads (the tray starts as "nothing running")."""
+"""What the tray shows, computed from the ledger and the budgets (no widgets; QtCore only for its
+words): loaded after the first paint, with the spend modules it reads (the tray starts as
+"nothing running")."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication
 
 from gpu_companion.core.common.money import format_money, format_totals
 from gpu_companion.core.common.text import format_duration
@@ -12,14 +15,22 @@ from gpu_companion.core.spend.budgets import Budgets
 from gpu_companion.core.spend.ledger import SpendLedger
 from gpu_companion.core.spend.reports import burn_text, today
 
-STOPPED = " (stopped: disk billed)"
 STATES = ("idle", "ok", "warning", "over")  # nothing running / within budget / warning / over
-STATE_WORDS = {
-    "idle": "nothing running",
-    "ok": "running within budget",
-    "warning": "budget warning",
-    "over": "over budget",
+STATE_WORDS = {  # translated where shown (context "TrayModel")
+    "idle": QT_TRANSLATE_NOOP("TrayModel", "nothing running"),
+    "ok": QT_TRANSLATE_NOOP("TrayModel", "running within budget"),
+    "warning": QT_TRANSLATE_NOOP("TrayModel", "budget warning"),
+    "over": QT_TRANSLATE_NOOP("TrayModel", "over budget"),
 }
+# the tooltip's line under a budget warning (its own words: "Over budget", not a capitalised one)
+STATE_LINES = {
+    "warning": QT_TRANSLATE_NOOP("TrayModel", "Budget warning"),
+    "over": QT_TRANSLATE_NOOP("TrayModel", "Over budget"),
+}
+
+
+def _tr(text: object) -> str:
+    return QCoreApplication.translate("TrayModel", str(text))
 
 
 @dataclass(frozen=True)
@@ -37,7 +48,7 @@ class TraySnapshot:
 
 
 class TrayModel:
-    """What the tray shows, computed from the ledger and the budgets (no Qt)."""
+    """What the tray shows, computed from the ledger and the budgets (no widgets)."""
 
     def __init__(self, ledger: SpendLedger, budgets: Budgets) -> None:
         self.ledger = ledger
@@ -53,21 +64,50 @@ class TrayModel:
             state = "ok" if running else "idle"
         burn = burn_text(self.ledger)
         stopped = sum(r.billing_mode == "stopped" for r in running)
-        count = f"{len(running) - stopped} running" + (f", {stopped} stopped" if stopped else "")
-        head = f"{count}, {burn}" if running and burn else STATE_WORDS["idle"]
-        if running and not burn:
-            head = f"{count}, not billed"
-        tooltip = f"GPU Companion — {head}\nToday: {format_totals(today(self.ledger))}"
-        if state in ("warning", "over"):
-            tooltip += f"\n{STATE_WORDS[state].capitalize()}"
+        head = _head(len(running) - stopped, stopped, burn) if running else _tr(STATE_WORDS["idle"])
+        totals = format_totals(today(self.ledger))
+        today_line = QCoreApplication.translate("TrayModel", "Today: {totals}").format(
+            totals=totals
+        )
+        tooltip = f"GPU Companion — {head}\n{today_line}"
+        if state in STATE_LINES:
+            tooltip += "\n" + _tr(STATE_LINES[state])
         entries = [
             TrayEntry(
                 r.id or 0,
-                f"{rental_name(r)}{STOPPED if r.billing_mode == 'stopped' else ''} · "
-                f"{format_duration(r.elapsed(now))} · "
-                f"{format_money(r.cost_at(now), r.currency)}",
+                _entry_text(r.billing_mode == "stopped").format(
+                    name=rental_name(r),
+                    elapsed=format_duration(r.elapsed(now)),
+                    cost=format_money(r.cost_at(now), r.currency),
+                ),
                 r.host_alias,
             )
             for r in running
         ]
         return TraySnapshot(state, tooltip, entries)
+
+
+def _head(running: int, stopped: int, burn: str) -> str:
+    """The tooltip's first line after the app's name: one whole phrase per case."""
+    if stopped and burn:
+        text = QCoreApplication.translate(
+            "TrayModel", "{running} running, {stopped} stopped, {burn}"
+        )
+    elif stopped:
+        text = QCoreApplication.translate(
+            "TrayModel", "{running} running, {stopped} stopped, not billed"
+        )
+    elif burn:
+        text = QCoreApplication.translate("TrayModel", "{running} running, {burn}")
+    else:
+        text = QCoreApplication.translate("TrayModel", "{running} running, not billed")
+    return text.format(running=running, stopped=stopped, burn=burn)
+
+
+def _entry_text(stopped: bool) -> str:
+    """A rental's menu entry: name, time running and cost so far."""
+    if stopped:
+        return QCoreApplication.translate(
+            "TrayModel", "{name} (stopped: disk billed) · {elapsed} · {cost}"
+        )
+    return QCoreApplication.translate("TrayModel", "{name} · {elapsed} · {cost}")

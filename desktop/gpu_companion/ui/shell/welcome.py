@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, Qt
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
@@ -29,7 +29,18 @@ if TYPE_CHECKING:
     from gpu_companion.ui.shell.main_window import MainWindow
 
 WELCOME_SETTING = "ui.welcome_shown"
-_LABELS = {"keyring": "System keyring", "ssh": "ssh", "ssh-agent": "ssh-agent", "rsync": "rsync"}
+CHECKS = ("keyring", "ssh", "ssh-agent", "rsync")  # the environment check's names, in order
+# how a check is named where that is a word; the tools' names are shown as they are
+_WORDS = {"keyring": QT_TRANSLATE_NOOP("WelcomeDialog", "System keyring")}
+
+
+def _label(name: str) -> str:
+    label = _WORDS.get(name)
+    return QCoreApplication.translate("WelcomeDialog", str(label)) if label else name
+
+
+def _bold(text: str) -> str:
+    return f"<b>{text}</b>"
 
 
 class WelcomeDialog(QDialog):
@@ -49,37 +60,39 @@ class WelcomeDialog(QDialog):
         self.check_kwargs.setdefault("agent_socket", ctx.runtime_paths.socket)
         self.check_kwargs.setdefault("app_running", ctx.started)
         self.setObjectName("welcomeDialog")
-        self.setWindowTitle("Welcome to GPU Companion")
+        self.setWindowTitle(self.tr("Welcome to GPU Companion"))
         self.setMinimumWidth(680)
         lay = QVBoxLayout(self)
         intro = QLabel(
-            "<h3>Welcome to GPU Companion</h3>"
-            "<p>It keeps a rented GPU safe and visible from the first hour to the bill: one SSH "
-            "key per platform in your system keyring, live GPU graphs, resumable transfers, a "
-            "release gate that waits for your backups, and a spend ledger.</p>"
-            "<p>New to renting? The wizard sizes the job and picks a card and a billing mode. "
-            "Already have an instance? Add it on the Hosts page.</p>"
+            self.tr(
+                "<h3>Welcome to GPU Companion</h3>"
+                "<p>It keeps a rented GPU safe and visible from the first hour to the bill: one "
+                "SSH key per platform in your system keyring, live GPU graphs, resumable "
+                "transfers, a release gate that waits for your backups, and a spend ledger.</p>"
+                "<p>New to renting? The wizard sizes the job and picks a card and a billing mode. "
+                "Already have an instance? Add it on the Hosts page.</p>"
+            )
         )
         intro.setWordWrap(True)
         lay.addWidget(intro)
 
-        box = QGroupBox("This computer")
+        box = QGroupBox(self.tr("This computer"))
         self.grid = QGridLayout(box)
         self.grid.setColumnStretch(2, 1)
-        self.status = QLabel("Checking…")
+        self.status = QLabel(self.tr("Checking…"))
         self.status.setObjectName("checkStatus")
         self.grid.addWidget(self.status, 0, 0, 1, 3)
         lay.addWidget(box)
         self.results: dict[str, CheckResult] = {}
         self.rows: dict[str, tuple[QLabel, QLabel, QLabel]] = {}
-        for name in _LABELS:  # rows exist from the start, so the dialog does not jump
-            self._row(name)[1].setText(f"<b>{_LABELS[name]}</b>")
+        for name in CHECKS:  # rows exist from the start, so the dialog does not jump
+            self._row(name)[1].setText(_bold(_label(name)))
 
         buttons = QDialogButtonBox()
-        self.wizard_button = QPushButton("Plan a rental with the wizard")
+        self.wizard_button = QPushButton(self.tr("Plan a rental with the wizard"))
         self.wizard_button.setDefault(True)
-        self.hosts_button = QPushButton("Go to Hosts")
-        self.recheck_button = QPushButton("Check again")
+        self.hosts_button = QPushButton(self.tr("Go to Hosts"))
+        self.recheck_button = QPushButton(self.tr("Check again"))
         buttons.addButton(self.wizard_button, QDialogButtonBox.ButtonRole.AcceptRole)
         buttons.addButton(self.hosts_button, QDialogButtonBox.ButtonRole.AcceptRole)
         buttons.addButton(self.recheck_button, QDialogButtonBox.ButtonRole.ActionRole)
@@ -97,7 +110,7 @@ class WelcomeDialog(QDialog):
         if self._worker is not None:
             return
         self.results.clear()
-        self.status.setText("Checking the keyring, ssh, ssh-agent and rsync…")
+        self.status.setText(self.tr("Checking the keyring, ssh, ssh-agent and rsync…"))
         self.recheck_button.setEnabled(False)
         self._worker = worker.run_in_thread(
             lambda: run_checks(**self.check_kwargs),
@@ -124,7 +137,7 @@ class WelcomeDialog(QDialog):
         mark.setText("✔" if result.ok else "✘")
         mark.setStyleSheet("color: #2f855a;" if result.ok else "color: #c53030;")
         version = f" {result.version}" if result.version else ""
-        name.setText(f"<b>{_LABELS.get(result.name, result.name)}</b>{version}")
+        name.setText(_bold(_label(result.name)) + version)
         detail = result.detail
         if result.fix:
             detail += f"\n→ {result.fix}"
@@ -132,7 +145,7 @@ class WelcomeDialog(QDialog):
         self.adjustSize()
 
     def _check_failed(self, exc: Exception) -> None:
-        self.status.setText(f"The check itself failed: {exc}")
+        self.status.setText(self.tr("The check itself failed: {error}").format(error=exc))
 
     def _check_done(self) -> None:
         self._worker = None
@@ -140,13 +153,28 @@ class WelcomeDialog(QDialog):
         missing = [r for r in self.results.values() if not r.ok]
         if not self.results:
             return
-        names = ", ".join(_LABELS.get(r.name, r.name) for r in missing)
-        self.status.setText(
-            "Everything GPU Companion needs is here."
-            if not missing
-            else f"{len(missing)} thing{'s' if len(missing) > 1 else ''} to fix: {names}. "
-            "The rest of the app works meanwhile."
+        if not missing:
+            self.status.setText(self.tr("Everything GPU Companion needs is here."))
+            return
+        names = self.tr(", ").join(_label(r.name) for r in missing)
+        n = len(missing)
+        # two sources keep the English singular and plural exact without an English catalog
+        text = (
+            QCoreApplication.translate(
+                "WelcomeDialog",
+                "%n thing to fix: {names}. The rest of the app works meanwhile.",
+                None,
+                n,
+            )
+            if n == 1
+            else QCoreApplication.translate(
+                "WelcomeDialog",
+                "%n things to fix: {names}. The rest of the app works meanwhile.",
+                None,
+                n,
+            )
         )
+        self.status.setText(text.format(names=names))
 
     @property
     def checking(self) -> bool:
