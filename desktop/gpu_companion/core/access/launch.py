@@ -13,23 +13,25 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from gpu_companion.core.common.errors import UserError, ValidationError
+from gpu_companion.core.common.i18n import N_, _
 from gpu_companion.core.common.validation import validate_alias
 from gpu_companion.core.ssh.config_writer import SshConfigWriter
 from gpu_companion.core.storage.store import Store
 
 Which = Callable[[str], "str | None"]
 
-# the setting's choices, in the order "auto" tries them on each system
+# the setting's choices, in the order "auto" tries them on each system; the labels are English
+# (N_), shown through _()
 TERMINALS: dict[str, str] = {
-    "auto": "Automatic",
-    "x-terminal-emulator": "System default (x-terminal-emulator)",
+    "auto": N_("Automatic"),
+    "x-terminal-emulator": N_("System default (x-terminal-emulator)"),
     "gnome-terminal": "GNOME Terminal",
     "konsole": "Konsole",
     "xterm": "xterm",
-    "macos-terminal": "Terminal (macOS)",
+    "macos-terminal": N_("Terminal (macOS)"),
     "windows-terminal": "Windows Terminal",
-    "cmd": "Command Prompt (Windows)",
-    "custom": "Custom command…",
+    "cmd": N_("Command Prompt (Windows)"),
+    "custom": N_("Custom command…"),
 }
 CUSTOM = "custom"
 AUTO_ORDER = {
@@ -62,7 +64,7 @@ def validate_tmux_session(name: str) -> str:
     name = name.strip()
     if not _TMUX_RE.match(name):
         raise ValidationError(
-            "tmux_session", "A tmux session name is 1-32 letters, digits, '-' or '_'."
+            "tmux_session", _("A tmux session name is 1-32 letters, digits, '-' or '_'.")
         )
     return name
 
@@ -71,7 +73,9 @@ def validate_remote_path(path: str) -> str:
     """An absolute path on the host for VS Code to open (no control characters, no option)."""
     path = path.strip()
     if not path.startswith("/") or any(ord(c) < 32 or c == "\x7f" for c in path):
-        raise ValidationError("path", "Give an absolute path on the host, e.g. /root/project.")
+        raise ValidationError(
+            "path", _("Give an absolute path on the host, e.g. /root/project.")
+        )
     return path
 
 
@@ -109,7 +113,9 @@ def terminal_argv(kind: str, command: list[str], executable: str) -> list[str]:
         return [executable, *command]
     if kind == "cmd":  # `start` opens a new console window; "" is its title
         return [executable, "/c", "start", "", *command]
-    raise LaunchProblem(f"Unknown terminal {kind!r}.", hint="Choose one in Settings.")
+    raise LaunchProblem(
+        _("Unknown terminal {kind}.").format(kind=repr(kind)), hint=_("Choose one in Settings.")
+    )
 
 
 def system_key(platform: str = "") -> str:
@@ -131,29 +137,40 @@ def parse_custom_terminal(template: str) -> list[str]:
     run by one) with `{ssh}` (the ssh command) or `{alias}` (the host's alias) in it."""
     text = template.strip()
     if not text:
-        raise ValidationError("custom_terminal", "Give the command that opens your terminal.")
+        raise ValidationError("custom_terminal", _("Give the command that opens your terminal."))
     if any(ord(c) < 32 or c == "\x7f" for c in text):
-        raise ValidationError("custom_terminal", "The command cannot contain control characters.")
+        raise ValidationError(
+            "custom_terminal", _("The command cannot contain control characters.")
+        )
     try:
         words = shlex.split(text)
     except ValueError as exc:
-        raise ValidationError("custom_terminal", f"The command cannot be read: {exc}.") from None
+        raise ValidationError(
+            "custom_terminal", _("The command cannot be read: {error}.").format(error=exc)
+        ) from None
     if not words:
-        raise ValidationError("custom_terminal", "Give the command that opens your terminal.")
+        raise ValidationError("custom_terminal", _("Give the command that opens your terminal."))
     unknown = sorted({m for w in words for m in _PLACEHOLDER_RE.findall(w)} - set(PLACEHOLDERS))
     if unknown:
         raise ValidationError(
             "custom_terminal",
-            f"Unknown placeholder {', '.join(unknown)}: use {{ssh}} or {{alias}}.",
+            _("Unknown placeholder {names}: use {ssh} or {alias}.").format(
+                names=", ".join(unknown), ssh="{ssh}", alias="{alias}"
+            ),
         )
     if not any(p in w for w in words[1:] for p in PLACEHOLDERS):
         raise ValidationError(
             "custom_terminal",
-            "Put {ssh} (the ssh command) or {alias} (the host) in the command's arguments, "
-            "e.g. kitty -- {ssh}.",
+            # i18n: {ssh} and {alias} are literal text the user types, not placeholders to fill
+            _(
+                "Put {ssh} (the ssh command) or {alias} (the host) in the command's arguments, "
+                "e.g. kitty -- {ssh}."
+            ),
         )
     if any(p in words[0] for p in PLACEHOLDERS):
-        raise ValidationError("custom_terminal", "The command's first word is the program.")
+        raise ValidationError(
+            "custom_terminal", _("The command's first word is the program.")
+        )
     return words
 
 
@@ -178,30 +195,36 @@ def find_terminal(choice: str, which: Which = shutil.which, platform: str = "") 
             return kind, found
     names = ", ".join(_EXECUTABLE.get(k, k) for k in kinds)
     raise LaunchProblem(
-        f"No terminal program found (looked for {names}).",
-        hint="Install one, or choose the one you use in Settings → Terminal.",
+        _("No terminal program found (looked for {names}).").format(names=names),
+        hint=_("Install one, or choose the one you use in Settings → Terminal."),
     )
 
 
 def check_ssh_config(writer: SshConfigWriter, alias: str) -> None:
     """`ssh ALIAS` in a terminal or VS Code reads the user's own ~/.ssh/config: it must include
     the managed file, and the managed file must name the host."""
-    how = (
-        "Set it up with “Set up `ssh ALIAS`” on the Keys page, or run: "
-        "gpu-companion ssh-config --write"
-    )
     if not writer.is_installed():
         raise LaunchProblem(
-            f"`ssh {alias}` does not work in a terminal yet: your ~/.ssh/config does not "
-            "include GPU Companion's hosts.",
-            hint=how + ".",
+            _(
+                "`ssh {alias}` does not work in a terminal yet: your ~/.ssh/config does not "
+                "include GPU Companion's hosts."
+            ).format(alias=alias),
+            hint=_(
+                "Set it up with “Set up `ssh ALIAS`” on the Keys page, or run: "
+                "gpu-companion ssh-config --write."
+            ),
         )
     text = writer.config_path.read_text(encoding="utf-8", errors="replace")
     if f"\nHost {alias}\n" not in f"\n{text}":
         raise LaunchProblem(
-            f"The generated ssh config has no entry for {alias} (its platform may lack a key, "
-            "or your own config defines the same alias).",
-            hint=how + " and read what it says about this host.",
+            _(
+                "The generated ssh config has no entry for {alias} (its platform may lack a key, "
+                "or your own config defines the same alias)."
+            ).format(alias=alias),
+            hint=_(
+                "Set it up with “Set up `ssh ALIAS`” on the Keys page, or run: "
+                "gpu-companion ssh-config --write and read what it says about this host."
+            ),
         )
 
 
@@ -219,7 +242,9 @@ class LaunchPrefs:
     @terminal.setter
     def terminal(self, value: str) -> None:
         if value not in TERMINALS:
-            raise ValidationError("terminal", f"Unknown terminal {value!r}.")
+            raise ValidationError(
+                "terminal", _("Unknown terminal {kind}.").format(kind=repr(value))
+            )
         self.store.set_setting("access.terminal", value)
 
     @property
@@ -267,28 +292,36 @@ class Launcher:
         command = ssh_command(alias, self.prefs.tmux_session if tmux else "")
         check_ssh_config(self.writer, alias)
         choice = terminal or self.prefs.terminal
-        where = f" (tmux session {self.prefs.tmux_session})" if tmux else ""
+        if tmux:
+            what = _("a terminal on {alias} (tmux session {session})").format(
+                alias=alias, session=self.prefs.tmux_session
+            )
+        else:
+            what = _("a terminal on {alias}").format(alias=alias)
         if choice == CUSTOM:
-            return LaunchPlan(self._custom_argv(command, alias), f"a terminal on {alias}{where}")
+            return LaunchPlan(self._custom_argv(command, alias), what)
         kind, exe = find_terminal(choice, self.which, self.platform)
-        return LaunchPlan(terminal_argv(kind, command, exe), f"a terminal on {alias}{where}")
+        return LaunchPlan(terminal_argv(kind, command, exe), what)
 
     def _custom_argv(self, command: list[str], alias: str) -> list[str]:
         template = self.prefs.custom_terminal
         if not template:
             raise LaunchProblem(
-                "No custom terminal command is set.",
-                hint="Give it in Settings → Terminal, e.g. kitty -- {ssh}.",
+                _("No custom terminal command is set."),
+                # i18n: {ssh} is literal text the user types, not a placeholder to fill
+                hint=_("Give it in Settings → Terminal, e.g. kitty -- {ssh}."),
             )
         try:
             words = parse_custom_terminal(template)
         except ValidationError as exc:
-            raise LaunchProblem(exc.message, hint="Correct it in Settings → Terminal.") from None
+            raise LaunchProblem(exc.message, hint=_("Correct it in Settings → Terminal.")) from None
         program = self.which(words[0])
         if not program:
             raise LaunchProblem(
-                f"The custom terminal command's program {words[0]!r} was not found.",
-                hint="Give its full path, or install it, in Settings → Terminal.",
+                _("The custom terminal command's program {program} was not found.").format(
+                    program=repr(words[0])
+                ),
+                hint=_("Give its full path, or install it, in Settings → Terminal."),
             )
         return custom_terminal_argv([program, *words[1:]], command, validate_alias(alias))
 
@@ -298,13 +331,16 @@ class Launcher:
         code = self.which("code")
         if not code:
             raise LaunchProblem(
-                "VS Code's `code` command was not found.",
-                hint="Install VS Code with its Remote - SSH extension; on macOS run “Shell "
-                "Command: Install 'code' command in PATH” from VS Code's command palette.",
+                _("VS Code's `code` command was not found."),
+                hint=_(
+                    "Install VS Code with its Remote - SSH extension; on macOS run “Shell "
+                    "Command: Install 'code' command in PATH” from VS Code's command palette."
+                ),
             )
         check_ssh_config(self.writer, alias)
         return LaunchPlan(
-            [code, "--remote", f"ssh-remote+{alias}", path], f"VS Code on {alias}:{path}"
+            [code, "--remote", f"ssh-remote+{alias}", path],
+            _("VS Code on {alias}:{path}").format(alias=alias, path=path),
         )
 
     @staticmethod
@@ -320,4 +356,8 @@ class Launcher:
                 close_fds=True,
             )
         except OSError as exc:
-            raise LaunchProblem(f"Could not start {plan.argv[0]}: {exc.strerror or exc}.") from exc
+            raise LaunchProblem(
+                _("Could not start {program}: {error}.").format(
+                    program=plan.argv[0], error=exc.strerror or exc
+                )
+            ) from exc

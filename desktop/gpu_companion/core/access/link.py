@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from gpu_companion.core.common.backoff import Backoff
 from gpu_companion.core.common.errors import UserError
+from gpu_companion.core.common.i18n import _
 from gpu_companion.core.hosts.registry import Host
 
 if TYPE_CHECKING:
@@ -141,7 +142,12 @@ class HostLink:
                 self._wake.clear()
                 continue
             if attempt == 0:
-                self._set("down", f"The connection to {self.host.alias} dropped: reconnecting.")
+                self._set(
+                    "down",
+                    _("The connection to {alias} dropped: reconnecting.").format(
+                        alias=self.host.alias
+                    ),
+                )
             else:
                 self._wake.wait(self._backoff.delay(attempt))
                 self._wake.clear()
@@ -156,11 +162,16 @@ class HostLink:
                     with self._lock:
                         self._up.notify_all()
                     return
-                self._set("down", f"{exc} Retrying.")
+                self._set("down", _("{problem} Retrying.").format(problem=exc))
                 continue
             except Exception as exc:  # a bug or an odd network error: log it, keep trying
                 log.warning("reconnecting %s failed", self.host.alias, exc_info=True)
-                self._set("down", f"Reconnecting {self.host.alias} failed: {exc}. Retrying.")
+                self._set(
+                    "down",
+                    _("Reconnecting {alias} failed: {error}. Retrying.").format(
+                        alias=self.host.alias, error=exc
+                    ),
+                )
                 continue
             if self._stop.is_set():
                 client.close()

@@ -10,6 +10,7 @@ from gpu_companion.core.access.specs import TunnelBook, TunnelSpec
 from gpu_companion.core.access.tunnel import Tunnel, TunnelStatus
 from gpu_companion.core.common.background import BackgroundSync
 from gpu_companion.core.common.errors import UserError
+from gpu_companion.core.common.i18n import _
 from gpu_companion.core.common.listeners import Listeners
 from gpu_companion.core.hosts.registry import Host, HostRegistry
 
@@ -35,7 +36,9 @@ class TunnelManager:
         self._lock = threading.RLock()
         # a change only enqueues: closing a link joins its threads, never on the caller's
         self._closer = BackgroundSync(self.close_released, quiet_s=0.0, name="tunnels-released")
-        self._unsubscribe = registry.on_hosts_changed.subscribe(lambda _: self._closer.request())
+        self._unsubscribe = registry.on_hosts_changed.subscribe(
+            lambda _unused: self._closer.request()
+        )
 
     @staticmethod
     def _key(host: Host, spec: TunnelSpec) -> tuple[int, str]:
@@ -44,7 +47,9 @@ class TunnelManager:
 
     def start(self, host: Host, spec: TunnelSpec, exact_port: bool = False) -> TunnelStatus:
         if host.is_local or host.id is None:
-            raise UserError("Tunnels are for rented hosts; this computer's ports are already here.")
+            raise UserError(
+                _("Tunnels are for rented hosts; this computer's ports are already here.")
+            )
         spec = spec.validated()
         key = self._key(host, spec)
         with self._lock:

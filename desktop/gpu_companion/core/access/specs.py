@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, replace
 
 from gpu_companion.core.common.errors import ValidationError
+from gpu_companion.core.common.i18n import _
 from gpu_companion.core.common.validation import validate_hostname, validate_port
 from gpu_companion.core.storage.store import Store
 
@@ -33,7 +34,7 @@ class TunnelSpec:
         name = self.name.strip()
         if not _NAME_RE.match(name):
             raise ValidationError(
-                "name", "A tunnel name is 1-40 letters, digits, spaces or . ( ) / + - _."
+                "name", _("A tunnel name is 1-40 letters, digits, spaces or . ( ) / + - _.")
             )
         local = validate_port(self.local_port) if self.local_port else 0
         return replace(
@@ -132,9 +133,11 @@ def specs_from_forwards(forwards: Iterable[str]) -> tuple[list[TunnelSpec], list
     specs: list[TunnelSpec] = []
     notes: list[str] = []
     for forward in forwards:
-        flag, _, value = forward.strip().partition(" ")
+        flag, _sep, value = forward.strip().partition(" ")
         if flag != "-L":
-            notes.append(f"{forward} is not a local forward: not made a tunnel")
+            notes.append(
+                _("{forward} is not a local forward: not made a tunnel").format(forward=forward)
+            )
             continue
         parts = _split_forward(value.strip())
         if len(parts) == 4:
@@ -143,9 +146,14 @@ def specs_from_forwards(forwards: Iterable[str]) -> tuple[list[TunnelSpec], list
             if len(parts) != 3:
                 raise ValidationError("forward", "expected port:host:hostport")
             local, host, remote = parts
-            spec = TunnelSpec(f"Port {remote}", int(remote), int(local), host).validated()
+            name = _("Port {port}").format(port=remote)
+            spec = TunnelSpec(name, int(remote), int(local), host).validated()
         except (ValueError, ValidationError):
-            notes.append(f"{forward} cannot be read as port:host:hostport: not made a tunnel")
+            notes.append(
+                _("{forward} cannot be read as port:host:hostport: not made a tunnel").format(
+                    forward=forward
+                )
+            )
             continue
         if spec.local_port == spec.remote_port:
             spec = replace(spec, local_port=0)

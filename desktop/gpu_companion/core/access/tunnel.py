@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from gpu_companion.core.access.link import HostLink
 from gpu_companion.core.access.specs import TunnelSpec
 from gpu_companion.core.common.errors import UserError
+from gpu_companion.core.common.i18n import _
 from gpu_companion.core.common.lazy import lazy_import
 
 if TYPE_CHECKING:
@@ -39,8 +40,8 @@ class PortInUse(UserError):
 
     def __init__(self, port: int) -> None:
         super().__init__(
-            f"Local port {port} is already in use by another program.",
-            hint="Choose another local port, or leave it empty to take the next free one.",
+            _("Local port {port} is already in use by another program.").format(port=port),
+            hint=_("Choose another local port, or leave it empty to take the next free one."),
         )
         self.port = port
 
@@ -62,9 +63,19 @@ def bind_listener(wanted: int, exact: bool = False) -> tuple[socket.socket, str]
             sock.close()
             if exc.errno in (errno.EADDRINUSE, errno.EACCES):
                 continue
-            raise UserError(f"Could not listen on {BIND}:{port}: {exc.strerror or exc}.") from exc
+            raise UserError(
+                _("Could not listen on {address}: {error}.").format(
+                    address=f"{BIND}:{port}", error=exc.strerror or exc
+                )
+            ) from exc
         got = int(sock.getsockname()[1])
-        note = "" if got == wanted else f"Local port {wanted} is in use; using {got} instead."
+        note = (
+            ""
+            if got == wanted
+            else _("Local port {wanted} is in use; using {got} instead.").format(
+                wanted=wanted, got=got
+            )
+        )
         return sock, note
     raise PortInUse(wanted)
 
@@ -149,10 +160,9 @@ class Tunnel:
         else:
             state, message = "up", self.note
             if self.answers is False:
-                message = (
-                    f"Nothing answers on {self.link.host.alias}:{self.spec.remote_port} yet "
-                    "(is the server running there?)."
-                )
+                message = _(
+                    "Nothing answers on {alias}:{port} yet (is the server running there?)."
+                ).format(alias=self.link.host.alias, port=self.spec.remote_port)
         return TunnelStatus(
             self.link.host.id,
             self.link.host.alias,

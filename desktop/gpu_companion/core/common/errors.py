@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+# a sentence that ends in full-width punctuation (Chinese) takes no space before the next one
+_FULL_WIDTH_END = ("。", "！", "？", "：", "；", "）", "”")
+
 
 class UserError(Exception):
     """An error whose message says what happened and what to do; shown as is in the UI."""
@@ -12,7 +15,8 @@ class UserError(Exception):
         self.hint = hint
 
     def __str__(self) -> str:
-        return f"{self.message} {self.hint}".strip()
+        sep = "" if self.message.endswith(_FULL_WIDTH_END) else " "
+        return f"{self.message}{sep}{self.hint}".strip()
 
 
 class ValidationError(UserError):

@@ -11,6 +11,8 @@ import re
 from dataclasses import dataclass
 from enum import Enum
 
+from gpu_companion.core.common.i18n import N_, _
+
 
 class SshProblem(str, Enum):
     """A kind of SSH failure; compares equal to its value ("auth_failed"...)."""
@@ -38,7 +40,8 @@ class SshProblem(str, Enum):
 
     @property
     def text(self) -> ProblemText:
-        return PROBLEM_TEXT[self]
+        text = PROBLEM_TEXT[self]
+        return ProblemText(_(text.message), _(text.hint))
 
 
 _NEEDS_USER = frozenset(
@@ -56,7 +59,8 @@ _NEEDS_USER = frozenset(
 
 @dataclass(frozen=True)
 class ProblemText:
-    """What a renter reads when the host is not named: what happened, then what to do."""
+    """What a renter reads when the host is not named: what happened, then what to do.
+    PROBLEM_TEXT holds the English; `SshProblem.text` gives it in the current language."""
 
     message: str
     hint: str
@@ -64,61 +68,61 @@ class ProblemText:
 
 PROBLEM_TEXT: dict[SshProblem, ProblemText] = {
     SshProblem.HOST_KEY_UNKNOWN: ProblemText(
-        "The instance's host key is not known yet: the connection was not made.",
-        "Test the connection on the Hosts page, check that the fingerprint matches the one "
-        "your provider shows, then trust it.",
+        N_("The instance's host key is not known yet: the connection was not made."),
+        N_("Test the connection on the Hosts page, check that the fingerprint matches the one "
+           "your provider shows, then trust it."),
     ),
     SshProblem.HOST_KEY_CHANGED: ProblemText(
-        "The instance's host key has changed: the connection was blocked.",
-        "On rented GPUs the usual cause is a new instance behind a recycled address. If "
-        "you just created or restarted this instance, choose 'This is a new instance'; "
-        "otherwise do not connect, someone may be intercepting it.",
+        N_("The instance's host key has changed: the connection was blocked."),
+        N_("On rented GPUs the usual cause is a new instance behind a recycled address. If "
+           "you just created or restarted this instance, choose 'This is a new instance'; "
+           "otherwise do not connect, someone may be intercepting it."),
     ),
     SshProblem.HOST_KEY_UNVERIFIED: ProblemText(
-        "The instance's host key could not be verified: the connection was blocked.",
-        "Test the connection on the Hosts page: it shows whether the key is new or has "
-        "changed, and its fingerprint to compare with the one your provider shows.",
+        N_("The instance's host key could not be verified: the connection was blocked."),
+        N_("Test the connection on the Hosts page: it shows whether the key is new or has "
+           "changed, and its fingerprint to compare with the one your provider shows."),
     ),
     SshProblem.AUTH_FAILED: ProblemText(
-        "The instance refused the SSH key: the platform does not have this public key yet.",
-        "Copy the public key on the Keys page and paste it into the platform's console "
-        "(or the instance's ~/.ssh/authorized_keys), then try again.",
+        N_("The instance refused the SSH key: the platform does not have this public key yet."),
+        N_("Copy the public key on the Keys page and paste it into the platform's console "
+           "(or the instance's ~/.ssh/authorized_keys), then try again."),
     ),
     SshProblem.NO_KEY: ProblemText(
-        "There is no SSH key for this host's platform yet.",
-        "Generate or import the platform's key on the Keys page.",
+        N_("There is no SSH key for this host's platform yet."),
+        N_("Generate or import the platform's key on the Keys page."),
     ),
     SshProblem.PASSPHRASE: ProblemText(
-        "The platform's SSH key is protected by a passphrase.",
-        "Enter it, or load the key into ssh-agent on the Keys page.",
+        N_("The platform's SSH key is protected by a passphrase."),
+        N_("Enter it, or load the key into ssh-agent on the Keys page."),
     ),
     SshProblem.KEYRING: ProblemText(
-        "The SSH key could not be read from the system keyring.",
-        "Unlock the keyring, then try again.",
+        N_("The SSH key could not be read from the system keyring."),
+        N_("Unlock the keyring, then try again."),
     ),
     SshProblem.DNS: ProblemText(
-        "The host name could not be found (DNS).",
-        "Check the host name for typos, or your network connection; a released instance's "
-        "name stops resolving.",
+        N_("The host name could not be found (DNS)."),
+        N_("Check the host name for typos, or your network connection; a released instance's "
+           "name stops resolving."),
     ),
     SshProblem.REFUSED: ProblemText(
-        "The instance refused the connection.",
-        "The instance may still be starting, stopped, or the port is wrong: check the "
-        "port in the platform's console.",
+        N_("The instance refused the connection."),
+        N_("The instance may still be starting, stopped, or the port is wrong: check the "
+           "port in the platform's console."),
     ),
     SshProblem.TIMEOUT: ProblemText(
-        "The instance did not answer as an SSH server in time.",
-        "The instance may be down, still booting or behind a firewall, or the port may "
-        "belong to another service: check it in the platform's console.",
+        N_("The instance did not answer as an SSH server in time."),
+        N_("The instance may be down, still booting or behind a firewall, or the port may "
+           "belong to another service: check it in the platform's console."),
     ),
     SshProblem.HANDSHAKE_CLOSED: ProblemText(
-        "The instance closed the connection during the SSH handshake.",
-        "The instance may be restarting, or its SSH server is refusing new connections "
-        "(too many at once, or a fail2ban-style block): try again in a minute.",
+        N_("The instance closed the connection during the SSH handshake."),
+        N_("The instance may be restarting, or its SSH server is refusing new connections "
+           "(too many at once, or a fail2ban-style block): try again in a minute."),
     ),
     SshProblem.SSH: ProblemText(
-        "The SSH connection failed.",
-        "Check that the instance is running, then try again.",
+        N_("The SSH connection failed."),
+        N_("Check that the instance is running, then try again."),
     ),
 }
 

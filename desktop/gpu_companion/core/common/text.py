@@ -6,14 +6,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import timedelta
 
+from gpu_companion.core.common.i18n import _
+
 
 def format_duration(delta: timedelta) -> str:
     """'45 min', '3 h', '3 h 10 min'."""
     minutes = int(delta.total_seconds() // 60)
     if minutes < 60:
-        return f"{minutes} min"
+        return _("{minutes} min").format(minutes=minutes)
     hours, rest = divmod(minutes, 60)
-    return f"{hours} h {rest} min" if rest else f"{hours} h"
+    if rest:
+        return _("{hours} h {minutes} min").format(hours=hours, minutes=rest)
+    return _("{hours} h").format(hours=hours)
 
 
 def format_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:

@@ -8,8 +8,10 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from gpu_companion.core.common.errors import ValidationError
+from gpu_companion.core.common.i18n import N_, _
 from gpu_companion.core.common.listeners import Listeners
 from gpu_companion.core.common.money import CURRENCIES as CURRENCIES  # re-exported
+from gpu_companion.core.common.money import default_currency
 from gpu_companion.core.common.owner import owner_alive, this_machine
 from gpu_companion.core.common.validation import (
     validate_alias,
@@ -36,22 +38,29 @@ class Platform:
     name: str
     console_url: str = ""
     billing_granularity: str = "second"
-    currency: str = "USD"
+    currency: str = field(default_factory=default_currency)  # ¥ for a Chinese-speaking renter
     id: int | None = None
 
     def validated(self) -> Platform:
-        name = validate_name("name", self.name, "The platform name")
+        name = validate_name("name", self.name, N_("The platform name"))
         url = self.console_url.strip()
         if url and not url.startswith(("https://", "http://")):
-            raise ValidationError("console_url", "The console address must start with https://.")
+            raise ValidationError(
+                "console_url", _("The console address must start with https://.")
+            )
         if self.billing_granularity not in GRANULARITIES:
             raise ValidationError(
                 "billing_granularity",
-                f"Billing granularity must be one of: {', '.join(GRANULARITIES)}.",
+                _("Billing granularity must be one of: {choices}.").format(
+                    choices=", ".join(GRANULARITIES)
+                ),
             )
         if self.currency not in CURRENCIES:
             raise ValidationError(
-                "currency", f"Unknown currency {self.currency!r}; use an ISO code such as USD."
+                "currency",
+                _("Unknown currency {currency}; use an ISO code such as USD.").format(
+                    currency=repr(self.currency)
+                ),
             )
         return replace(self, name=name, console_url=url)
 
@@ -74,18 +83,24 @@ class Host:
     def validated(self) -> Host:
         alias = validate_alias(self.alias.strip())
         if alias == LOCAL_ALIAS:
-            raise ValidationError("alias", "'local' is reserved for this computer; pick another.")
+            raise ValidationError(
+                "alias", _("'local' is reserved for this computer; pick another.")
+            )
         count = int(self.gpu_count)
         if not 0 <= count <= 64:
-            raise ValidationError("gpu_count", "The GPU count must be between 0 and 64.")
+            raise ValidationError("gpu_count", _("The GPU count must be between 0 and 64."))
         if self.state not in HOST_STATES:
-            raise ValidationError("state", f"Unknown host state {self.state!r}.")
+            raise ValidationError(
+                "state", _("Unknown host state {state}.").format(state=repr(self.state))
+            )
         instance_id = self.instance_id.strip()
         if len(instance_id) > 128 or any(ord(c) < 32 or ord(c) == 127 for c in instance_id):
             raise ValidationError(
                 "instance_id",
-                "The instance id must be one line of at most 128 characters, as the platform "
-                "shows it.",
+                _(
+                    "The instance id must be one line of at most 128 characters, as the platform "
+                    "shows it."
+                ),
             )
         return replace(
             self,
@@ -177,7 +192,9 @@ class HostRegistry:
             "SELECT id FROM platforms WHERE lower(name) = lower(?) AND id IS NOT ?", [p.name, p.id]
         ).fetchone()
         if clash:
-            raise ValidationError("name", f"A platform named {p.name!r} already exists.")
+            raise ValidationError(
+                "name", _("A platform named {name} already exists.").format(name=repr(p.name))
+            )
         row: dict[str, Any] = {k: v for k, v in asdict(p).items() if k != "id"}
         with self.store.transaction() as db:
             if p.id is None:
@@ -194,27 +211,31 @@ class HostRegistry:
             names = ", ".join(r[0] for r in used)
             raise ValidationError(
                 "platform",
-                f"Hosts still belong to this platform: {names}. Move or remove them first.",
+                _(
+                    "Hosts still belong to this platform: {names}. Move or remove them first."
+                ).format(names=names),
             )
         # a key or an account left behind would pass to the next platform given this id
-        for table, what, how in (
-            ("ssh_keys", "an SSH key", "delete the key first (Keys page, or gpu-companion keys "
-             "delete)"),
-            ("provider_accounts", "a provider account", "remove it first (gpu-companion "
-             "providers remove)"),
+        for table, refusal in (
+            ("ssh_keys", N_("This platform has an SSH key: delete the key first (Keys page, or "
+                            "gpu-companion keys delete).")),
+            ("provider_accounts", N_("This platform has a provider account: remove it first "
+                                     "(gpu-companion providers remove).")),
         ):
             if _table_exists(self.store.db, table) and self.store.db.execute(
                 f"SELECT 1 FROM {table} WHERE platform_id = ?", [platform_id]  # noqa: S608
             ).fetchone():
-                raise ValidationError("platform", f"This platform has {what}: {how}.")
+                raise ValidationError("platform", _(refusal))
         try:
             with self.store.transaction() as db:
                 db.table("platforms").delete(platform_id)
         except sqlite3.IntegrityError:  # the spend ledger's rentals, charges or budgets
             raise ValidationError(
                 "platform",
-                "The spend ledger has rentals, charges or budgets on this platform; it stays so "
-                "their history keeps its name.",
+                _(
+                    "The spend ledger has rentals, charges or budgets on this platform; it stays "
+                    "so their history keeps its name."
+                ),
             ) from None
 
     # hosts
@@ -254,9 +275,12 @@ class HostRegistry:
             "SELECT id FROM hosts WHERE lower(alias) = lower(?) AND id IS NOT ?", [h.alias, h.id]
         ).fetchone()
         if clash:
-            raise ValidationError("alias", f"A host with the alias {h.alias!r} already exists.")
+            raise ValidationError(
+                "alias",
+                _("A host with the alias {alias} already exists.").format(alias=repr(h.alias)),
+            )
         if h.platform_id is not None and self.platform(h.platform_id) is None:
-            raise ValidationError("platform", "The chosen platform no longer exists.")
+            raise ValidationError("platform", _("The chosen platform no longer exists."))
         row: dict[str, Any] = {k: v for k, v in asdict(h).items() if k not in ("id", "is_local")}
         try:
             with self.store.transaction() as db:
@@ -269,14 +293,19 @@ class HostRegistry:
                     if renamed and _transfer_running(db, was[0]):
                         raise ValidationError(
                             "alias",
-                            f"A transfer to {was[0]} is running: pause it or let it finish, "
-                            "then rename the host.",
+                            _(
+                                "A transfer to {alias} is running: pause it or let it finish, "
+                                "then rename the host."
+                            ).format(alias=was[0]),
                         )
                     db.table("hosts").update(h.id, row)
                     if renamed:
                         _rename_alias_rows(db, was[0], h.alias)
         except sqlite3.IntegrityError as exc:  # a race with another writer
-            raise ValidationError("alias", f"Could not save {h.alias!r}: {exc}.") from exc
+            raise ValidationError(
+                "alias",
+                _("Could not save {alias}: {error}.").format(alias=repr(h.alias), error=exc),
+            ) from exc
         self._hosts_changed()
         return h
 

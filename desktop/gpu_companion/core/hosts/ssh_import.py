@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gpu_companion.core.common.errors import UserError, ValidationError
+from gpu_companion.core.common.i18n import _
 from gpu_companion.core.hosts.registry import Host
 
 
@@ -160,19 +161,21 @@ def scan_ssh_config(
     except FileNotFoundError:
         return []
     except (OSError, UnicodeDecodeError) as exc:
-        raise UserError(f"Could not read {path}: {exc}.") from exc
+        raise UserError(_("Could not read {path}: {error}.").format(path=path, error=exc)) from exc
     import paramiko  # 0.1-0.25 s to import: only when the user asks for an import
 
     text, skipped = without_match_exec(text)
     try:
         config = paramiko.SSHConfig.from_text(text)
     except paramiko.ssh_exception.ConfigParseError as exc:
-        raise UserError(f"Could not read {path}: {exc}.") from exc
+        raise UserError(_("Could not read {path}: {error}.").format(path=path, error=exc)) from exc
     out: list[ImportCandidate] = [
         ImportCandidate(
             None,
-            f"Match (line {number})",
-            problem="skipped: it can run a command (Match exec); importing never runs commands",
+            _("Match (line {number})").format(number=number),
+            problem=_(
+                "skipped: it can run a command (Match exec); importing never runs commands"
+            ),
         )
         for number in skipped
     ]
@@ -183,7 +186,7 @@ def scan_ssh_config(
             hostname=str(opts.get("hostname", alias)),
             port=int(port) if (port := str(opts.get("port", "22"))).isdigit() else -1,
             user=str(opts.get("user", "root")),
-            notes=f"imported from {path}",
+            notes=_("imported from {path}").format(path=path),
         )
         try:
             host = host.validated()

@@ -9,16 +9,17 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from gpu_companion.core.common.i18n import N_, _
 from gpu_companion.core.monitor.nvsmi import GpuSample, parse_query_gpu_csv
 
-_ROW_STATES = (("[gpu requires reset]", "needs a reset"), ("[gpu is lost]", "is lost"))
+_ROW_STATES = (("[gpu requires reset]", N_("needs a reset")), ("[gpu is lost]", N_("is lost")))
 _HANDLE_RE = re.compile(r"device handle for GPU\s*([0-9A-Fa-f:.]+?):?\s+(.*)", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
 class BadGpu:
     name: str  # "GPU 3", "GPU 0000:1B:00.0"
-    state: str  # "needs a reset", "is lost", "cannot be reached"
+    state: str  # "needs a reset", "is lost", "cannot be reached" (in the current language)
 
     @property
     def text(self) -> str:
@@ -33,12 +34,13 @@ def split_bad_gpus(out: str, fields: Sequence[str]) -> tuple[list[GpuSample], li
         folded = line.casefold()
         state = next((s for needle, s in _ROW_STATES if needle in folded), None)
         if state is not None:
-            bad.append(BadGpu(_row_name(line, fields, row), state))
+            bad.append(BadGpu(_row_name(line, fields, row), _(state)))
             continue
         handle = _HANDLE_RE.search(line)
         if handle is not None:
             lost = "gpu is lost" in handle.group(2).casefold()
-            bad.append(BadGpu(f"GPU {handle.group(1)}", "is lost" if lost else "cannot be reached"))
+            state = _("is lost") if lost else _("cannot be reached")
+            bad.append(BadGpu(f"GPU {handle.group(1)}", state))
             continue
         good.append(line)
     samples = parse_query_gpu_csv("\n".join(good), fields).samples if good else []
@@ -54,4 +56,4 @@ def _row_name(line: str, fields: Sequence[str], row: int) -> str:
         value = values.get(key, "")
         if value and not value.startswith("["):
             return f"GPU {value}"
-    return f"the GPU on line {row + 1}"
+    return _("the GPU on line {number}").format(number=row + 1)

@@ -17,15 +17,16 @@ from importlib import resources
 from typing import Any
 
 from gpu_companion.core.common.errors import UserError
+from gpu_companion.core.common.i18n import _
 from gpu_companion.core.hosts.registry import Host
 from gpu_companion.core.monitor.nvsmi import build_query_gpu_argv
 from gpu_companion.core.planning.catalogue import GpuSpec
 from gpu_companion.core.selfcheck.rules import (
-    STEP_TITLES,
     CheckStep,
     Findings,
     Status,
     judge,
+    step_title,
 )
 
 PROBE_TIMEOUT_S = 300.0
@@ -74,12 +75,14 @@ def _connect_step(host: Host, exc: Exception) -> CheckStep:
     hint = exc.hint if isinstance(exc, UserError) else ""
     return CheckStep(
         "connect",
-        STEP_TITLES["connect"],
+        step_title("connect"),
         Status.FAIL,
         f"{host.user}@{host.hostname}:{host.port}: {str(exc) or type(exc).__name__}",
         hint
-        or "Check the host, port and user in the provider's console, and that the instance "
-        "is running.",
+        or _(
+            "Check the host, port and user in the provider's console, and that the instance "
+            "is running."
+        ),
     )
 
 
@@ -102,18 +105,18 @@ def _without_python(
     client: Any, findings: Findings, options: SelfCheckOptions
 ) -> Iterator[CheckStep]:
     """python3 is missing: still ask nvidia-smi directly, so the GPU steps have an answer."""
-    _, helped, _ = _exec(client, "nvidia-smi --help-query-gpu", "", options.timeout_s)
+    _stdin, helped, _stderr = _exec(client, "nvidia-smi --help-query-gpu", "", options.timeout_s)
     known = helped.read().decode("utf-8", "replace")
     driver = "kmd_version" if '"kmd_version"' in known else "driver_version"  # R610: kmd
     fields = ["index", "uuid", "name", "memory.used", "memory.total", driver]
     argv = build_query_gpu_argv(fields, None)
-    _, out, err = _exec(client, " ".join(shlex.quote(a) for a in argv), "", options.timeout_s)
+    _stdin, out, err = _exec(client, " ".join(shlex.quote(a) for a in argv), "", options.timeout_s)
     text, error = out.read().decode("utf-8", "replace"), err.read().decode("utf-8", "replace")
     query = {"rc": out.channel.recv_exit_status(), "out": text, "err": error}
     record = {"step": "nvidia_smi", "fields": fields, "query": query, "table": {}, "apps": {}}
     yield from judge(record, findings)
     for key in ("torch", "cuda_match", "cuda_available", "matmul", "bf16_speed", "disk"):
-        yield CheckStep(key, STEP_TITLES[key], Status.SKIP, "Needs python3 on the host.")
+        yield CheckStep(key, step_title(key), Status.SKIP, _("Needs python3 on the host."))
 
 
 def run_selfcheck(
@@ -136,9 +139,11 @@ def run_selfcheck(
     try:
         yield CheckStep(
             "connect",
-            STEP_TITLES["connect"],
+            step_title("connect"),
             Status.PASS,
-            f"Logged in as {host.user} on {host.hostname}:{host.port}.",
+            _("Logged in as {user} on {where}.").format(
+                user=host.user, where=f"{host.hostname}:{host.port}"
+            ),
         )
         yield from _run_probe(client, findings, options, cancel_event or threading.Event())
     finally:
@@ -168,7 +173,9 @@ def _run_probe(
     client: Any, findings: Findings, options: SelfCheckOptions, cancel: threading.Event
 ) -> Iterator[CheckStep]:
     try:
-        _, out, err = _exec(client, build_probe_command(options), probe_source(), options.timeout_s)
+        _stdin, out, err = _exec(
+            client, build_probe_command(options), probe_source(), options.timeout_s
+        )
         records = 0
         for line in _lines(out.channel, time.monotonic() + options.timeout_s, cancel):
             try:
@@ -188,30 +195,40 @@ def _run_probe(
     except TimeoutError:
         yield CheckStep(
             "probe",
-            "Self-check probe",
+            _("Self-check probe"),
             Status.FAIL,
-            f"The host did not finish the checks within {options.timeout_s:g} s.",
-            "The host may be overloaded or the disk very slow; run the self-check again.",
+            _("The host did not finish the checks within {seconds} s.").format(
+                seconds=f"{options.timeout_s:g}"
+            ),
+            _("The host may be overloaded or the disk very slow; run the self-check again."),
         )
         return
     if records == 0 and status == 127:
         yield CheckStep(
             "python",
-            STEP_TITLES["python"],
+            step_title("python"),
             Status.FAIL,
-            f"{options.python} is not on the host's PATH ({error_text or 'exit status 127'}).",
-            "Choose a PyTorch/CUDA image (they ship Python), or install it: "
-            "apt-get install -y python3 python3-pip.",
+            _("{python} is not on the host's PATH ({said}).").format(
+                python=options.python, said=error_text or _("exit status 127")
+            ),
+            _(
+                "Choose a PyTorch/CUDA image (they ship Python), or install it: "
+                "apt-get install -y python3 python3-pip."
+            ),
         )
         yield from _without_python(client, findings, options)
         return
-    tail = error_text.splitlines()[-3:] if error_text else [f"exit status {status}"]
+    tail = (
+        error_text.splitlines()[-3:]
+        if error_text
+        else [_("exit status {status}").format(status=status)]
+    )
     yield CheckStep(
         "probe",
-        "Self-check probe",
+        _("Self-check probe"),
         Status.FAIL,
-        "The probe stopped before it finished: " + " | ".join(tail),
-        "Run the self-check again; if it stops at the same place, that step is what is broken.",
+        _("The probe stopped before it finished: {tail}").format(tail=" | ".join(tail)),
+        _("Run the self-check again; if it stops at the same place, that step is what is broken."),
     )
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
+from gpu_companion.core.common.i18n import N_, _, ngettext
 from gpu_companion.core.monitor.nvsmi import (
     GpuError,
     detect_gpu_error,
@@ -30,17 +31,18 @@ BF16_GOOD, BF16_POOR = 0.35, 0.20  # share of the rated dense figure a 1-second 
 SLOW_READ_MB_S = 150.0
 OLDEST_PYTHON = (3, 9)  # what current PyTorch releases need
 
+# English (N_): shown through _() (`step_title`)
 STEP_TITLES = {
-    "connect": "SSH connection",
-    "python": "Python and pip",
-    "nvidia_smi": "nvidia-smi answers",
-    "gpus": "Expected GPUs, free, no one else's processes",
-    "torch": "PyTorch installed",
-    "cuda_match": "Driver CUDA vs the torch build",
+    "connect": N_("SSH connection"),
+    "python": N_("Python and pip"),
+    "nvidia_smi": N_("nvidia-smi answers"),
+    "gpus": N_("Expected GPUs, free, no one else's processes"),
+    "torch": N_("PyTorch installed"),
+    "cuda_match": N_("Driver CUDA vs the torch build"),
     "cuda_available": "torch.cuda.is_available()",
-    "matmul": "A matmul on the GPU",
-    "bf16_speed": "BF16 matmul speed",
-    "disk": "Data disk: free space and read speed",
+    "matmul": N_("A matmul on the GPU"),
+    "bf16_speed": N_("BF16 matmul speed"),
+    "disk": N_("Data disk: free space and read speed"),
 }
 # The table header's CUDA version: "CUDA Version: 12.4" (R470 to R59x), "CUDA UMD Version: 13.3"
 # (R610, next to "KMD Version:" where "Driver Version:" was).
@@ -98,8 +100,21 @@ class Findings:
     torch_version: str = ""
 
 
+def _sentences(parts: list[str]) -> str:
+    """Sentences one after another: a space after an English one, none after a Chinese one."""
+    out = ""
+    for part in parts:
+        out += part if not out or out.endswith(("。", "！", "？", "）")) else " " + part
+    return out
+
+
+def step_title(key: str) -> str:
+    """The step's title in the current language."""
+    return _(STEP_TITLES[key])
+
+
 def _step(key: str, status: Status, evidence: str, hint: str = "") -> CheckStep:
-    return CheckStep(key, STEP_TITLES[key], status, evidence, hint)
+    return CheckStep(key, step_title(key), status, evidence, hint)
 
 
 def card_for_gpu_name(name: str, catalogue: GpuCatalogue | None = None) -> GpuSpec | None:
@@ -118,20 +133,24 @@ def card_for_gpu_name(name: str, catalogue: GpuCatalogue | None = None) -> GpuSp
 def _judge_python(r: dict[str, Any]) -> Iterator[CheckStep]:
     version = str(r.get("version", "?"))
     parts = tuple(int(p) for p in re.findall(r"\d+", version)[:2])
-    evidence = f"Python {version} at {r.get('executable', '?')}"
+    evidence = _("Python {version} at {path}").format(
+        version=version, path=r.get("executable", "?")
+    )
     if r.get("pip_rc") != 0:
         yield _step(
             "python",
             Status.WARN,
-            f"{evidence}; pip is missing ({r.get('pip', '')}).",
-            "Install pip: `apt-get install -y python3-pip` or `python3 -m ensurepip --upgrade`.",
+            _("{evidence}; pip is missing ({said}).").format(
+                evidence=evidence, said=r.get("pip", "")
+            ),
+            _("Install pip: `apt-get install -y python3-pip` or `python3 -m ensurepip --upgrade`."),
         )
     elif parts < OLDEST_PYTHON:
         yield _step(
             "python",
             Status.WARN,
             f"{evidence}; {r.get('pip', '')}.",
-            "Current PyTorch needs Python 3.9 or newer: use a newer image or a conda env.",
+            _("Current PyTorch needs Python 3.9 or newer: use a newer image or a conda env."),
         )
     else:
         yield _step(
@@ -152,24 +171,33 @@ def _judge_nvidia_smi(r: dict[str, Any], f: Findings) -> Iterator[CheckStep]:
     f.gpu_error = detect_gpu_error(text)
     if f.gpu_error is not None:
         yield _step("nvidia_smi", Status.FAIL, f.gpu_error.message, f.gpu_error.hint)
-        yield _step("gpus", Status.SKIP, "nvidia-smi gave no readings.")
+        yield _step("gpus", Status.SKIP, _("nvidia-smi gave no readings."))
         return
     if query.get("rc") != 0:
         detail = (str(query.get("err", "")) or str(query.get("out", ""))).strip()[:300]
         yield _step(
             "nvidia_smi",
             Status.FAIL,
-            f"nvidia-smi exited with {query.get('rc')}: {detail}",
-            "Run `nvidia-smi` on the host to see the message in full; reboot if the driver hangs.",
+            _("nvidia-smi exited with {code}: {detail}").format(
+                code=query.get("rc"), detail=detail
+            ),
+            _(
+                "Run `nvidia-smi` on the host to see the message in full; reboot if the driver "
+                "hangs."
+            ),
         )
-        yield _step("gpus", Status.SKIP, "nvidia-smi gave no readings.")
+        yield _step("gpus", Status.SKIP, _("nvidia-smi gave no readings."))
         return
     gpus = parse_query_gpu_csv(str(query.get("out", "")), fields).samples
     f.gpu_names = [g.name or "?" for g in gpus]
     driver = _driver(gpus[0]) if gpus else None
     cuda_text = f", CUDA {f.driver_cuda[0]}.{f.driver_cuda[1]}" if f.driver_cuda else ""
     yield _step(
-        "nvidia_smi", Status.PASS, f"Driver {driver or '?'}{cuda_text}; {len(gpus)} GPU(s)."
+        "nvidia_smi",
+        Status.PASS,
+        ngettext(
+            "Driver {driver}{cuda}; {n} GPU(s).", "Driver {driver}{cuda}; {n} GPU(s).", len(gpus)
+        ).format(driver=driver or "?", cuda=cuda_text, n=len(gpus)),
     )
     yield from _judge_gpus(gpus, str(apps.get("out", "")), f)
 
@@ -197,14 +225,20 @@ def _judge_some_broken(
     f.gpu_names = [g.name or "?" for g in good]
     driver = _driver(good[0])
     cuda_text = f", CUDA {f.driver_cuda[0]}.{f.driver_cuda[1]}" if f.driver_cuda else ""
-    names = "; ".join(b.text for b in bad)
+    names = _("; ").join(b.text for b in bad)
     yield _step(
         "nvidia_smi",
         Status.FAIL,
-        f"{names}. Driver {driver or '?'}{cuda_text}; the other {len(good)} GPU(s) answer.",
-        f"Do not train on {' or '.join(b.name for b in bad)}: ask the provider to reset or "
-        "replace it (a reset needs root and no process on that GPU, `nvidia-smi -r -i N`), or "
-        "rent another instance. The results below are for the GPUs that answer.",
+        ngettext(
+            "{broken}. Driver {driver}{cuda}; the other {n} GPU(s) answer.",
+            "{broken}. Driver {driver}{cuda}; the other {n} GPU(s) answer.",
+            len(good),
+        ).format(broken=names, driver=driver or "?", cuda=cuda_text, n=len(good)),
+        _(
+            "Do not train on {gpus}: ask the provider to reset or "
+            "replace it (a reset needs root and no process on that GPU, `nvidia-smi -r -i N`), or "
+            "rent another instance. The results below are for the GPUs that answer."
+        ).format(gpus=_(" or ").join(b.name for b in bad)),
     )
     yield from _judge_gpus(good, apps_text, f, broken=len(bad))
 
@@ -216,44 +250,64 @@ def _judge_gpus(
         yield _step(
             "gpus",
             Status.FAIL,
-            "nvidia-smi lists no GPU.",
-            "The instance has no GPU attached, or the container was started without GPU access. "
-            "Check the instance type with the provider.",
+            _("nvidia-smi lists no GPU."),
+            _(
+                "The instance has no GPU attached, or the container was started without GPU "
+                "access. Check the instance type with the provider."
+            ),
         )
         return
     names = ", ".join(sorted(set(f.gpu_names)))
     problems, hints = [], []
     if f.expected_gpus and len(gpus) + broken != f.expected_gpus:
-        problems.append(f"{len(gpus)} GPU(s) instead of the {f.expected_gpus} you rented")
-        hints.append("Ask the provider why GPUs are missing before you pay for more hours.")
+        problems.append(
+            ngettext(
+                "{n} GPU(s) instead of the {expected} you rented",
+                "{n} GPU(s) instead of the {expected} you rented",
+                len(gpus),
+            ).format(n=len(gpus), expected=f.expected_gpus)
+        )
+        hints.append(_("Ask the provider why GPUs are missing before you pay for more hours."))
     if f.card is not None and card_for_gpu_name(gpus[0].name or "") != f.card:
-        problems.append(f"you chose the {f.card.name}, the host has {names}")
-        hints.append("Check that the instance type is the card you meant to pay for.")
+        problems.append(
+            _("you chose the {card}, the host has {names}").format(card=f.card.name, names=names)
+        )
+        hints.append(_("Check that the instance type is the card you meant to pay for."))
     busy = [g for g in gpus if (g.memory_used_mib or 0) > BUSY_MEMORY_MIB]
     if busy:
         used = ", ".join(f"GPU {g.index}: {g.memory_used_mib:,} MiB" for g in busy)
-        problems.append(f"memory already in use ({used})")
+        problems.append(_("memory already in use ({used})").format(used=used))
     procs = parse_compute_apps_csv(apps_text, APP_FIELDS).samples
     if procs:
         listed = ", ".join(
             f"pid {p.pid} {p.process_name} {p.used_memory_mib or '?'} MiB" for p in procs[:5]
         )
-        problems.append(f"processes on the GPU: {listed}")
+        problems.append(_("processes on the GPU: {listed}").format(listed=listed))
     if busy or procs:
         hints.append(
-            "A fresh instance should have no GPU processes: stop your own leftovers, or ask the "
-            "provider for another machine if they belong to someone else."
+            _(
+                "A fresh instance should have no GPU processes: stop your own leftovers, or ask "
+                "the provider for another machine if they belong to someone else."
+            )
         )
     free = ", ".join(
-        f"{(g.memory_total_mib or 0) - (g.memory_used_mib or 0):,} MiB free" for g in gpus[:8]
+        _("{mib} MiB free").format(mib=f"{(g.memory_total_mib or 0) - (g.memory_used_mib or 0):,}")
+        for g in gpus[:8]
     )
     evidence = f"{len(gpus)} × {names} ({free})"
     if problems:
         yield _step(
-            "gpus", Status.FAIL, f"{evidence}: " + "; ".join(problems) + ".", " ".join(hints)
+            "gpus",
+            Status.FAIL,
+            _("{evidence}: {problems}.").format(
+                evidence=evidence, problems=_("; ").join(problems)
+            ),
+            _sentences(hints),
         )
     else:
-        yield _step("gpus", Status.PASS, evidence + ", no other processes.")
+        yield _step(
+            "gpus", Status.PASS, _("{evidence}, no other processes.").format(evidence=evidence)
+        )
 
 
 def _judge_torch(r: dict[str, Any], f: Findings) -> Iterator[CheckStep]:
@@ -261,11 +315,13 @@ def _judge_torch(r: dict[str, Any], f: Findings) -> Iterator[CheckStep]:
         yield _step(
             "torch",
             Status.FAIL,
-            f"import torch failed: {r.get('error', '')}",
-            "PyTorch is not installed for this python3. " + wheel_hint(f.driver_cuda),
+            _("import torch failed: {error}").format(error=r.get("error", "")),
+            _("PyTorch is not installed for this python3. {fix}").format(
+                fix=wheel_hint(f.driver_cuda)
+            ),
         )
         for key in ("cuda_match", "cuda_available"):
-            yield _step(key, Status.SKIP, "Needs PyTorch.")
+            yield _step(key, Status.SKIP, _("Needs PyTorch."))
         return
     f.torch_version, f.torch_cuda = str(r.get("version", "")), parse_cuda_version(r.get("cuda"))
     yield _step("torch", Status.PASS, f"torch {f.torch_version}")
@@ -279,8 +335,14 @@ def _judge_cuda_match(f: Findings) -> CheckStep:
         return _step(
             "cuda_match",
             Status.FAIL,
-            f"torch {f.torch_version} is a CPU-only build (torch.version.cuda is None)"
-            + (f"; the driver supports CUDA {drv}." if drv else "."),
+            (
+                _(
+                    "torch {version} is a CPU-only build (torch.version.cuda is None); the "
+                    "driver supports CUDA {cuda}."
+                )
+                if drv
+                else _("torch {version} is a CPU-only build (torch.version.cuda is None).")
+            ).format(version=f.torch_version, cuda=drv),
             wheel_hint(f.driver_cuda, f.torch_version),
         )
     built = f"{f.torch_cuda[0]}.{f.torch_cuda[1]}"
@@ -288,28 +350,36 @@ def _judge_cuda_match(f: Findings) -> CheckStep:
         return _step(
             "cuda_match",
             Status.SKIP,
-            f"torch is built for CUDA {built}; the driver's CUDA "
-            "version is unknown (nvidia-smi did not report it).",
+            _(
+                "torch is built for CUDA {built}; the driver's CUDA "
+                "version is unknown (nvidia-smi did not report it)."
+            ).format(built=built),
         )
     if f.torch_cuda[0] > f.driver_cuda[0]:
         return _step(
             "cuda_match",
             Status.FAIL,
-            f"torch is built for CUDA {built}, the driver supports only up to {drv}.",
+            _("torch is built for CUDA {built}, the driver supports only up to {cuda}.").format(
+                built=built, cuda=drv
+            ),
             wheel_hint(f.driver_cuda, f.torch_version),
         )
     if f.torch_cuda > f.driver_cuda:
         return _step(
             "cuda_match",
             Status.WARN,
-            f"torch is built for CUDA {built}, the driver reports {drv}: this usually works "
-            "through CUDA minor-version compatibility, but some kernels may fail to load.",
+            _(
+                "torch is built for CUDA {built}, the driver reports {cuda}: this usually works "
+                "through CUDA minor-version compatibility, but some kernels may fail to load."
+            ).format(built=built, cuda=drv),
             wheel_hint(f.driver_cuda, f.torch_version),
         )
     return _step(
         "cuda_match",
         Status.PASS,
-        f"torch is built for CUDA {built}; the driver supports up to {drv}.",
+        _("torch is built for CUDA {built}; the driver supports up to {cuda}.").format(
+            built=built, cuda=drv
+        ),
     )
 
 
@@ -320,20 +390,22 @@ def _judge_available(r: dict[str, Any], f: Findings) -> CheckStep:
     said = "; ".join([str(r.get("error") or ""), *(r.get("warnings") or [])]).strip("; ")
     evidence = "False" + (f" ({said})" if said else "")
     if f.gpu_error is not None:
-        hint = f"{f.gpu_error.message} {f.gpu_error.hint}"
+        hint = _sentences([f.gpu_error.message, f.gpu_error.hint])
     elif not f.gpu_names and f.driver_cuda is None:
-        hint = (
+        hint = _(
             "No GPU is visible on this host (nvidia-smi gave no GPU): check the instance type, or "
             "that the container was started with GPU access (docker --gpus all)."
         )
     elif f.torch_cuda is None:
-        hint = "This torch has no CUDA support (CPU-only build). "
-        hint += wheel_hint(f.driver_cuda, f.torch_version)
+        hint = _("This torch has no CUDA support (CPU-only build). {fix}").format(
+            fix=wheel_hint(f.driver_cuda, f.torch_version)
+        )
     elif f.driver_cuda is not None and f.torch_cuda > f.driver_cuda:
-        hint = "The torch build needs a newer driver. "
-        hint += wheel_hint(f.driver_cuda, f.torch_version)
+        hint = _("The torch build needs a newer driver. {fix}").format(
+            fix=wheel_hint(f.driver_cuda, f.torch_version)
+        )
     else:
-        hint = (
+        hint = _(
             "Check that CUDA_VISIBLE_DEVICES is not empty and that the container has GPU access "
             "(docker --gpus all); a reboot helps when the driver was just updated."
         )
@@ -342,68 +414,87 @@ def _judge_available(r: dict[str, Any], f: Findings) -> CheckStep:
 
 def _judge_matmul(r: dict[str, Any]) -> CheckStep:
     if "skipped" in r:
-        return _step("matmul", Status.SKIP, f"Skipped: {r['skipped']}.")
+        return _step("matmul", Status.SKIP, _("Skipped: {reason}.").format(reason=r["skipped"]))
     if "error" in r:
         return _step(
             "matmul",
             Status.FAIL,
-            f"The matmul failed: {r['error']}",
-            "CUDA is visible but cannot run work: reboot the instance or ask for another one.",
+            _("The matmul failed: {error}").format(error=r["error"]),
+            _("CUDA is visible but cannot run work: reboot the instance or ask for another one."),
         )
     n, err = r.get("n"), float(r.get("max_error", 0.0))
     if not str(r.get("device", "cuda")).startswith("cuda"):  # checked on the CPU proves nothing
         return _step(
             "matmul",
             Status.FAIL,
-            f"The test matmul ran on {r.get('device')}, not on the GPU.",
-            "Update the app on this computer: its self-check probe is out of date.",
+            _("The test matmul ran on {device}, not on the GPU.").format(device=r.get("device")),
+            _("Update the app on this computer: its self-check probe is out of date."),
         )
     if err == 0:
         return _step(
             "matmul",
             Status.PASS,
-            f"{n}×{n} fp32 matmul on {r.get('device')} matches the CPU exactly.",
+            _("{n}×{n} fp32 matmul on {device} matches the CPU exactly.").format(
+                n=n, device=r.get("device")
+            ),
         )
     return _step(
         "matmul",
         Status.FAIL,
-        f"{n}×{n} matmul on {r.get('device')} is off by up to {err:g}.",
-        "Wrong results mean faulty GPU memory or a broken driver: do not train here, ask the "
-        "provider for another machine.",
+        _("{n}×{n} matmul on {device} is off by up to {error}.").format(
+            n=n, device=r.get("device"), error=f"{err:g}"
+        ),
+        _(
+            "Wrong results mean faulty GPU memory or a broken driver: do not train here, ask the "
+            "provider for another machine."
+        ),
     )
 
 
 def _judge_bf16(r: dict[str, Any], f: Findings) -> CheckStep:
     if "skipped" in r:
-        return _step("bf16_speed", Status.SKIP, f"Skipped: {r['skipped']}.")
+        return _step(
+            "bf16_speed", Status.SKIP, _("Skipped: {reason}.").format(reason=r["skipped"])
+        )
     if "error" in r:
-        return _step("bf16_speed", Status.FAIL, f"The timing failed: {r['error']}")
+        return _step(
+            "bf16_speed", Status.FAIL, _("The timing failed: {error}").format(error=r["error"])
+        )
     tflops = float(r.get("tflops", 0.0))
-    measured = (
-        f"{r.get('n')}² BF16 matmul: {tflops:,.0f} TFLOPS over {float(r.get('seconds', 0)):.1f} s"
+    measured = _("{n}² BF16 matmul: {tflops} TFLOPS over {seconds} s").format(
+        n=r.get("n"), tflops=f"{tflops:,.0f}", seconds=f"{float(r.get('seconds', 0)):.1f}"
     )
     card = f.card or (card_for_gpu_name(f.gpu_names[0]) if f.gpu_names else None)
     if card is None:
-        return _step("bf16_speed", Status.PASS, f"{measured}; no catalogue figure for this card.")
+        return _step(
+            "bf16_speed",
+            Status.PASS,
+            _("{measured}; no catalogue figure for this card.").format(measured=measured),
+        )
     rated, label = card.matmul_tflops("bf16")
     share = tflops / rated
     if share >= BF16_GOOD:
         return _step(
             "bf16_speed",
             Status.PASS,
-            f"{measured}: reached {share:.0%} of the {card.name}'s rated {label} — expected for a "
-            "short test.",
+            _(
+                "{measured}: reached {share} of the {card}'s rated {label} — expected for a "
+                "short test."
+            ).format(measured=measured, share=f"{share:.0%}", card=card.name, label=label),
         )
-    hint = (
+    hint = _(
         "Look for another process on the GPU, power or thermal throttling "
         "(`nvidia-smi -q -d PERFORMANCE`), a MIG slice, or a different card than ordered."
     )
     status = Status.WARN if share >= BF16_POOR else Status.FAIL
-    tail = "lower than usual" if status is Status.WARN else "something is wrong"
+    if status is Status.WARN:
+        said = _("{measured}: {share} of the {card}'s rated {label} — lower than usual.")
+    else:
+        said = _("{measured}: {share} of the {card}'s rated {label} — something is wrong.")
     return _step(
         "bf16_speed",
         status,
-        f"{measured}: {share:.0%} of the {card.name}'s rated {label} — {tail}.",
+        said.format(measured=measured, share=f"{share:.0%}", card=card.name, label=label),
         hint,
     )
 
@@ -414,37 +505,45 @@ def _judge_disk(r: dict[str, Any], f: Findings) -> CheckStep:
         return _step(
             "disk",
             Status.FAIL,
-            f"{path}: {r.get('error', 'no reading')}",
-            "Check the data directory exists and is writable.",
+            f"{path}: {r['error'] if 'error' in r else _('no reading')}",
+            _("Check the data directory exists and is writable."),
         )
     free_gb, total_gb = r["free_bytes"] / 1e9, r["total_bytes"] / 1e9
-    evidence = f"{path}: {free_gb:,.1f} GB free of {total_gb:,.1f} GB"
+    evidence = _("{path}: {free} GB free of {total} GB").format(
+        path=path, free=f"{free_gb:,.1f}", total=f"{total_gb:,.1f}"
+    )
     if "read_mb_s" in r:
-        evidence += (
-            f"; read {r['read_mb_s']:,.0f} MB/s, write {r['write_mb_s']:,.0f} MB/s "
-            f"({r.get('size_mb')} MB test file)"
+        evidence = _(
+            "{evidence}; read {read} MB/s, write {write} MB/s ({size} MB test file)"
+        ).format(
+            evidence=evidence,
+            read=f"{r['read_mb_s']:,.0f}",
+            write=f"{r['write_mb_s']:,.0f}",
+            size=r.get("size_mb"),
         )
     if "error" in r:
         return _step(
             "disk",
             Status.FAIL,
             f"{evidence}; {r['error']}",
-            "The data directory is not writable: pick another one or fix its permissions.",
+            _("The data directory is not writable: pick another one or fix its permissions."),
         )
     if free_gb < f.min_free_gb:
         return _step(
             "disk",
             Status.FAIL,
             evidence,
-            f"Less than {f.min_free_gb:g} GB free: attach or enlarge the data disk before "
-            "uploading datasets and checkpoints.",
+            _(
+                "Less than {gb} GB free: attach or enlarge the data disk before "
+                "uploading datasets and checkpoints."
+            ).format(gb=f"{f.min_free_gb:g}"),
         )
     if r.get("read_mb_s", SLOW_READ_MB_S) < SLOW_READ_MB_S:
         return _step(
             "disk",
             Status.WARN,
             evidence,
-            "A slow disk starves the GPU: copy the dataset to local NVMe before training.",
+            _("A slow disk starves the GPU: copy the dataset to local NVMe before training."),
         )
     return _step("disk", Status.PASS, evidence)
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gpu_companion.core.common.errors import UserError
+from gpu_companion.core.common.i18n import _
 from gpu_companion.core.hosts.registry import Host
 from gpu_companion.core.ssh.config_writer import atomic_write
 from gpu_companion.core.ssh.runtime import (
@@ -185,9 +186,11 @@ class AppAgent:
         exe = shutil.which("ssh-agent")
         if exe is None:
             raise UserError(
-                "ssh-agent is not installed, so `ssh ALIAS` and rsync cannot use the keys "
-                "kept in the keyring.",
-                hint="Install the OpenSSH client (Debian: openssh-client).",
+                _(
+                    "ssh-agent is not installed, so `ssh ALIAS` and rsync cannot use the keys "
+                    "kept in the keyring."
+                ),
+                hint=_("Install the OpenSSH client (Debian: openssh-client)."),
             )
         self.paths.make()
         self._stale_cleanup()
@@ -208,7 +211,9 @@ class AppAgent:
                 )
                 self._kill()
                 raise UserError(
-                    f"The app's ssh-agent did not start: {err.strip() or 'no socket'}."
+                    _("The app's ssh-agent did not start: {error}.").format(
+                        error=err.strip() or _("no socket")
+                    )
                 )
             time.sleep(0.01)
         self._loaded.clear()
@@ -302,9 +307,14 @@ class AppAgent:
                 passphrase = self.passphrase_for(platform) if self.passphrase_for else None
                 if not passphrase:
                     raise UserError(
-                        f"The {platform} key is protected by a passphrase.",
-                        hint="Type it once (Test connection on the Hosts page, or Load into "
-                        "ssh-agent on the Keys page); it is kept in memory until the app closes.",
+                        _("The {platform} key is protected by a passphrase.").format(
+                            platform=platform
+                        ),
+                        hint=_(
+                            "Type it once (Test connection on the Hosts page, or Load into "
+                            "ssh-agent on the Keys page); it is kept in memory until the app "
+                            "closes."
+                        ),
                     )
             self._check_agent()
             self.vault.load_into_agent(
@@ -328,9 +338,10 @@ class AppAgent:
             check_agent_socket(self.paths.socket, started_here=self._proc is not None)
         except OSError as exc:
             raise UserError(
-                f"The app's ssh-agent no longer answers at {self.paths.socket} "
-                f"({exc.strerror or exc}).",
-                hint="Restart GPU Companion.",
+                _("The app's ssh-agent no longer answers at {socket} ({error}).").format(
+                    socket=self.paths.socket, error=exc.strerror or exc
+                ),
+                hint=_("Restart GPU Companion."),
             ) from exc
 
     def ensure_for_host(self, host: Host) -> None:
@@ -353,9 +364,13 @@ class AppAgent:
                 passphrase = self.passphrase_for(platform) if self.passphrase_for else None
                 if not passphrase:
                     raise UserError(
-                        f"The {platform} key is protected by a passphrase.",
-                        hint="Type it once (Test connection on the Hosts page, or Load into "
-                        "ssh-agent on the Keys page), then start the run again.",
+                        _("The {platform} key is protected by a passphrase.").format(
+                            platform=platform
+                        ),
+                        hint=_(
+                            "Type it once (Test connection on the Hosts page, or Load into "
+                            "ssh-agent on the Keys page), then start the run again."
+                        ),
                     )
             self.vault.load_into_agent(platform, None, passphrase, agent_socket=socket)
             lines.append(stored.public_line)
@@ -476,22 +491,34 @@ def auth_help(host: Host, vault: KeyVault, agent: AppAgent | None = None) -> str
     stored = vault.key(platform) if platform else None
     where = f"{host.user}@{host.hostname}:{host.port}"
     if stored is None:
-        text = (
-            f"{where} refused the login and {host.alias} has no key in GPU Companion "
-            f"({'platform ' + repr(platform) if platform else 'no platform chosen'}). Generate "
-            "or import the platform's key on the Keys page, then paste its public key into the "
-            "platform's console."
-        )
+        if platform:
+            text = _(
+                "{where} refused the login and {alias} has no key in GPU Companion "
+                "(platform {platform}). Generate or import the platform's key on the Keys page, "
+                "then paste its public key into the platform's console."
+            ).format(where=where, alias=host.alias, platform=repr(platform))
+        else:
+            text = _(
+                "{where} refused the login and {alias} has no key in GPU Companion "
+                "(no platform chosen). Generate or import the platform's key on the Keys page, "
+                "then paste its public key into the platform's console."
+            ).format(where=where, alias=host.alias)
     else:
-        text = (
-            f"{where} refused the {platform} key ({stored.kind.upper()} {stored.fingerprint}). "
+        text = _(
+            "{where} refused the {platform} key ({kind} {fingerprint}). "
             "The instance must hold that public key: copy it on the Keys page "
-            f"({stored.public_path}) and paste it into {platform}'s SSH keys in its console, "
+            "({path}) and paste it into {platform}'s SSH keys in its console, "
             "or into ~/.ssh/authorized_keys on the instance, then start the job again."
+        ).format(
+            where=where,
+            platform=platform,
+            kind=stored.kind.upper(),
+            fingerprint=stored.fingerprint,
+            path=stored.public_path,
         )
     if agent is not None and not agent.running:  # the likelier cause comes first
-        text = (
+        text = _(
             "GPU Companion's own ssh-agent is not running, so ssh had no key to offer: restart "
-            f"the app. If the login is still refused: {text}"
-        )
+            "the app. If the login is still refused: {text}"
+        ).format(text=text)
     return text

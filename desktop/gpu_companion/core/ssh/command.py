@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from gpu_companion.core.common.errors import ValidationError
+from gpu_companion.core.common.i18n import _
 from gpu_companion.core.common.validation import validate_hostname, validate_port, validate_user
 
 # OpenSSH's flags that take a value (ssh.c getopt string); all other letters are plain switches.
@@ -39,7 +40,8 @@ def _command_line(text: str) -> str:
     lines = [line.strip() for line in text.replace("\r", "\n").split("\n") if line.strip()]
     if not lines:
         raise ValidationError(
-            "command", "Paste the ssh command your provider shows, e.g. ssh -p 2222 root@1.2.3.4."
+            "command",
+            _("Paste the ssh command your provider shows, e.g. ssh -p 2222 root@1.2.3.4."),
         )
     for line in lines:
         for prompt in _PROMPTS:
@@ -54,11 +56,13 @@ def _split(line: str) -> list[str]:
     try:
         words = shlex.split(line)
     except ValueError as exc:
-        raise ValidationError("command", f"The command cannot be read: {exc}.") from None
+        raise ValidationError(
+            "command", _("The command cannot be read: {error}.").format(error=exc)
+        ) from None
     if words and words[0].rsplit("/", 1)[-1] == "ssh":
         words = words[1:]
     if not words:
-        raise ValidationError("command", "The command names no host: expected user@host.")
+        raise ValidationError("command", _("The command names no host: expected user@host."))
     return words
 
 
@@ -79,13 +83,17 @@ class _Reader:
                 value = word[j + 1 :]
                 if not value:
                     if i + 1 >= len(words):
-                        raise ValidationError("command", f"The option -{flag} has no value.")
+                        raise ValidationError(
+                            "command", _("The option -{flag} has no value.").format(flag=flag)
+                        )
                     i += 1
                     value = words[i]
                 self.values.setdefault(flag, []).append(value)
                 return i + 1
             if flag not in _SWITCHES:
-                raise ValidationError("command", f"-{flag} is not an ssh option.")
+                raise ValidationError(
+                    "command", _("-{flag} is not an ssh option.").format(flag=flag)
+                )
             j += 1
         return i + 1
 
@@ -101,7 +109,9 @@ def _destination(word: str) -> tuple[str | None, str, int | None]:
         try:
             port = parts.port
         except ValueError:
-            raise ValidationError("port", f"The port in {word!r} is not a number.") from None
+            raise ValidationError(
+                "port", _("The port in {word} is not a number.").format(word=repr(word))
+            ) from None
         return parts.username, parts.hostname or "", port
     user, sep, host = word.rpartition("@")
     if host.startswith("[") and host.endswith("]"):
@@ -113,7 +123,7 @@ def _options(reader: _Reader) -> dict[str, str]:
     """`-o Key=Value` / `-o "Key Value"` settings with lower-case keys."""
     out: dict[str, str] = {}
     for item in reader.values.get("o", []):
-        key, _, value = item.replace("=", " ", 1).partition(" ")
+        key, _sep, value = item.replace("=", " ", 1).partition(" ")
         out[key.strip().lower()] = value.strip()
     return out
 
@@ -138,10 +148,14 @@ def parse_ssh_command(text: str) -> SshTarget:
             destination = word
             i += 1
         else:
-            reader.notes.append(f"the remote command {' '.join(words[i:])!r} is not used")
+            reader.notes.append(
+                _("the remote command {command} is not used").format(
+                    command=repr(" ".join(words[i:]))
+                )
+            )
             break
     if destination is None:
-        raise ValidationError("command", "The command names no host: expected user@host.")
+        raise ValidationError("command", _("The command names no host: expected user@host."))
     user, host, url_port = _destination(destination)
     opts = _options(reader)
     host = opts.get("hostname", host)
@@ -153,13 +167,17 @@ def parse_ssh_command(text: str) -> SshTarget:
     notes = list(reader.notes)
     if forwards:
         notes.append(
-            "the -L port forwards become this host's tunnels (Hosts page → Tunnels); -R and -D "
-            "are not used"
+            _(
+                "the -L port forwards become this host's tunnels (Hosts page → Tunnels); -R and -D "
+                "are not used"
+            )
         )
     identity = reader.last("i") or opts.get("identityfile")
     if identity:
         notes.append(
-            f"the key file {identity!r} is not used: the app connects with this platform's own key"
+            _(
+                "the key file {path} is not used: the app connects with this platform's own key"
+            ).format(path=repr(identity))
         )
     return SshTarget(
         hostname=validate_hostname(host),

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from gpu_companion.core.common.errors import UserError, ValidationError
+from gpu_companion.core.common.i18n import _
 from gpu_companion.core.common.validation import (
     validate_alias,
     validate_hostname,
@@ -70,7 +71,10 @@ class HostEntry:
         bad = [p for p in self.forwards if p not in FORWARD_PORTS]
         if bad:
             raise ValidationError(
-                "forwards", f"Port forwarding is offered for {sorted(FORWARD_PORTS)}, not {bad}."
+                "forwards",
+                _("Port forwarding is offered for {ports}, not {bad}.").format(
+                    ports=sorted(FORWARD_PORTS), bad=bad
+                ),
             )
         return replace(
             self,
@@ -89,17 +93,17 @@ def validate_proxy_jump(value: str) -> str:
     if not value:
         return ""
     if value.lower() == "none":
-        raise ValidationError("proxy_jump", "Leave the jump host empty to connect directly.")
+        raise ValidationError("proxy_jump", _("Leave the jump host empty to connect directly."))
     for hop in value.split(","):
-        user, _, rest = hop.rpartition("@")
+        user, _sep, rest = hop.rpartition("@")
         if user:
             _field("proxy_jump", validate_user, user)
         host, port = rest, ""
         if rest.startswith("["):
-            host, _, port = rest[1:].partition("]")
+            host, _sep, port = rest[1:].partition("]")
             port = port.removeprefix(":")
         elif rest.count(":") == 1:
-            host, _, port = rest.partition(":")
+            host, _sep, port = rest.partition(":")
         _field("proxy_jump", validate_hostname, host)
         if port:
             _field("proxy_jump", validate_port, port)
@@ -110,17 +114,24 @@ def _field(name: str, check: object, value: str) -> None:
     try:
         check(value)  # type: ignore[operator]
     except ValidationError as exc:
-        raise ValidationError(name, f"Jump host: {exc.message}") from None
+        raise ValidationError(
+            name, _("Jump host: {problem}").format(problem=exc.message)
+        ) from None
 
 
 def check_path(name: str, path: Path) -> str:
     """A path as an ssh config argument: absolute, no quotes, '%', '#' or control characters."""
     text = str(path)
     if not path.is_absolute():
-        raise ValidationError(name, f"{text!r} must be an absolute path.")
+        raise ValidationError(
+            name, _("{path} must be an absolute path.").format(path=repr(text))
+        )
     if any(c in text for c in '"%#\\') or any(ord(c) < 32 or ord(c) == 127 for c in text):
         raise ValidationError(
-            name, f"The path {text!r} has a quote, '%', '#', '\\' or a control character."
+            name,
+            _("The path {path} has a quote, '%', '#', '\\' or a control character.").format(
+                path=repr(text)
+            ),
         )
     return f'"{text}"' if any(c.isspace() for c in text) else text
 
@@ -133,10 +144,14 @@ class WriteResult:
     checked_with_ssh: int = 0  # blocks validated by `ssh -G`
 
     def summary(self) -> str:
-        lines = [f"changed: {p}" for p in self.changed] or ["nothing to change"]
+        lines = [_("changed: {path}").format(path=p) for p in self.changed] or [
+            _("nothing to change")
+        ]
         if self.backup:
-            lines.append(f"backup of your ssh config: {self.backup}")
-        lines += [f"skipped {a}: {why}" for a, why in self.skipped.items()]
+            lines.append(_("backup of your ssh config: {path}").format(path=self.backup))
+        lines += [
+            _("skipped {alias}: {why}").format(alias=a, why=why) for a, why in self.skipped.items()
+        ]
         return "\n".join(lines)
 
 
@@ -191,7 +206,9 @@ def _write_or_say(path: Path, data: bytes) -> None:
         atomic_write(path, data)
     except OSError as exc:
         raise UserError(
-            f"Could not write {path}: {exc.strerror or exc}; the file was left as it was."
+            _("Could not write {path}: {error}; the file was left as it was.").format(
+                path=path, error=exc.strerror or exc
+            )
         ) from exc
 
 
@@ -203,7 +220,9 @@ def _create_empty(path: Path) -> None:
     except FileExistsError:
         pass
     except OSError as exc:
-        raise UserError(f"Could not create {path}: {exc.strerror or exc}.") from exc
+        raise UserError(
+            _("Could not create {path}: {error}.").format(path=path, error=exc.strerror or exc)
+        ) from exc
 
 
 class SshConfigWriter:
@@ -227,12 +246,13 @@ class SshConfigWriter:
     def _writable_target(self) -> Path:
         """The file to replace, or a UserError saying why it is left alone (nothing written)."""
         target = self._target()
-        manual = f"add these two lines at its top yourself:\n{self.include_block.decode()}"
+        block = self.include_block.decode()
         if self.user_config.is_symlink() and not target.exists():
             raise UserError(
-                f"{self.user_config} is a link to {target}, which does not exist; it was left "
-                "as is.",
-                hint="Point the link at your ssh config (or remove it), then try again.",
+                _("{link} is a link to {target}, which does not exist; it was left as is.").format(
+                    link=self.user_config, target=target
+                ),
+                hint=_("Point the link at your ssh config (or remove it), then try again."),
             )
         try:
             st = target.stat()
@@ -240,13 +260,19 @@ class SshConfigWriter:
             return target
         if st.st_uid != os.geteuid():
             raise UserError(
-                f"{target} belongs to another user (uid {st.st_uid}); it was left as is.",
-                hint=f"Make it yours, or {manual}",
+                _("{path} belongs to another user (uid {uid}); it was left as is.").format(
+                    path=target, uid=st.st_uid
+                ),
+                hint=_(
+                    "Make it yours, or add these two lines at its top yourself:\n{lines}"
+                ).format(lines=block),
             )
         if not st.st_mode & stat.S_IWUSR:
             raise UserError(
-                f"{target} is read-only; it was left as is.",
-                hint=f"Make it writable, or {manual}",
+                _("{path} is read-only; it was left as is.").format(path=target),
+                hint=_(
+                    "Make it writable, or add these two lines at its top yourself:\n{lines}"
+                ).format(lines=block),
             )
         return target
 
@@ -260,9 +286,13 @@ class SshConfigWriter:
         except FileNotFoundError:
             return None
         except IsADirectoryError:
-            raise UserError(f"{target} is a directory, not an ssh config file.") from None
+            raise UserError(
+                _("{path} is a directory, not an ssh config file.").format(path=target)
+            ) from None
         except OSError as exc:
-            raise UserError(f"Could not read {target}: {exc.strerror}.") from exc
+            raise UserError(
+                _("Could not read {path}: {error}.").format(path=target, error=exc.strerror)
+            ) from exc
 
     def is_installed(self) -> bool:
         """The Include is in ~/.ssh/config *first*: only then do the pinned options win."""
@@ -345,13 +375,13 @@ class SshConfigWriter:
         kept: list[HostEntry] = []
         for e in valid:
             if e.alias in claimed:
-                skipped[e.alias] = (
-                    f"your own {self.user_config} already defines where 'ssh {e.alias}' goes "
-                    f"(see `ssh -G {e.alias}`); it was left as is (rename one of them to use the "
+                skipped[e.alias] = _(
+                    "your own {config} already defines where 'ssh {alias}' goes "
+                    "(see `ssh -G {alias}`); it was left as is (rename one of them to use the "
                     "managed entry)"
-                )
+                ).format(config=self.user_config, alias=e.alias)
             elif any(k.alias.lower() == e.alias.lower() for k in kept):
-                skipped[e.alias] = "the alias appears twice"
+                skipped[e.alias] = _("the alias appears twice")
             else:
                 kept.append(e)
         return self.render(kept), skipped
@@ -422,8 +452,10 @@ class SshConfigWriter:
                 seen["hostname"] = seen["hostname"].lower()
                 if seen != want:
                     raise UserError(
-                        f"ssh reads the generated entry for {e.alias!r} differently than "
-                        f"intended ({seen} instead of {want}); nothing was written."
+                        _(
+                            "ssh reads the generated entry for {alias} differently than "
+                            "intended ({seen} instead of {want}); nothing was written."
+                        ).format(alias=repr(e.alias), seen=seen, want=want)
                     )
         finally:
             Path(tmp).unlink(missing_ok=True)

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gpu_companion.core.common.errors import UserError
+from gpu_companion.core.common.i18n import _
 from gpu_companion.core.common.lazy import lazy_import
 from gpu_companion.core.common.ssh_problems import SshProblem
 from gpu_companion.core.hosts.registry import Host
@@ -128,9 +129,11 @@ class SessionFactory:
             name = known_hosts_name(host)
             if keys.lookup(name):
                 raise UserError(
-                    f"{host.alias} already has a trusted host key; a different one means the "
-                    "machine changed.",
-                    hint="Use 'this is a new instance' if you know it was replaced.",
+                    _(
+                        "{alias} already has a trusted host key; a different one means the "
+                        "machine changed."
+                    ).format(alias=host.alias),
+                    hint=_("Use 'this is a new instance' if you know it was replaced."),
                 )
             keys.add(name, key.get_name(), key)
             self._save(keys)
@@ -166,10 +169,15 @@ class SessionFactory:
     def _pkeys(self, host: Host) -> list[paramiko.PKey]:
         platform = self.vault.platform_of(host)
         if platform is None or self.vault.key(platform) is None:
-            where = f"its platform {platform!r}" if platform else "it (no platform chosen)"
-            raise ConnectionProblem(
-                SshProblem.NO_KEY, f"There is no SSH key for {host.alias}: {where} has none yet."
-            )
+            if platform:
+                message = _(
+                    "There is no SSH key for {alias}: its platform {platform} has none yet."
+                ).format(alias=host.alias, platform=repr(platform))
+            else:
+                message = _(
+                    "There is no SSH key for {alias}: it (no platform chosen) has none yet."
+                ).format(alias=host.alias)
+            raise ConnectionProblem(SshProblem.NO_KEY, message)
         stored = self.vault.key(platform)
         assert stored is not None
         passphrase = None
@@ -177,7 +185,10 @@ class SessionFactory:
             passphrase = self.passphrase_for(platform) if self.passphrase_for else None
             if not passphrase:
                 raise ConnectionProblem(
-                    SshProblem.PASSPHRASE, f"The {platform} key is protected by a passphrase."
+                    SshProblem.PASSPHRASE,
+                    _("The {platform} key is protected by a passphrase.").format(
+                        platform=platform
+                    ),
                 )
         try:
             return self.vault.load_pkeys(platform, passphrase)
@@ -252,51 +263,69 @@ class SessionFactory:
             )
             return ConnectionProblem(
                 SshProblem.HOST_KEY_CHANGED,
-                f"The host key of {host.alias} ({where}) has changed: the connection was blocked.",
+                _(
+                    "The host key of {alias} ({where}) has changed: the connection was blocked."
+                ).format(alias=host.alias, where=where),
                 key=key,
                 known_key=before,
             )
         if offered is not None:
             return ConnectionProblem(
                 SshProblem.HOST_KEY_UNKNOWN,
-                f"First connection to {host.alias} ({where}): its host key is not known yet.",
-                f"Check that the fingerprint {offered.fingerprint} matches the one your "
-                "provider shows, then trust it.",
+                _("First connection to {alias} ({where}): its host key is not known yet.").format(
+                    alias=host.alias, where=where
+                ),
+                _(
+                    "Check that the fingerprint {fingerprint} matches the one your "
+                    "provider shows, then trust it."
+                ).format(fingerprint=offered.fingerprint),
                 key=offered,
             )
         if isinstance(exc, paramiko.AuthenticationException):
             return ConnectionProblem(
                 SshProblem.AUTH_FAILED,
-                f"{host.user}@{where} refused the key: the platform does not have this public "
-                "key yet.",
+                _(
+                    "{user}@{where} refused the key: the platform does not have this public "
+                    "key yet."
+                ).format(user=host.user, where=where),
             )
         if isinstance(exc, socket.gaierror):
             return ConnectionProblem(
-                SshProblem.DNS, f"The name {host.hostname!r} could not be found (DNS)."
+                SshProblem.DNS,
+                _("The name {name} could not be found (DNS).").format(name=repr(host.hostname)),
             )
         if isinstance(exc, paramiko.ssh_exception.NoValidConnectionsError) or isinstance(
             exc, ConnectionRefusedError
         ):
-            return ConnectionProblem(SshProblem.REFUSED, f"{where} refused the connection.")
+            return ConnectionProblem(
+                SshProblem.REFUSED, _("{where} refused the connection.").format(where=where)
+            )
         text = str(exc).lower()
         if isinstance(exc, TimeoutError) or any(
             w in text for w in ("timed out", "banner", "no existing session")
         ):
             return ConnectionProblem(
-                SshProblem.TIMEOUT, f"{where} did not answer as an SSH server in time."
+                SshProblem.TIMEOUT,
+                _("{where} did not answer as an SSH server in time.").format(where=where),
             )
         if isinstance(exc, (EOFError, ConnectionResetError)):
             return ConnectionProblem(
                 SshProblem.HANDSHAKE_CLOSED,
-                f"{where} closed the connection during the SSH handshake.",
+                _("{where} closed the connection during the SSH handshake.").format(where=where),
             )
         if isinstance(exc, OSError):
             return ConnectionProblem(
-                SshProblem.REFUSED, f"Could not reach {where}: {exc.strerror or exc}.", ""
+                SshProblem.REFUSED,
+                _("Could not reach {where}: {error}.").format(
+                    where=where, error=exc.strerror or exc
+                ),
+                "",
             )
         return ConnectionProblem(
             SshProblem.SSH,
-            f"The SSH connection to {where} failed: {str(exc) or type(exc).__name__}.",
+            _("The SSH connection to {where} failed: {error}.").format(
+                where=where, error=str(exc) or type(exc).__name__
+            ),
             "",
         )
 
@@ -313,13 +342,21 @@ class SessionFactory:
             rtt = (time.perf_counter() - start) * 1000
         except (paramiko.SSHException, OSError) as exc:
             problem = ConnectionProblem(
-                SshProblem.SSH, f"Connected, but running a command failed: {exc}.", ""
+                SshProblem.SSH,
+                _("Connected, but running a command failed: {error}.").format(error=exc),
+                "",
             )
             return ConnectionTest(False, None, str(problem), problem)
         finally:
             client.close()
         if out != "ok":
-            return ConnectionTest(False, rtt, f"Connected, but 'echo ok' printed {out!r}.")
+            return ConnectionTest(
+                False, rtt, _("Connected, but 'echo ok' printed {output}.").format(output=repr(out))
+            )
         return ConnectionTest(
-            True, rtt, f"Connected to {host.alias} as {host.user}: round trip {rtt:.0f} ms."
+            True,
+            rtt,
+            _("Connected to {alias} as {user}: round trip {ms} ms.").format(
+                alias=host.alias, user=host.user, ms=f"{rtt:.0f}"
+            ),
         )

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from gpu_companion.core.common.errors import UserError
+from gpu_companion.core.common.i18n import _
 from gpu_companion.core.common.lazy import lazy_import
 from gpu_companion.core.hosts.registry import Host
 
@@ -40,9 +41,11 @@ def normalize_fingerprint(value: str) -> str:
         text = f"SHA256:{text}"
     if not _SHA256_RE.match(text):
         raise UserError(
-            f"{value.strip()!r} is not a SHA256 fingerprint.",
-            hint="Give it as ssh-keygen -lf prints it: SHA256: and 43 characters (MD5 "
-            "fingerprints are not accepted).",
+            _("{value} is not a SHA256 fingerprint.").format(value=repr(value.strip())),
+            hint=_(
+                "Give it as ssh-keygen -lf prints it: SHA256: and 43 characters (MD5 "
+                "fingerprints are not accepted)."
+            ),
         )
     return text
 
@@ -53,11 +56,13 @@ def offered_host_key(host: Host, timeout: float = 10) -> OfferedKey:
     try:
         sock = socket.create_connection((host.hostname, host.port), timeout=timeout)
     except socket.gaierror:
-        raise UserError(f"The name {host.hostname!r} could not be found (DNS).") from None
+        raise UserError(
+            _("The name {name} could not be found (DNS).").format(name=repr(host.hostname))
+        ) from None
     except OSError as exc:
         raise UserError(
-            f"Could not reach {where}: {exc.strerror or exc}.",
-            hint="The instance may still be starting or stopped, or the port is wrong.",
+            _("Could not reach {where}: {error}.").format(where=where, error=exc.strerror or exc),
+            hint=_("The instance may still be starting or stopped, or the port is wrong."),
         ) from None
     transport = paramiko.Transport(sock)
     try:
@@ -65,8 +70,8 @@ def offered_host_key(host: Host, timeout: float = 10) -> OfferedKey:
         key = transport.get_remote_server_key()
     except (paramiko.SSHException, OSError, EOFError) as exc:
         raise UserError(
-            f"{where} did not answer as an SSH server: {exc}.",
-            hint="Check the port in the platform's console.",
+            _("{where} did not answer as an SSH server: {error}.").format(where=where, error=exc),
+            hint=_("Check the port in the platform's console."),
         ) from None
     finally:
         transport.close()
@@ -89,20 +94,28 @@ def trust_host(
     want = normalize_fingerprint(expected)
     if offered.fingerprint != want:
         raise UserError(
-            f"{host.alias} offered {offered.fingerprint}, not {want}: nothing was trusted.",
-            hint="Compare with the fingerprint your provider shows. A different key can mean the "
-            "address now belongs to another machine, or that someone is intercepting the "
-            "connection.",
+            _("{alias} offered {offered}, not {wanted}: nothing was trusted.").format(
+                alias=host.alias, offered=offered.fingerprint, wanted=want
+            ),
+            hint=_(
+                "Compare with the fingerprint your provider shows. A different key can mean the "
+                "address now belongs to another machine, or that someone is intercepting the "
+                "connection."
+            ),
         )
     known = sessions.known_keys(host)
     if any(k.fingerprint == want for k in known.values()):
         return "already trusted"
     if known and not replace:
         raise UserError(
-            f"{host.alias} already has a different trusted host key; the machine behind "
-            f"{host.hostname}:{host.port} changed.",
-            hint="If you just created or restarted this instance, run trust again with --replace "
-            "to forget the old key.",
+            _(
+                "{alias} already has a different trusted host key; the machine behind "
+                "{hostname}:{port} changed."
+            ).format(alias=host.alias, hostname=host.hostname, port=host.port),
+            hint=_(
+                "If you just created or restarted this instance, run trust again with --replace "
+                "to forget the old key."
+            ),
         )
     if known:
         sessions.replace_host_key(host, offered.key)

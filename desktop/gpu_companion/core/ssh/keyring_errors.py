@@ -11,29 +11,31 @@ from __future__ import annotations
 from typing import Any
 
 from gpu_companion.core.common.errors import UserError
+from gpu_companion.core.common.i18n import N_, _
 
 KINDS = ("locked", "dismissed", "no_backend", "error")
 
 _WHAT_TO_DO = {
     "locked": (
-        "Your system keyring is locked.",
-        "Unlock it (log in again, or open your keyring manager, e.g. Seahorse / 'Passwords and "
-        "Keys', and unlock the 'Login' keyring), then try again.",
+        N_("Your system keyring is locked."),
+        N_("Unlock it (log in again, or open your keyring manager, e.g. Seahorse / 'Passwords and "
+           "Keys', and unlock the 'Login' keyring), then try again."),
     ),
     "dismissed": (
-        "The keyring did not answer: its unlock prompt was dismissed or no keyring daemon is "
-        "running.",
-        "Start your keyring (e.g. gnome-keyring-daemon or KWallet) and accept its prompt, then try "
-        "again.",
+        N_("The keyring did not answer: its unlock prompt was dismissed or no keyring daemon is "
+           "running."),
+        N_("Start your keyring (e.g. gnome-keyring-daemon or KWallet) and accept its prompt, "
+           "then try again."),
     ),
     "no_backend": (
-        "No system keyring (Secret Service) is available, so keys cannot be stored safely.",
-        "Install and start a Secret Service provider (Debian/Ubuntu: gnome-keyring or "
-        "kwalletmanager) inside a desktop session. Keys are never stored in plain text instead.",
+        N_("No system keyring (Secret Service) is available, so keys cannot be stored safely."),
+        N_("Install and start a Secret Service provider (Debian/Ubuntu: gnome-keyring or "
+           "kwalletmanager) inside a desktop session. Keys are never stored in plain text "
+           "instead."),
     ),
     "error": (
-        "The system keyring reported an error.",
-        "Check that your keyring is running and unlocked, then try again.",
+        N_("The system keyring reported an error."),
+        N_("Check that your keyring is running and unlocked, then try again."),
     ),
 }
 
@@ -43,7 +45,7 @@ class KeyringUnavailable(UserError):
 
     def __init__(self, kind: str, detail: str = "") -> None:
         message, hint = _WHAT_TO_DO[kind]
-        super().__init__(message, hint=hint)
+        super().__init__(_(message), hint=_(hint))
         self.kind = kind
         self.detail = detail
 

@@ -14,6 +14,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
 
 from gpu_companion.core.common.errors import UserError
+from gpu_companion.core.common.i18n import _
 from gpu_companion.core.common.lazy import lazy_import
 
 if TYPE_CHECKING:
@@ -30,8 +31,8 @@ class PassphraseNeeded(UserError):
 
     def __init__(self, wrong: bool) -> None:
         super().__init__(
-            "The passphrase is wrong." if wrong else "This key is protected by a passphrase.",
-            hint="Enter the key's passphrase.",
+            _("The passphrase is wrong.") if wrong else _("This key is protected by a passphrase."),
+            hint=_("Enter the key's passphrase."),
         )
         self.wrong = wrong
 
@@ -42,9 +43,10 @@ def parse_private_key(text: str, passphrase: str | None = None) -> PrivateKey:
     if b"PRIVATE KEY" not in data:
         if data.startswith((b"ssh-", b"ecdsa-")):
             raise UserError(
-                "That is a public key.", hint="Import the private key file (the one without .pub)."
+                _("That is a public key."),
+                hint=_("Import the private key file (the one without .pub)."),
             )
-        raise UserError("This is not a private key (no 'PRIVATE KEY' block found).")
+        raise UserError(_("This is not a private key (no 'PRIVATE KEY' block found)."))
     pw = passphrase.encode() if passphrase else None
     loader = (
         serialization.load_ssh_private_key
@@ -62,15 +64,21 @@ def parse_private_key(text: str, passphrase: str | None = None) -> PrivateKey:
             raise PassphraseNeeded(wrong=True) from None
         if pw is not None:
             raise PassphraseNeeded(wrong=True) from None
-        raise UserError(f"The key could not be read: {exc}.") from None
+        raise UserError(_("The key could not be read: {error}.").format(error=exc)) from None
     except Exception as exc:  # unsupported cipher, missing bcrypt, ...
-        raise UserError(f"The key could not be read: {exc}.") from None
+        raise UserError(_("The key could not be read: {error}.").format(error=exc)) from None
     if not isinstance(
         key, (ed25519.Ed25519PrivateKey, rsa.RSAPrivateKey, ec.EllipticCurvePrivateKey)
     ):
-        raise UserError(f"{type(key).__name__} keys are not supported; use an ed25519 or RSA key.")
+        raise UserError(
+            _("{kind} keys are not supported; use an ed25519 or RSA key.").format(
+                kind=type(key).__name__
+            )
+        )
     if isinstance(key, rsa.RSAPrivateKey) and key.key_size < 2048:
-        raise UserError(f"This RSA key has only {key.key_size} bits; use at least 2048.")
+        raise UserError(
+            _("This RSA key has only {bits} bits; use at least 2048.").format(bits=key.key_size)
+        )
     return key
 
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gpu_companion.core.common.errors import UserError, ValidationError
+from gpu_companion.core.common.i18n import _
 from gpu_companion.core.hosts.registry import HostRegistry
 from gpu_companion.core.ssh.agent import RuntimePaths, control_options
 from gpu_companion.core.ssh.config_writer import (
@@ -44,7 +45,10 @@ def set_options(store: Store, host_id: int, options: SshOptions) -> SshOptions:
     jump = validate_proxy_jump(options.proxy_jump)
     bad = [p for p in options.forwards if p not in FORWARD_PORTS]
     if bad:
-        raise ValidationError("forwards", f"Forwarding is offered for {sorted(FORWARD_PORTS)}.")
+        raise ValidationError(
+            "forwards",
+            _("Forwarding is offered for {ports}.").format(ports=sorted(FORWARD_PORTS)),
+        )
     ports = tuple(sorted(set(options.forwards)))
     with store.transaction() as db:
         db.table("host_ssh_options").upsert(

@@ -13,6 +13,7 @@ import subprocess
 from pathlib import Path
 
 from gpu_companion.core.common.errors import UserError
+from gpu_companion.core.common.i18n import _
 
 Resolved = dict[str, list[str]]
 
@@ -51,16 +52,19 @@ def resolve(name: str, config: Path | None = None, *, timeout: float = 10) -> Re
         )
     except subprocess.TimeoutExpired:
         raise UserError(
-            f"ssh took more than {timeout:.0f} s to read {config or 'your ssh config'}.",
-            hint="A `Match exec` command in it may be hanging.",
+            _("ssh took more than {seconds} s to read {config}.").format(
+                seconds=f"{timeout:.0f}", config=config or _("your ssh config")
+            ),
+            hint=_("A `Match exec` command in it may be hanging."),
         ) from None
     if done.returncode != 0:
         raise UserError(
-            f"ssh cannot read {config or 'your ssh config'}.", hint=done.stderr.strip()[:300]
+            _("ssh cannot read {config}.").format(config=config or _("your ssh config")),
+            hint=done.stderr.strip()[:300],
         )
     out: Resolved = {}
     for line in done.stdout.splitlines():
-        key, _, value = line.partition(" ")
+        key, _sep, value = line.partition(" ")
         out.setdefault(key, []).append(value)
     return out
 

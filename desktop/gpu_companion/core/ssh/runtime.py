@@ -20,6 +20,7 @@ import tempfile
 from pathlib import Path
 
 from gpu_companion.core.common.errors import UserError
+from gpu_companion.core.common.i18n import N_, _
 
 # sun_path is 108 bytes on Linux and 104 on macOS and the BSDs, the final NUL included
 SOCKET_PATH_MAX = 107 if sys.platform.startswith("linux") else 103
@@ -27,31 +28,33 @@ TEMP_BASE = Path("/tmp")  # short on every platform; macOS's $TMPDIR is too long
 TEMP_PREFIX = "gpu-companion-"
 RECORD_NAME = "runtime-dir"  # in the data dir: the mkdtemp name the app's processes share
 
-_REFUSED = "GPU Companion will not use it for its ssh agent"
-_HINT = (
+_HINT = N_(
     "Another account may be waiting for your keys there. Remove it (as its owner, or with sudo) "
     "or set XDG_RUNTIME_DIR to a private folder, then start the app again."
 )
 
 
 def private_dir_problem(path: Path) -> str | None:
-    """Why `path` is not a private folder of ours (None when it is): for the caller's words."""
+    """Why `path` is not a private folder of ours (None when it is): for the caller's words
+    (a predicate in the current language: "The folder {path} {problem}: ...")."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
     except OSError as exc:
         if os.path.islink(path):
-            return "is a link"
+            return _("is a link")
         if exc.errno == errno.ENOTDIR:
-            return "is not a folder"
-        return f"cannot be opened ({exc.strerror})"
+            return _("is not a folder")
+        return _("cannot be opened ({error})").format(error=exc.strerror)
     try:
         info = os.fstat(fd)
     finally:
         os.close(fd)
     if info.st_uid != os.getuid():
-        return f"is owned by another user (uid {info.st_uid})"
+        return _("is owned by another user (uid {uid})").format(uid=info.st_uid)
     if info.st_mode & 0o077:
-        return f"other users can open it (mode {stat.S_IMODE(info.st_mode):04o})"
+        return _("other users can open it (mode {mode})").format(
+            mode=f"{stat.S_IMODE(info.st_mode):04o}"
+        )
     return parents_problem(path)
 
 
@@ -66,7 +69,9 @@ def parents_problem(path: Path) -> str | None:
         except OSError:
             continue
         if stat.S_ISLNK(info.st_mode) and info.st_uid not in (0, os.getuid()):
-            return f"sits under {p}, a link owned by another user (uid {info.st_uid})"
+            return _("sits under {path}, a link owned by another user (uid {uid})").format(
+                path=p, uid=info.st_uid
+            )
     real = Path(os.path.realpath(lexical))
     for p in (real, *real.parents):
         try:
@@ -74,9 +79,11 @@ def parents_problem(path: Path) -> str | None:
         except OSError:
             continue
         if info.st_uid not in (0, os.getuid()):
-            return f"sits under {p}, which is owned by another user (uid {info.st_uid})"
+            return _("sits under {path}, which is owned by another user (uid {uid})").format(
+                path=p, uid=info.st_uid
+            )
         if info.st_mode & 0o022 and not info.st_mode & stat.S_ISVTX:
-            return f"sits under {p}, which other users can change"
+            return _("sits under {path}, which other users can change").format(path=p)
     return None
 
 
@@ -84,7 +91,13 @@ def check_private_dir(path: Path) -> None:
     """UserError unless `path` is a private folder of ours (see private_dir_problem)."""
     problem = private_dir_problem(path)
     if problem is not None:
-        raise UserError(f"The folder {path} {problem}: {_REFUSED}.", hint=_HINT)
+        raise UserError(
+            # i18n: {problem} is a predicate such as "is a link" or "is owned by another user"
+            _(
+                "The folder {path} {problem}: GPU Companion will not use it for its ssh agent."
+            ).format(path=path, problem=problem),
+            hint=_(_HINT),
+        )
 
 
 def ensure_private_dir(path: Path) -> None:
@@ -101,7 +114,9 @@ def ensure_private_dir(path: Path) -> None:
         except FileExistsError:
             continue  # made meanwhile by someone else: the check below decides
         except OSError as exc:
-            raise UserError(f"Could not create {new}: {exc.strerror}.") from exc
+            raise UserError(
+                _("Could not create {path}: {error}.").format(path=new, error=exc.strerror)
+            ) from exc
         _own_mode(new)
     check_private_dir(path)
 
@@ -155,22 +170,28 @@ def check_agent_socket(path: Path, started_here: bool = False) -> None:
     info = os.lstat(path)
     if not stat.S_ISSOCK(info.st_mode) or info.st_uid != os.getuid():
         raise UserError(
-            f"{path} is not a socket of yours (owner uid {info.st_uid}): no key was sent to it.",
-            hint=_HINT,
+            _("{path} is not a socket of yours (owner uid {uid}): no key was sent to it.").format(
+                path=path, uid=info.st_uid
+            ),
+            hint=_(_HINT),
         )
     uid = peer_uid(path)
     if uid is None:
         if started_here:
             return
         raise UserError(
-            f"This system cannot tell who answers on {path}, so GPU Companion will not send keys "
-            "to an ssh agent it did not start itself.",
-            hint="Close the other GPU Companion window, or run the command from the window.",
+            _(
+                "This system cannot tell who answers on {path}, so GPU Companion will not send "
+                "keys to an ssh agent it did not start itself."
+            ).format(path=path),
+            hint=_("Close the other GPU Companion window, or run the command from the window."),
         )
     if uid != os.getuid():
         raise UserError(
-            f"The ssh agent at {path} runs as another user (uid {uid}): no key was sent to it.",
-            hint=_HINT,
+            _(
+                "The ssh agent at {path} runs as another user (uid {uid}): no key was sent to it."
+            ).format(path=path, uid=uid),
+            hint=_(_HINT),
         )
 
 

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from cryptography.hazmat.primitives.asymmetric import ed25519, rsa
 
 from gpu_companion.core.common.errors import UserError
+from gpu_companion.core.common.i18n import _
 from gpu_companion.core.common.lazy import lazy_import
 from gpu_companion.core.hosts.registry import Host
 from gpu_companion.core.ssh.keyring_errors import (
@@ -281,8 +282,8 @@ class KeyVault:
         found = self.key(platform)
         if found is None:
             raise UserError(
-                f"The platform {platform!r} has no SSH key yet.",
-                hint="Generate or import one on the Keys page.",
+                _("The platform {platform} has no SSH key yet.").format(platform=repr(platform)),
+                hint=_("Generate or import one on the Keys page."),
             )
         return found
 
@@ -316,7 +317,9 @@ class KeyVault:
     ) -> StoredKey:
         """A fresh key for `platform`; refuses to overwrite one (use rotate)."""
         if kind not in ("ed25519", "rsa"):
-            raise UserError(f"Unknown key type {kind!r}; choose ed25519 or rsa.")
+            raise UserError(
+                _("Unknown key type {kind}; choose ed25519 or rsa.").format(kind=repr(kind))
+            )
         self._refuse_existing(platform)
         key: PrivateKey = (
             ed25519.Ed25519PrivateKey.generate()
@@ -344,18 +347,20 @@ class KeyVault:
 
     def _refuse_existing(self, platform: str) -> None:
         if not platform.strip():
-            raise UserError("Choose a platform first.")
+            raise UserError(_("Choose a platform first."))
         if self.key(platform) is not None:
             raise UserError(
-                f"{platform!r} already has a key.",
-                hint="Use Rotate to replace it, or Delete it first.",
+                _("{platform} already has a key.").format(platform=repr(platform)),
+                hint=_("Use Rotate to replace it, or Delete it first."),
             )
         path = self.public_key_path(platform)
         clash = next((k for k in self.keys() if k.public_path == path), None)
         if clash is not None:
             raise UserError(
-                f"{platform!r} and {clash.platform!r} would share the public key file {path.name}.",
-                hint="Rename one of the platforms.",
+                _("{platform} and {other} would share the public key file {file}.").format(
+                    platform=repr(platform), other=repr(clash.platform), file=path.name
+                ),
+                hint=_("Rename one of the platforms."),
             )
 
     def _save(
@@ -410,8 +415,12 @@ class KeyVault:
         text = self._keyring("get", self._secret_name(stored.platform_id, previous))
         if text is None:
             raise UserError(
-                f"The keyring no longer holds the private key of {platform!r}.",
-                hint="It may have been removed in your keyring manager: rotate or delete the key.",
+                _("The keyring no longer holds the private key of {platform}.").format(
+                    platform=repr(platform)
+                ),
+                hint=_(
+                    "It may have been removed in your keyring manager: rotate or delete the key."
+                ),
             )
         return text
 
@@ -445,14 +454,14 @@ class KeyVault:
             env["SSH_AUTH_SOCK"] = str(agent_socket)
         if not env.get("SSH_AUTH_SOCK"):
             raise UserError(
-                "No ssh-agent is running in this session (SSH_AUTH_SOCK is not set).",
-                hint='Start one (eval "$(ssh-agent)") or log in to a desktop that runs it.',
+                _("No ssh-agent is running in this session (SSH_AUTH_SOCK is not set)."),
+                hint=_('Start one (eval "$(ssh-agent)") or log in to a desktop that runs it.'),
             )
         key = parse_private_key(self.private_text(platform), passphrase)
         argv = ["ssh-add"]
         if lifetime_s:
             if lifetime_s < 1:
-                raise UserError("The lifetime must be a positive number of seconds.")
+                raise UserError(_("The lifetime must be a positive number of seconds."))
             argv += ["-t", str(int(lifetime_s))]
         argv.append("-")
         try:
@@ -465,13 +474,21 @@ class KeyVault:
                 check=False,
             )
         except FileNotFoundError:
-            raise UserError("ssh-add is not installed (Debian: openssh-client).") from None
+            raise UserError(_("ssh-add is not installed (Debian: openssh-client).")) from None
         if done.returncode != 0:
             err = done.stderr.decode(errors="replace").strip()
-            raise UserError(f"ssh-agent refused the key: {err or 'ssh-add failed'}.")
-        span = f" for {lifetime_s} s" if lifetime_s else " until the agent stops"
-        which = "the app's ssh-agent" if agent_socket is not None else "ssh-agent"
-        return f"The {platform} key is loaded into {which}{span}."
+            raise UserError(
+                _("ssh-agent refused the key: {error}.").format(error=err or _("ssh-add failed"))
+            )
+        if agent_socket is not None and lifetime_s:
+            said = _("The {platform} key is loaded into the app's ssh-agent for {seconds} s.")
+        elif agent_socket is not None:
+            said = _("The {platform} key is loaded into the app's ssh-agent until the agent stops.")
+        elif lifetime_s:
+            said = _("The {platform} key is loaded into ssh-agent for {seconds} s.")
+        else:
+            said = _("The {platform} key is loaded into ssh-agent until the agent stops.")
+        return said.format(platform=platform, seconds=lifetime_s)
 
     def export_private_key(self, platform: str, path: Path) -> Path:
         """The one way private material reaches disk: explicit, mode 0600, never overwriting."""
@@ -479,9 +496,13 @@ class KeyVault:
         try:
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         except FileExistsError:
-            raise UserError(f"{path} already exists; choose a new file name.") from None
+            raise UserError(
+                _("{path} already exists; choose a new file name.").format(path=path)
+            ) from None
         except OSError as exc:
-            raise UserError(f"Could not create {path}: {exc.strerror}.") from exc
+            raise UserError(
+                _("Could not create {path}: {error}.").format(path=path, error=exc.strerror)
+            ) from exc
         with os.fdopen(fd, "w", encoding="ascii") as f:
             f.write(text)
         os.chmod(path, 0o600)

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from gpu_companion.core.common.errors import UserError
+from gpu_companion.core.common.i18n import _
 
 if TYPE_CHECKING:
     import sqlite_utils
@@ -41,25 +42,33 @@ _SQLITE_READONLY, _SQLITE_FULL, _SQLITE_CANTOPEN = 8, 13, 14
 
 def disk_full(path: Path) -> StoreError:
     return StoreError(
-        f"The disk holding {path.parent} is full: the change was not saved.",
-        hint="Free some space on that disk and try again; what was saved before is intact.",
+        _("The disk holding {folder} is full: the change was not saved.").format(
+            folder=path.parent
+        ),
+        hint=_("Free some space on that disk and try again; what was saved before is intact."),
     )
 
 
 def read_only(path: Path) -> StoreError:
     return StoreError(
-        f"The data folder {path.parent} is read-only: GPU Companion cannot save its database "
-        f"{path.name} there.",
-        hint="Make the folder writable (or set GPU_COMPANION_HOME to a writable folder) and "
-        "start again; nothing was changed.",
+        _(
+            "The data folder {folder} is read-only: GPU Companion cannot save its database "
+            "{name} there."
+        ).format(folder=path.parent, name=path.name),
+        hint=_(
+            "Make the folder writable (or set GPU_COMPANION_HOME to a writable folder) and "
+            "start again; nothing was changed."
+        ),
     )
 
 
 def damaged(path: Path, exc: BaseException) -> StoreError:
     """A file that opened but whose pages do not read (damaged mid-file, or not SQLite)."""
     return StoreError(
-        f"The database {path} is not a readable SQLite file ({exc}).",
-        hint="Move it aside and start again, or restore one of the *.bak copies beside it.",
+        _("The database {path} is not a readable SQLite file ({error}).").format(
+            path=path, error=exc
+        ),
+        hint=_("Move it aside and start again, or restore one of the *.bak copies beside it."),
     )
 
 
@@ -242,8 +251,10 @@ class Store:
 
     def _newer(self, detail: str) -> StoreError:
         return StoreError(
-            f"The database {self.path} was written by a newer GPU Companion ({detail}).",
-            hint="Update the app; the file was not changed.",
+            _("The database {path} was written by a newer GPU Companion ({detail}).").format(
+                path=self.path, detail=detail
+            ),
+            hint=_("Update the app; the file was not changed."),
         )
 
     def migrate(self) -> None:
@@ -288,16 +299,26 @@ class Store:
             applied = self.applied_migrations()
             unknown = [name for name in applied if name not in known]
             if unknown:
-                raise self._newer(f"migration {', '.join(unknown)} is unknown to this version")
+                raise self._newer(
+                    _("migration {names} is unknown to this version").format(
+                        names=", ".join(unknown)
+                    )
+                )
             if current > len(applied):
                 raise self._newer(
-                    f"schema {current}, but {len(applied)} migrations recorded; "
-                    f"this version knows {len(known)}"
+                    _(
+                        "schema {current}, but {applied} migrations recorded; "
+                        "this version knows {known}"
+                    ).format(current=current, applied=len(applied), known=len(known))
                 )
             adopt: list[str] = []
         else:
             if current > len(known):
-                raise self._newer(f"schema {current}, this version knows {len(known)}")
+                raise self._newer(
+                    _("schema {current}, this version knows {known}").format(
+                        current=current, known=len(known)
+                    )
+                )
             applied = adopt = known[:current]  # before the table: the first N ran, in order
         pending = [m for m in self._migrations if m.name not in applied]
         self.db.execute("PRAGMA journal_mode=WAL")  # only once the file is known to be ours

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from gpu_companion.core.common.i18n import N_, _, ngettext
 from gpu_companion.core.ssh.agent import agent_key_count
 from gpu_companion.core.transfers.rsync.versions import is_openrsync, parse_rsync_version
 
@@ -66,14 +67,14 @@ _INSTALL: dict[str, dict[str, str]] = {
         "pacman": "sudo pacman -S rsync",
         "zypper": "sudo zypper install rsync",
         "brew": "brew install rsync",
-        "winget": "winget install MSYS2.MSYS2, then in the MSYS2 shell: pacman -S rsync, and "
-        "add C:\\msys64\\usr\\bin to PATH (rsync has no native Windows build)",
+        "winget": N_("winget install MSYS2.MSYS2, then in the MSYS2 shell: pacman -S rsync, and "
+                     "add C:\\msys64\\usr\\bin to PATH (rsync has no native Windows build)"),
     },
-    "keyring": {
-        "apt": "sudo apt install gnome-keyring (or use KWallet on KDE)",
-        "dnf": "sudo dnf install gnome-keyring (or use KWallet on KDE)",
-        "pacman": "sudo pacman -S gnome-keyring (or use KWallet on KDE)",
-        "zypper": "sudo zypper install gnome-keyring (or use KWallet on KDE)",
+    "keyring": {  # words around the command: N_, shown through _() (plain commands are not)
+        "apt": N_("sudo apt install gnome-keyring (or use KWallet on KDE)"),
+        "dnf": N_("sudo dnf install gnome-keyring (or use KWallet on KDE)"),
+        "pacman": N_("sudo pacman -S gnome-keyring (or use KWallet on KDE)"),
+        "zypper": N_("sudo zypper install gnome-keyring (or use KWallet on KDE)"),
     },
 }
 _INSTALL["ssh-agent"] = _INSTALL["ssh"]
@@ -113,15 +114,17 @@ def install_hint(tool: str, os_info: OsInfo) -> str:
     manager = os_info.package_manager
     line = _INSTALL.get(tool, {}).get(manager or "")
     if line:
-        return f"Install it with: {line}"
+        return _("Install it with: {command}").format(command=_(line))
     if tool == "keyring":
         if os_info.family == "darwin":
-            return "Open Keychain Access and unlock the login keychain."
+            return _("Open Keychain Access and unlock the login keychain.")
         if os_info.family == "windows":
-            return "Windows Credential Manager should be available; sign in to your account."
-        return "Install a Secret Service keyring (gnome-keyring or KWallet) and log in again."
+            return _("Windows Credential Manager should be available; sign in to your account.")
+        return _("Install a Secret Service keyring (gnome-keyring or KWallet) and log in again.")
     package = {"ssh": "OpenSSH client", "ssh-agent": "OpenSSH client"}.get(tool, tool)
-    return f"Install the {package} package with your system's package manager."
+    return _("Install the {package} package with your system's package manager.").format(
+        package=package
+    )
 
 
 def _version_of(tool: str, exe: str) -> str | None:
@@ -156,21 +159,23 @@ def check_tool(tool: str, os_info: OsInfo, path: str | None = None) -> CheckResu
             tool,
             False,
             None,
-            f"`{tool}` was not found on the PATH.",
+            _("`{tool}` was not found on the PATH.").format(tool=tool),
             install_hint(tool, os_info),
         )
     version = _version_of(tool, exe)
-    detail = f"found at {exe}"
+    detail = _("found at {path}").format(path=exe)
     fix = ""
     if tool == "rsync" and version == "openrsync":
-        detail += " (openrsync: transfers work, without the overall progress bar)"
-        fix = install_hint("rsync", os_info) + " for full progress reporting."
+        detail = _(
+            "found at {path} (openrsync: transfers work, without the overall progress bar)"
+        ).format(path=exe)
+        fix = _("{hint} for full progress reporting.").format(hint=install_hint("rsync", os_info))
     elif tool == "rsync" and version is None:
         return CheckResult(
             tool,
             False,
             None,
-            f"{exe} did not answer --version like rsync.",
+            _("{path} did not answer --version like rsync.").format(path=exe),
             install_hint(tool, os_info),
         )
     return CheckResult(tool, True, version, detail, fix)
@@ -187,8 +192,8 @@ def check_keyring(os_info: OsInfo, backend: Any = None) -> CheckResult:
             "keyring",
             False,
             None,
-            f"The keyring library is missing: {exc}.",
-            "Reinstall GPU Companion.",
+            _("The keyring library is missing: {error}.").format(error=exc),
+            _("Reinstall GPU Companion."),
         )
     from gpu_companion.core.ssh.keyring_errors import is_safe_backend, safe_backend
 
@@ -200,8 +205,10 @@ def check_keyring(os_info: OsInfo, backend: Any = None) -> CheckResult:
             "keyring",
             False,
             None,
-            "No system keyring was found. GPU Companion keeps private keys only in the system "
-            "keyring and never in plain files, so key generation stays off until one exists.",
+            _(
+                "No system keyring was found. GPU Companion keeps private keys only in the system "
+                "keyring and never in plain files, so key generation stays off until one exists."
+            ),
             install_hint("keyring", os_info),
         )
     if not is_safe_backend(kr):  # the vault's own test: what it refuses is not "usable"
@@ -209,9 +216,11 @@ def check_keyring(os_info: OsInfo, backend: Any = None) -> CheckResult:
             "keyring",
             False,
             None,
-            f"The only keyring found is {name}, which keeps secrets in a plain file or not at "
-            "all. GPU Companion never stores private keys there, so key generation stays off "
-            "until a system keyring exists.",
+            _(
+                "The only keyring found is {name}, which keeps secrets in a plain file or not at "
+                "all. GPU Companion never stores private keys there, so key generation stays off "
+                "until a system keyring exists."
+            ).format(name=name),
             install_hint("keyring", os_info),
         )
     try:
@@ -221,24 +230,32 @@ def check_keyring(os_info: OsInfo, backend: Any = None) -> CheckResult:
             "keyring",
             False,
             None,
-            "The system keyring is locked and could not be unlocked.",
-            "Unlock it (log in to your desktop session, or open your keyring manager and "
-            "unlock the default collection), then run the check again.",
+            _("The system keyring is locked and could not be unlocked."),
+            _(
+                "Unlock it (log in to your desktop session, or open your keyring manager and "
+                "unlock the default collection), then run the check again."
+            ),
         )
     except NoKeyringError as exc:
         return CheckResult(
-            "keyring", False, None, f"No usable keyring: {exc}", install_hint("keyring", os_info)
+            "keyring",
+            False,
+            None,
+            _("No usable keyring: {error}").format(error=exc),
+            install_hint("keyring", os_info),
         )
     except Exception as exc:  # KeyringError, D-Bus errors, "Prompt dismissed", ...
         return CheckResult(
             "keyring",
             False,
             None,
-            f"The system keyring did not answer: {exc}",
-            "Make sure your keyring service is running and unlocked, then run the check again. "
-            + install_hint("keyring", os_info),
+            _("The system keyring did not answer: {error}").format(error=exc),
+            _(
+                "Make sure your keyring service is running and unlocked, then run the check "
+                "again. {hint}"
+            ).format(hint=install_hint("keyring", os_info)),
         )
-    return CheckResult("keyring", True, None, f"usable: {name}")
+    return CheckResult("keyring", True, None, _("usable: {name}").format(name=name))
 
 
 def run_checks(
@@ -276,25 +293,44 @@ def check_agent(
     if agent_socket is not None:
         keys = agent_key_count(agent_socket)
         if keys is None:
-            parts.append(f"GPU Companion's agent is not running ({agent_socket})")
             if app_running:
+                parts.append(
+                    _("GPU Companion's agent is not running ({socket})").format(socket=agent_socket)
+                )
                 ok = False
-                fix = "The app could not start its ssh-agent: the log file says why."
+                fix = _("The app could not start its ssh-agent: the log file says why.")
             else:
-                parts[-1] += "; it starts with the app"
+                parts.append(
+                    _(
+                        "GPU Companion's agent is not running ({socket}); it starts with the app"
+                    ).format(socket=agent_socket)
+                )
         else:
-            parts.append(f"GPU Companion's agent runs with {keys} key(s) ({agent_socket})")
+            parts.append(
+                ngettext(
+                    "GPU Companion's agent runs with {n} key(s) ({socket})",
+                    "GPU Companion's agent runs with {n} key(s) ({socket})",
+                    keys,
+                ).format(n=keys, socket=agent_socket)
+            )
     session = os.environ.get("SSH_AUTH_SOCK", "")
     if not session:
         parts.append(
-            'no ssh-agent in this session (SSH_AUTH_SOCK is not set): "Load into ssh-agent" '
-            "needs one, the app's own connections do not"
+            _(
+                'no ssh-agent in this session (SSH_AUTH_SOCK is not set): "Load into ssh-agent" '
+                "needs one, the app's own connections do not"
+            )
         )
     else:
         keys = agent_key_count(Path(session))
         parts.append(
-            f"the session's agent holds {keys} key(s)"
+            ngettext(
+                "the session's agent holds {n} key(s)", "the session's agent holds {n} key(s)", keys
+            ).format(n=keys)
             if keys is not None
-            else f"SSH_AUTH_SOCK is set ({session}) but no agent answers there"
+            else _("SSH_AUTH_SOCK is set ({socket}) but no agent answers there").format(
+                socket=session
+            )
         )
-    return CheckResult("ssh-agent", ok, None, f"{found.detail}; " + "; ".join(parts), fix)
+    sep = _("; ")
+    return CheckResult("ssh-agent", ok, None, sep.join([found.detail, *parts]), fix)

@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gpu_companion.core.common.i18n import _
 from gpu_companion.core.common.paths import AppPaths
 from gpu_companion.core.system.autostart import BACKGROUND_FLAG, launch_command
 
@@ -55,7 +56,7 @@ class CommandResult:
     def said(self) -> str:
         """The command's own words, for a message: stderr first, else stdout, one line."""
         text = (self.stderr.strip() or self.stdout.strip()).splitlines()
-        return text[0] if text else f"exit code {self.returncode}"
+        return text[0] if text else _("exit code {code}").format(code=self.returncode)
 
 
 Runner = Callable[[list[str], float], CommandResult]
@@ -69,9 +70,15 @@ def run_command(argv: list[str], timeout: float) -> CommandResult:
             stdin=subprocess.DEVNULL,
         )  # fmt: skip
     except FileNotFoundError:
-        return CommandResult(127, "", f"{argv[0]}: command not found")
+        return CommandResult(127, "", _("{program}: command not found").format(program=argv[0]))
     except subprocess.TimeoutExpired:
-        return CommandResult(124, "", f"{argv[0]} did not answer within {timeout:g} s")
+        return CommandResult(
+            124,
+            "",
+            _("{program} did not answer within {seconds} s").format(
+                program=argv[0], seconds=f"{timeout:g}"
+            ),
+        )
     return CommandResult(done.returncode, done.stdout, done.stderr)
 
 
@@ -123,14 +130,19 @@ _SYSTEMD_PLAIN = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ012345
 
 
 def _reject_controls(value: str, what: str) -> None:
+    """`what` names the value in the current language (the caller translates it)."""
     if any(ord(c) < 0x20 or ord(c) == 0x7F for c in value):
-        raise ServiceUnitError(f"{what} contains a line break or control character: {value!r}")
+        raise ServiceUnitError(
+            _("{what} contains a line break or control character: {value}").format(
+                what=what, value=repr(value)
+            )
+        )
 
 
 def systemd_quote(word: str, *, dollars: bool = True) -> str:
     """One word per systemd.syntax: in double quotes with C escapes when it is not plain,
     `%` doubled (specifiers) and, where the manager substitutes variables, `$` doubled."""
-    _reject_controls(word, "a service argument")
+    _reject_controls(word, _("a service argument"))
     text = word.replace("%", "%%")
     if dollars:
         text = text.replace("$", "$$")
@@ -147,17 +159,21 @@ def systemd_exec_line(argv: list[str]) -> str:
     backslash at all; such a path runs through `/usr/bin/env` as an ordinary argument instead.
     """
     if not argv:
-        raise ServiceUnitError("there is no command to run")
+        raise ServiceUnitError(_("there is no command to run"))
     program = argv[0]
-    _reject_controls(program, "the program path")
+    _reject_controls(program, _("the program path"))
     if not os.path.isabs(program):
-        raise ServiceUnitError(f"the program path must be absolute, not {program!r}")
+        raise ServiceUnitError(
+            _("the program path must be absolute, not {program}").format(program=repr(program))
+        )
     if any(c in program for c in SYSTEMD_UNSAFE_PROGRAM):
         if "=" in program:  # env would read it as a NAME=VALUE assignment
             raise ServiceUnitError(
-                f"systemd cannot run a program whose path contains both a quote or backslash "
-                f"and '=': {program}. Install GPU Companion (or its virtual environment) in a "
-                "folder without them and run `gpu-companion watch --install` again."
+                _(
+                    "systemd cannot run a program whose path contains both a quote or backslash "
+                    "and '=': {program}. Install GPU Companion (or its virtual environment) in a "
+                    "folder without them and run `gpu-companion watch --install` again."
+                ).format(program=program)
             )
         return " ".join([ENV_PROGRAM] + [systemd_quote(a) for a in argv])
     head = systemd_quote(program, dollars=False)
@@ -168,7 +184,7 @@ def systemd_exec_line(argv: list[str]) -> str:
 
 def systemd_environment_line(name: str, value: str) -> str:
     """One `Environment=` assignment: quoted, `%` doubled; `$` means nothing there."""
-    _reject_controls(value, f"the value of {name}")
+    _reject_controls(value, _("the value of {name}").format(name=name))
     return "Environment=" + systemd_quote(f"{name}={value}", dollars=False)
 
 
@@ -218,14 +234,15 @@ def render_launch_agent(argv: list[str], environment: Mapping[str, str], log_pat
 # --- the service -------------------------------------------------------------------------
 
 
-def _write_if_changed(path: Path, data: bytes) -> str:
-    """Writes `data` atomically with mode 0644 unless the file already holds it; says which."""
+def _write_if_changed(path: Path, data: bytes) -> tuple[str, bool]:
+    """Writes `data` atomically with mode 0644 unless the file already holds it; says which,
+    and whether it changed."""
     try:
         before: bytes | None = path.read_bytes()
     except FileNotFoundError:
         before = None
     if before == data:
-        return f"unchanged: {path} already holds this service definition"
+        return _("unchanged: {path} already holds this service definition").format(path=path), False
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp")  # a dot name: no manager picks it up half-written
     try:
@@ -234,7 +251,9 @@ def _write_if_changed(path: Path, data: bytes) -> str:
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
-    return f"{'updated' if before is not None else 'wrote'} {path}"
+    if before is not None:
+        return _("updated {path}").format(path=path), True
+    return _("wrote {path}").format(path=path), True
 
 
 @dataclass
@@ -302,11 +321,11 @@ class WatchService:
         return render_systemd_unit(argv, self.environment()).encode()
 
     def _unsupported_text(self) -> str:
-        return (
-            f"gpu-companion watch --install is not supported on {self.platform} yet. "
+        return _(
+            "gpu-companion watch --install is not supported on {platform} yet. "
             "Run `gpu-companion watch` yourself (for example from Task Scheduler at log-on) "
             "to keep the rules running without a window."
-        )
+        ).format(platform=self.platform)
 
     def _unsupported(self) -> Outcome:
         return Outcome(EXIT_UNSUPPORTED, (self._unsupported_text(),))
@@ -323,10 +342,12 @@ class WatchService:
         if self.is_mac:
             self._paths().log_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         try:
-            wrote = _write_if_changed(self.unit_path(), data)
+            wrote, changed = _write_if_changed(self.unit_path(), data)
         except OSError as exc:
-            return Outcome(EXIT_FAILED, (f"could not write {self.unit_path()}: {exc}",))
-        changed = not wrote.startswith("unchanged")
+            return Outcome(
+                EXIT_FAILED,
+                (_("could not write {path}: {error}").format(path=self.unit_path(), error=exc),),
+            )
         if self.is_mac:
             return self._mac_install(wrote, changed)
         return self._linux_install(wrote, changed)
@@ -342,7 +363,11 @@ class WatchService:
         if not self.supported:
             return self._unsupported()
         path = self.unit_path()
-        lines = [f"installed: {path}" if path.exists() else f"not installed (no {path})"]
+        lines = [
+            _("installed: {path}").format(path=path)
+            if path.exists()
+            else _("not installed (no {path})").format(path=path)
+        ]
         lines += self._mac_status() if self.is_mac else self._linux_status()
         return Outcome(EXIT_OK, tuple(lines))
 
@@ -379,39 +404,55 @@ class WatchService:
         value = said.stdout.strip().rpartition("=")[2] if said.returncode == 0 else ""
         if value == "yes":
             return []
-        known = "is off" if value == "no" else "could not be checked"
-        return [
-            f"On a headless box (no one logged in) the service only runs after "
-            f"`loginctl enable-linger {user}`: lingering for {user} {known}."
-        ]
+        if value == "no":
+            text = _(
+                "On a headless box (no one logged in) the service only runs after "
+                "`loginctl enable-linger {user}`: lingering for {user} is off."
+            )
+        else:
+            text = _(
+                "On a headless box (no one logged in) the service only runs after "
+                "`loginctl enable-linger {user}`: lingering for {user} could not be checked."
+            )
+        return [text.format(user=user)]
 
     def _linux_install(self, wrote: str, changed: bool) -> Outcome:
         lines = [wrote]
         manager = self._user_manager()
         if manager.returncode != 0:
             lines.append(
-                f"No user systemd answers here ({manager.said}), so the service is not started. "
-                "In a login session on this computer, run:"
+                _(
+                    "No user systemd answers here ({said}), so the service is not started. "
+                    "In a login session on this computer, run:"
+                ).format(said=manager.said)
             )
             lines += self._manual_steps()
             return Outcome(EXIT_OK, tuple(lines + self._linger_lines()))
         reload = self._systemctl("daemon-reload", timeout=CHANGE_TIMEOUT_S)
         if reload.returncode != 0:
-            return Outcome(EXIT_FAILED, (*lines, f"systemctl --user daemon-reload failed: "
-                                                  f"{reload.said}"))  # fmt: skip
+            failed = _("systemctl --user daemon-reload failed: {said}").format(said=reload.said)
+            return Outcome(EXIT_FAILED, (*lines, failed))
         if changed and self._systemctl("is-active", UNIT_NAME).stdout.strip() == "active":
             restart = self._systemctl("restart", UNIT_NAME, timeout=CHANGE_TIMEOUT_S)
             if restart.returncode != 0:
-                return Outcome(EXIT_FAILED, (*lines, f"restarting {UNIT_NAME} failed: "
-                                                      f"{restart.said}"))  # fmt: skip
-            lines.append(f"restarted {UNIT_NAME} with the new definition")
+                failed = _("restarting {unit} failed: {said}").format(
+                    unit=UNIT_NAME, said=restart.said
+                )
+                return Outcome(EXIT_FAILED, (*lines, failed))
+            lines.append(_("restarted {unit} with the new definition").format(unit=UNIT_NAME))
         enable = self._systemctl("enable", "--now", UNIT_NAME, timeout=CHANGE_TIMEOUT_S)
         if enable.returncode != 0:
-            lines.append(f"systemctl --user enable --now {UNIT_NAME} failed: {enable.said}")
-            lines.append(f"See `journalctl --user -u {JOURNAL_UNIT}`.")
+            lines.append(
+                _("systemctl --user enable --now {unit} failed: {said}").format(
+                    unit=UNIT_NAME, said=enable.said
+                )
+            )
+            lines.append(_("See `journalctl --user -u {unit}`.").format(unit=JOURNAL_UNIT))
             return Outcome(EXIT_FAILED, tuple(lines))
-        lines.append(f"enabled and started {UNIT_NAME} (it starts again at each login)")
-        lines.append(f"Logs: journalctl --user -u {JOURNAL_UNIT}")
+        lines.append(
+            _("enabled and started {unit} (it starts again at each login)").format(unit=UNIT_NAME)
+        )
+        lines.append(_("Logs: journalctl --user -u {unit}").format(unit=JOURNAL_UNIT))
         return Outcome(EXIT_OK, tuple(lines + self._linger_lines()))
 
     def _wants_link(self) -> Path:
@@ -426,25 +467,31 @@ class WatchService:
             if path.exists():
                 off = self._systemctl("disable", "--now", UNIT_NAME, timeout=CHANGE_TIMEOUT_S)
                 if off.returncode != 0:
-                    lines.append(f"systemctl --user disable --now {UNIT_NAME} failed: {off.said}")
+                    lines.append(
+                        _("systemctl --user disable --now {unit} failed: {said}").format(
+                            unit=UNIT_NAME, said=off.said
+                        )
+                    )
                     code = EXIT_FAILED
                 else:
-                    lines.append(f"stopped and disabled {UNIT_NAME}")
+                    lines.append(_("stopped and disabled {unit}").format(unit=UNIT_NAME))
         elif path.exists():
             lines.append(
-                f"No user systemd answers here ({manager.said}); if the service runs in a login "
-                f"session, `systemctl --user stop {UNIT_NAME}` there stops it now."
+                _(
+                    "No user systemd answers here ({said}); if the service runs in a login "
+                    "session, `systemctl --user stop {unit}` there stops it now."
+                ).format(said=manager.said, unit=UNIT_NAME)
             )
         link = self._wants_link()
         if link.is_symlink():  # what `enable` made, left behind when no manager could disable
             link.unlink()
         if path.exists():
             path.unlink()
-            lines.append(f"removed {path}")
+            lines.append(_("removed {path}").format(path=path))
             if manager.returncode == 0:
                 self._systemctl("daemon-reload", timeout=CHANGE_TIMEOUT_S)
         else:
-            lines.append(f"not installed (no {path}); nothing to remove")
+            lines.append(_("not installed (no {path}); nothing to remove").format(path=path))
         return Outcome(code, tuple(lines))
 
     def _linux_status(self) -> list[str]:
@@ -452,12 +499,19 @@ class WatchService:
         if manager.returncode == 0:
             enabled = self._systemctl("is-enabled", UNIT_NAME).stdout.strip() or "unknown"
             active = self._systemctl("is-active", UNIT_NAME).stdout.strip() or "unknown"
-            lines = [f"enabled: {enabled}", f"active: {active}"]
+            lines = [
+                _("enabled: {state}").format(state=enabled),
+                _("active: {state}").format(state=active),
+            ]
         else:
-            lines = [f"enabled/active: unknown (no user systemd answers here: {manager.said})"]
+            lines = [
+                _("enabled/active: unknown (no user systemd answers here: {said})").format(
+                    said=manager.said
+                )
+            ]
         return lines + [
-            f"logs: journalctl --user -u {JOURNAL_UNIT}",
-            f"      and the app's log file {self._paths().log_file}",
+            _("logs: journalctl --user -u {unit}").format(unit=JOURNAL_UNIT),
+            _("      and the app's log file {path}").format(path=self._paths().log_file),
         ]
 
     # -- macOS
@@ -472,7 +526,7 @@ class WatchService:
         lines = [wrote]
         loaded = self._run(["launchctl", "print", self._target()]).returncode == 0
         if loaded and not changed:
-            lines.append(f"{MAC_LABEL} is already loaded")
+            lines.append(_("{label} is already loaded").format(label=MAC_LABEL))
         else:
             if loaded:  # a changed agent is loaded again; bootstrap refuses a loaded label
                 self._run(["launchctl", "bootout", self._target()], CHANGE_TIMEOUT_S)
@@ -481,11 +535,17 @@ class WatchService:
             if boot.returncode != 0:  # older macOS, or a session bootstrap does not reach
                 load = self._run(["launchctl", "load", "-w", plist], CHANGE_TIMEOUT_S)
                 if load.returncode != 0:
-                    lines.append(f"launchctl bootstrap failed: {boot.said}")
-                    lines.append(f"launchctl load -w failed too: {load.said}")
+                    lines.append(_("launchctl bootstrap failed: {said}").format(said=boot.said))
+                    lines.append(_("launchctl load -w failed too: {said}").format(said=load.said))
                     return Outcome(EXIT_FAILED, tuple(lines))
-            lines.append(f"loaded {MAC_LABEL} (it starts again at each login)")
-        lines.append(f"Logs: {self.mac_log_path()} and {self._paths().log_file}")
+            lines.append(
+                _("loaded {label} (it starts again at each login)").format(label=MAC_LABEL)
+            )
+        lines.append(
+            _("Logs: {path} and {app_log}").format(
+                path=self.mac_log_path(), app_log=self._paths().log_file
+            )
+        )
         return Outcome(EXIT_OK, tuple(lines))
 
     def _mac_uninstall(self) -> Outcome:
@@ -495,12 +555,12 @@ class WatchService:
         if out.returncode != 0 and path.exists():  # loaded the old way (`load -w`)
             out = self._run(["launchctl", "unload", "-w", str(path)], CHANGE_TIMEOUT_S)
         if out.returncode == 0:
-            lines.append(f"stopped and unloaded {MAC_LABEL}")
+            lines.append(_("stopped and unloaded {label}").format(label=MAC_LABEL))
         if path.exists():
             path.unlink()
-            lines.append(f"removed {path}")
+            lines.append(_("removed {path}").format(path=path))
         else:
-            lines.append(f"not installed (no {path}); nothing to remove")
+            lines.append(_("not installed (no {path}); nothing to remove").format(path=path))
         return Outcome(EXIT_OK, tuple(lines))
 
     def _mac_status(self) -> list[str]:
@@ -510,7 +570,10 @@ class WatchService:
                 (ln.strip() for ln in said.stdout.splitlines() if ln.strip().startswith("state =")),
                 "state = unknown",
             )
-            lines = [f"loaded: yes ({state})"]
+            lines = [_("loaded: yes ({state})").format(state=state)]
         else:
-            lines = [f"loaded: no ({said.said})"]
-        return lines + [f"logs: {self.mac_log_path()}", f"      and {self._paths().log_file}"]
+            lines = [_("loaded: no ({said})").format(said=said.said)]
+        return lines + [
+            _("logs: {path}").format(path=self.mac_log_path()),
+            _("      and {path}").format(path=self._paths().log_file),
+        ]
