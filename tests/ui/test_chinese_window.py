@@ -46,8 +46,10 @@ NAMES = {
     "parallel", "xdg", "ctrl", "alt", "shift", "esc", "tab", "enter", "utc", "sha256", "md5",
     "amd", "nvidia", "intel", "apple", "mi300x", "rocm", "zh", "cn", "en", "qwen", "llama",
     "mistral", "gemma", "deepseek", "phi", "tok", "fp8", "int8", "int4", "usd", "cny", "eur",
-    "jpy", "team", "runs", "mlab", "uni", "cluster", "volume",
+    "jpy", "team", "runs", "mlab", "uni", "cluster", "volume", "local", "adam", "adamw",
+    "mixtral", "awq", "gptq", "epoch", "epochs", "token", "tokens",
 }  # fmt: skip
+EXAMPLE = "例如"  # what follows "e.g." is an example to type (a command, a name): data
 
 
 def _sources() -> set[str]:
@@ -66,10 +68,17 @@ def _sources() -> set[str]:
 
 def _english_words(text: str) -> list[str]:
     words = []
+    for clause in re.split(r"[。；\n]", text):
+        words += _clause_words(clause.split(EXAMPLE)[0])
+    return words
+
+
+def _clause_words(text: str) -> list[str]:
+    words = []
     for raw in text.split():
         token = raw.strip(".,:;!?()[]{}'\"“”‘’…<>·•—–")
         # a path, address, version, command, option or value: data, not words
-        if re.search(r"[/\\@=_~$`#%]|\d|\w\.\w|^-", token):
+        if re.search(r"[/\\@=_~$`#%{}]|\d|\w\.\w|^-", token):
             continue
         for word in re.findall(r"[A-Za-z][A-Za-z'’-]*[A-Za-z]", token):
             # an acronym or a code (GBP, MoE, LLaMA): a name, not a word

@@ -48,6 +48,15 @@ def test_every_page_fits_a_1100x700_window(window, ctx, qtbot) -> None:
     assert problems == []
 
 
+def _failing(ctx, host) -> tuple[str, ...]:  # type: ignore[no-untyped-def]
+    """What the release flow passes the override dialog: the failing items as it words them."""
+    from gpu_companion.core.release.checklist import ReleaseChecklist
+    from gpu_companion.core.release.gate import failing_items
+
+    checklist = ReleaseChecklist.build(host, ctx.release.settings.config(host.alias))
+    return failing_items(checklist)[:2]
+
+
 def _dialogs(ctx, window, host) -> dict[str, Callable[[], QDialog]]:  # type: ignore[no-untyped-def]
     from gpu_companion.ui.common.access import NoBrowserDialog
     from gpu_companion.ui.hosts.connection import SshOptionsDialog
@@ -77,7 +86,7 @@ def _dialogs(ctx, window, host) -> dict[str, Callable[[], QDialog]]:  # type: ig
         "generate-key": lambda: GenerateKeyDialog("vast.ai", window),
         "import-key": lambda: ImportKeyDialog("vast.ai", window),
         "checklist": lambda: ChecklistSettingsDialog(settings, host, window, ctx.release.accounts),
-        "override": lambda: OverrideDialog(host, ("checkpoints", "archive"), window),
+        "override": lambda: OverrideDialog(host, _failing(ctx, host), window),
         "policy": lambda: PolicyDialog(ctx.store, host, window),
         "start-rental": lambda: StartRentalDialog(ctx, window),
         "budget": lambda: BudgetDialog(ctx, window),
