@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gpu_companion.core.common.clock import Clock, SystemClock
+from gpu_companion.core.common.i18n import _
 from gpu_companion.core.common.listeners import Listeners
 from gpu_companion.core.common.money import format_money, to_minor
 from gpu_companion.core.common.notifier import Notifier
@@ -79,7 +80,7 @@ class Services:
         registry = HostRegistry(self.store)
         # the app's own ssh -F / rsync read the managed file: keep it in step with the hosts,
         # off the caller's thread (often the GUI's): the sync runs `ssh -G` per host
-        registry.on_hosts_changed.subscribe(lambda _: self.ssh_sync.request())
+        registry.on_hosts_changed.subscribe(lambda _host: self.ssh_sync.request())
         return registry
 
     @cached_property
@@ -90,7 +91,9 @@ class Services:
             problem = self.managed_ssh.sync_quietly()
             if problem:
                 self.notifier.warning(
-                    f"The generated ssh config was not updated: {problem}",
+                    _("The generated ssh config was not updated: {problem}").format(
+                        problem=problem
+                    ),
                     source="hosts",
                     key="sshconfig",
                 )
@@ -338,7 +341,8 @@ class Services:
         rental = self.ledger.running_for_alias(alias)
         if rental is None:
             return ""
-        return f"{format_money(to_minor(rental.hourly_rate(), rental.currency), rental.currency)}/h"
+        rate = format_money(to_minor(rental.hourly_rate(), rental.currency), rental.currency)
+        return _("{rate}/h").format(rate=rate)
 
     def _on_monitor_event(self, event: object) -> None:
         """Idle GPUs on a billed rental: the ledger says what the idle stretch cost so far."""

@@ -140,3 +140,41 @@ def test_remote_listing_folders_first_and_unreadable_path(tmp_path: Path, ssh_ta
     assert [e.name for e in everything] == ["A-dir", "b dir", "file.txt"]
     with pytest.raises(UserError, match="Cannot list"):
         list_remote_dir(ssh_target.client_factory, ssh_target.host, str(base / "missing"))
+
+
+def test_progress_while_paused_and_after_resume_is_true(tmp_path: Path, store, ssh_target) -> None:
+    """The total is the upload's real size from the start (not rsync's percent estimate), the
+    paused job shows what reached the host, and the resumed job never shows less than that
+    (rsync counts from 0 again while the partial data is reused)."""
+    import threading
+
+    local, remote = tmp_path / "local", tmp_path / "remote"
+    local.mkdir()
+    (local / "w.bin").write_bytes(os.urandom(SIZE))
+    (local / "v.bin").write_bytes(os.urandom(SIZE // 2))
+    exact = SIZE + SIZE // 2
+    queue = make_queue(store, ssh_target)
+    job = queue.add(
+        TransferJob(
+            "gpu-test", "upload", str(local), str(remote), TransferOptions(bwlimit_kbps=2000)
+        )
+    )
+    t = _run_until(queue, job.id, 0.4)
+    queue.pause(job.id)
+    t.join(20)
+    paused = queue.get(job.id)
+    assert paused.state is JobState.PAUSED and paused.bytes_total == exact
+    assert paused.percent == int(paused.bytes_done * 100 / exact) and paused.bytes_done > 0
+    queue.resume(job.id)
+    seen = []
+    lane = threading.Thread(target=queue.run_until_idle, args=(60,))
+    lane.start()
+    while lane.is_alive():
+        now = queue.get(job.id)
+        seen.append((now.bytes_done, now.bytes_total))
+        time.sleep(0.05)
+    assert queue.get(job.id).state is JobState.DONE
+    assert all(total == exact for _done, total in seen), seen
+    done_values = [d for d, _total in seen]
+    assert min(done_values) >= paused.bytes_done, seen  # never back below the paused point
+    assert done_values == sorted(done_values), seen

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from gpu_companion.core.common.errors import UserError, ValidationError
+from gpu_companion.core.common.i18n import _, ngettext
 from gpu_companion.core.planning.catalogue import GpuSpec, load_catalogue
 from gpu_companion.core.planning.estimate import (
     ASSUMPTIONS,
@@ -48,69 +49,77 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     """Add the `estimate` subcommand; its handler is stored as `handler` in the namespace."""
     parser = subparsers.add_parser(
         "estimate",
-        help="estimate VRAM, speed and fit of a model on a GPU",
-        description="Estimate the VRAM a job needs, line by line with formulas, and (with --gpu) "
-        "its decode, prefill or training speed on that card.",
+        help=_("estimate VRAM, speed and fit of a model on a GPU"),
+        description=_(
+            "Estimate the VRAM a job needs, line by line with formulas, and (with "
+            "--gpu) its decode, prefill or training speed on that card."
+        ),
     )
     parser.add_argument("--task", choices=[t.value for t in Task], default=Task.INFERENCE.value)
     source = parser.add_mutually_exclusive_group()
     source.add_argument(
         "--model",
         metavar="NAME",
-        help="a preset or Hugging Face id as you copy it (Qwen/Qwen2.5-7B-Instruct), or a local "
-        "model folder; --list-models shows the presets",
+        help=_(
+            "a preset or Hugging Face id as you copy it (Qwen/Qwen2.5-7B-Instruct), or a "
+            "local model folder; --list-models shows the presets"
+        ),
     )
     source.add_argument(
         "--config-json",
         metavar="PATH",
         type=Path,
-        help="a model's config.json, its folder, or its Hugging Face cache folder",
+        help=_("a model's config.json, its folder, or its Hugging Face cache folder"),
     )
-    source.add_argument("--list-models", action="store_true", help="print the presets and exit")
+    source.add_argument("--list-models", action="store_true",
+                        help=_("print the presets and exit"))  # fmt: skip
     parser.add_argument(
         "--precision",
         choices=[p.value for p in Precision],
-        help="how the weights are stored (default: the task's usual one)",
+        help=_("how the weights are stored (default: the task's usual one)"),
     )
     parser.add_argument(
         "--context",
         type=int,
         metavar="TOKENS",
-        help="tokens per sequence, prompt plus output (default: 4,096 to serve, 1,024 to "
-        "train); with only --context the whole of it is sized as the prompt",
+        help=_(
+            "tokens per sequence, prompt plus output (default: 4,096 to serve, 1,024 to "
+            "train); with only --context the whole of it is sized as the prompt"
+        ),
     )
     parser.add_argument(
-        "--prompt-tokens", type=int, metavar="N", help="prompt length: prefilled in one pass"
+        "--prompt-tokens", type=int, metavar="N", help=_("prompt length: prefilled in one pass")
     )
     parser.add_argument(
         "--engine",
         choices=[e.value for e in Engine],
         default=Engine.TRANSFORMERS.value,
-        help="inference engine modelled (default transformers)",
+        help=_("inference engine modelled (default transformers)"),
     )
     parser.add_argument(
         "--attention",
         choices=[a.value for a in Attention],
         default=Attention.SDPA.value,
-        help="eager materialises the score matrix; sdpa and flash do not",
+        help=_("eager materialises the score matrix; sdpa and flash do not"),
     )
     parser.add_argument(
-        "--kv-cache-type", choices=list(KV_CACHE_TYPES), default="f16", help="llama.cpp only"
+        "--kv-cache-type", choices=list(KV_CACHE_TYPES), default="f16", help=_("llama.cpp only")
     )
     parser.add_argument(
         "--prompt-logits",
         action="store_true",
-        help="transformers before 4.45: fp32 logits of every prompt token are kept",
+        help=_("transformers before 4.45: fp32 logits of every prompt token are kept"),
     )
     parser.add_argument(
         "--batched-tokens",
         type=int,
         metavar="N",
-        help="vLLM max_num_batched_tokens (8,192) or llama.cpp n_ubatch (512)",
+        help=_("vLLM max_num_batched_tokens (8,192) or llama.cpp n_ubatch (512)"),
     )
     parser.add_argument(
-        "--batch", type=int, default=1, metavar="N", help="sequences per step, or users at once"
-    )
+        "--batch", type=int, default=1, metavar="N",
+        help=_("sequences per step, or users at once"),
+    )  # fmt: skip
     parser.add_argument("--lora-rank", type=int, default=16, metavar="R")
     parser.add_argument(
         "--lora-targets", choices=[t.value for t in LoraTargets], default="all-linear"
@@ -118,51 +127,63 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--grad-checkpointing",
         action=argparse.BooleanOptionalAction,
-        help="default: on for training, as PEFT and LLaMA-Factory do",
+        help=_("default: on for training, as PEFT and LLaMA-Factory do"),
     )
     parser.add_argument(
-        "--group-size", type=int, default=128, metavar="G", help="int2/3/4 quantisation group"
+        "--group-size", type=int, default=128, metavar="G", help=_("int2/3/4 quantisation group")
     )
-    parser.add_argument("--gpus", type=int, default=1, metavar="N", help="GPUs sharing the job")
+    parser.add_argument("--gpus", type=int, default=1, metavar="N",
+                        help=_("GPUs sharing the job"))  # fmt: skip
     parser.add_argument(
         "--strategy",
         choices=[s.value for s in Strategy],
-        help="how N GPUs share it (default: tp to serve, ddp to train)",
+        help=_("how N GPUs share it (default: tp to serve, ddp to train)"),
     )
     parser.add_argument(
-        "--serve", action="store_true", help="serving concurrency: users that fit and tokens/s"
-    )
-    parser.add_argument("--users", type=int, default=1, metavar="N", help="concurrent users")
+        "--serve", action="store_true",
+        help=_("serving concurrency: users that fit and tokens/s"),
+    )  # fmt: skip
+    parser.add_argument("--users", type=int, default=1, metavar="N", help=_("concurrent users"))
     parser.add_argument(
-        "--target-tokens-s", type=float, metavar="X", help="total tokens/s the users need"
+        "--target-tokens-s", type=float, metavar="X", help=_("total tokens/s the users need")
     )
     parser.add_argument(
         "--gpu-memory-utilization",
         type=float,
         default=GPU_MEMORY_UTILIZATION,
         metavar="F",
-        help="vLLM's share of each GPU's memory (0.9)",
+        help=_("vLLM's share of each GPU's memory (0.9)"),
     )
-    parser.add_argument("--gpu", metavar="CARD", help="a catalogue id or name, e.g. rtx-4090")
-    parser.add_argument("--target-seconds", type=float, metavar="S", help="time for one answer")
+    parser.add_argument("--gpu", metavar="CARD",
+                        help=_("a catalogue id or name, e.g. rtx-4090"))  # fmt: skip
+    parser.add_argument("--target-seconds", type=float, metavar="S",
+                        help=_("time for one answer"))  # fmt: skip
     parser.add_argument(
         "--output-tokens",
         type=int,
         metavar="N",
-        help="tokens generated per answer: their KV cache counts, and the answer time",
+        help=_("tokens generated per answer: their KV cache counts, and the answer time"),
     )
-    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    parser.add_argument("--json", action="store_true", help=_("print JSON instead of a table"))
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None = None) -> int:
     """Print the estimate; 2 with a message on stderr when the input cannot be estimated."""
-    out, err = out or sys.stdout, err or sys.stderr
+    if args.json:  # for scripts: every text in it English, whatever the language
+        from gpu_companion.commands.opening import english
+
+        with english():
+            return _run(args, out or sys.stdout, err or sys.stderr)
+    return _run(args, out or sys.stdout, err or sys.stderr)
+
+
+def _run(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.list_models:
         return _list_models(args, out)
     try:
         if args.model is None and args.config_json is None:
-            raise UserError("Name a model: --model NAME, --config-json PATH or --list-models.")
+            raise UserError(_("Name a model: --model NAME, --config-json PATH or --list-models."))
         result = _compute(args)
         fitting = [] if result.throughput else _fitting(result)
         # vLLM on a named card: its pool is the answer (longest context, sequences that fit)
@@ -177,7 +198,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
             error = {"code": _code(exc), "message": str(exc)}
             out.write(json.dumps({"error": error}, indent=2, ensure_ascii=False) + "\n")
         else:
-            print(f"gpu-companion estimate: {exc}", file=err)
+            print(_("gpu-companion estimate: {problem}").format(problem=exc), file=err)
         return 2
     if args.json:
         data = to_json(result, fitting)
@@ -209,8 +230,11 @@ def _list_models(args: argparse.Namespace, out: TextIO) -> int:
         for key, arch in MODEL_PRESETS.items():
             out.write(f"{key:<16} {arch.name:<18} {arch.params / 1e9:>7.2f} B\n")
         out.write(
-            "Hugging Face ids (Qwen/Qwen2.5-7B-Instruct) and -Instruct/-Chat/-Base names "
-            "resolve to these; any other model: --config-json PATH.\n"
+            _(
+                "Hugging Face ids (Qwen/Qwen2.5-7B-Instruct) and -Instruct/-Chat/-Base names "
+                "resolve to these; any other model: --config-json PATH."
+            )
+            + "\n"
         )
     return 0
 
@@ -226,8 +250,8 @@ def _config_path(path: Path) -> Path:
     if snapshots:
         return snapshots[-1]
     raise UserError(
-        f"No config.json in {path}.",
-        hint="Give a model's config.json, its folder, or its Hugging Face cache folder.",
+        _("No config.json in {path}.").format(path=path),
+        hint=_("Give a model's config.json, its folder, or its Hugging Face cache folder."),
     )
 
 
@@ -235,7 +259,7 @@ def _serving(args: argparse.Namespace, result: Estimate) -> list[ServingEstimate
     """The card asked for, or every card the users fit on, cheapest first."""
     req = result.memory.request
     if req.task is not Task.INFERENCE:
-        raise UserError("--serve sizes inference; leave out --task or use --task inference.")
+        raise UserError(_("--serve sizes inference; leave out --task or use --task inference."))
     cards = [result.throughput.gpu] if result.throughput else list(load_catalogue().cards)
     found = [
         estimate_serving(
@@ -281,10 +305,11 @@ def _model(args: argparse.Namespace) -> ModelArch:
         config = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise UserError(
-            f"Could not read {path}: {exc}", hint="Give a model's config.json."
+            _("Could not read {path}: {problem}").format(path=path, problem=exc),
+            hint=_("Give a model's config.json."),
         ) from None
     if not isinstance(config, dict):
-        raise UserError(f"{path} is not a config.json object.")
+        raise UserError(_("{path} is not a config.json object.").format(path=path))
     name = given.name if given.is_dir() else path.parent.name
     if name.startswith("models--"):
         name = name.removeprefix("models--").replace("--", "/")
@@ -335,80 +360,123 @@ def format_table(
 ) -> str:
     """The breakdown as aligned text: item, GiB and the formula with its numbers."""
     mem, req = result.memory, result.memory.request
-    seqs = f"{req.batch} sequence{'s' if req.batch > 1 else ''}"
+    seqs = ngettext("{n} sequence", "{n} sequences", req.batch).format(n=req.batch)
     m = req.model
-    gpus = f", {req.gpus} GPUs ({req.split.value}), memory per GPU" if req.gpus > 1 else ""
-    ckpt = ", gradient checkpointing" if req.checkpointing else ""
+    gpus = (
+        _(", {n} GPUs ({split}), memory per GPU").format(n=req.gpus, split=req.split.value)
+        if req.gpus > 1
+        else ""
+    )
+    ckpt = _(", gradient checkpointing") if req.checkpointing else ""
     rows = [
-        f"{m.name}: {req.task.value}, {mem.precision.value} weights, "
-        f"{req.context:,}-token context × {seqs}{ckpt}{gpus}",
-        *([f"Engine: {ENGINE_NOTES[req.engine]}"] if req.task is Task.INFERENCE else []),
+        _(
+            "{model}: {task}, {precision} weights, {context}-token context × {seqs}{ckpt}{gpus}"
+        ).format(
+            model=m.name,
+            task=req.task.value,
+            precision=mem.precision.value,
+            context=f"{req.context:,}",
+            seqs=seqs,
+            ckpt=ckpt,
+            gpus=gpus,
+        ),  # fmt: skip
         *(
-            [f"All {req.gpus} GPUs together: {mem.all_gpus_bytes / GIB:,.2f} GiB"]
+            [_("Engine: {note}").format(note=_(ENGINE_NOTES[req.engine]))]
+            if req.task is Task.INFERENCE
+            else []
+        ),
+        *(
+            [
+                _("All {n} GPUs together: {gib} GiB").format(
+                    n=req.gpus, gib=f"{mem.all_gpus_bytes / GIB:,.2f}"
+                )
+            ]
             if req.gpus > 1
             else []
         ),
-        f"{mem.params:,} parameters"
-        + (f", {mem.trainable_params:,} trainable" if mem.trainable_params else "")
+        _("{n} parameters").format(n=f"{mem.params:,}")
         + (
-            f"; mixture of experts: {m.experts} experts, {m.experts_per_token} per token, "
-            f"{mem.flop_params:,} active"
+            _(", {n} trainable").format(n=f"{mem.trainable_params:,}")
+            if mem.trainable_params
+            else ""
+        )
+        + (
+            _(
+                "; mixture of experts: {experts} experts, {per_token} per token, {active} active"
+            ).format(
+                experts=m.experts, per_token=m.experts_per_token, active=f"{mem.flop_params:,}"
+            )  # fmt: skip
             if m.is_moe
             else ""
         ),
         "",
-        f"{'item':<46} {'GiB':>8}  formula",
+        _columns((_("item"), -46), ("GiB", 8), (_("formula"), 0)),
     ]
-    rows += [f"{line.label:<46} {line.gib:>8.2f}  {line.formula}" for line in mem.lines]
-    rows.append(f"{'total':<46} {mem.total_gib:>8.2f}")
+    rows += [f"{_pad(line.label, -46)} {line.gib:>8.2f}  {line.formula}" for line in mem.lines]
+    rows.append(_pad(_("total"), -46) + f" {mem.total_gib:>8.2f}")
     tp = result.throughput
     if tp is not None:
         card = tp.gpu
         rows += [
             "",
-            f"On the {card.name}: {card.vram_gb} GB, {card.bandwidth_gb_s:,g} GB/s, "
-            f"{tp.tflops_label}, {card.interconnect}",
+            _("On the {card}: {vram} GB, {bandwidth} GB/s, {tflops}, {link}").format(
+                card=card.name,
+                vram=card.vram_gb,
+                bandwidth=f"{card.bandwidth_gb_s:,g}",
+                tflops=tp.tflops_label,
+                link=card.interconnect,
+            ),
         ]
         if tp.decode_tokens_per_s is not None:
-            rows.append(f"  decode (upper bound)  {tp.decode_formula}")
-            rows.append(f"  prefill               {tp.prefill_formula}")
+            rows.append(_("  decode (upper bound)  {formula}").format(formula=tp.decode_formula))
+            rows.append(_("  prefill               {formula}").format(formula=tp.prefill_formula))
         if tp.train_tokens_per_s is not None:
-            rows.append(f"  training              {tp.train_formula}")
+            rows.append(_("  training              {formula}").format(formula=tp.train_formula))
         if tp.comm_formula:
-            rows.append(f"  communication         {tp.comm_formula}")
-        rows += [""] + [f"{'OK ' if v.ok else 'NO '} {v.text}" for v in result.verdicts]
+            rows.append(_("  communication         {formula}").format(formula=tp.comm_formula))
+        rows += [""] + [f"{_mark(v.ok)} {v.text}" for v in result.verdicts]
     else:
         names = ", ".join(f"{card.name} ({_size(card)})" for card in fitting)
-        rows += ["", f"Cards with enough memory: {names or 'none in the catalogue'}."]
-        rows += [f"TIP {v.text}" for v in result.verdicts]
+        rows += [
+            "",
+            _("Cards with enough memory: {names}.").format(
+                names=names or _("none in the catalogue")
+            ),
+        ]
+        rows += [_("TIP {text}").format(text=v.text) for v in result.verdicts]
     if serving is not None:
         rows += ["", *_serving_rows(serving)]
-    rows += ["", "Assumptions:"]
+    rows += ["", _("Assumptions:")]
     for text in ASSUMPTIONS + (SERVING_NOTES if serving is not None else ()):
-        rows += textwrap.wrap(text, 98, initial_indent="- ", subsequent_indent="  ")
+        rows += textwrap.wrap(_(text), 98, initial_indent="- ", subsequent_indent="  ")
     return "\n".join(rows) + "\n"
 
 
 def _serving_rows(serving: list[ServingEstimate]) -> list[str]:
     if not serving:
-        return ["Serving: no card in the catalogue holds that many users at this context."]
+        return [_("Serving: no card in the catalogue holds that many users at this context.")]
     if len(serving) == 1:
         s = serving[0]
         rows = [
-            f"Serving on {s.gpus} × {s.gpu.name}:"
+            _("Serving on {n} × {card}:").format(n=s.gpus, card=s.gpu.name)
             if s.gpus > 1
-            else f"Serving on the {s.gpu.name}:"
+            else _("Serving on the {card}:").format(card=s.gpu.name)
         ]
-        rows += [f"  KV cache pool  {s.pool_formula}", f"  decode step    {s.step_formula}"]
-        return rows + [f"{'OK ' if v.ok else 'NO '} {v.text}" for v in s.verdicts]
+        rows += [_("  KV cache pool  {formula}").format(formula=s.pool_formula),
+                 _("  decode step    {formula}").format(formula=s.step_formula)]  # fmt: skip
+        return rows + [f"{_mark(v.ok)} {v.text}" for v in s.verdicts]
     first = serving[0]
     rows = [
-        f"Serving {first.users:,} users: cards that hold them, cheapest first",
-        f"  {'card':<16} {'users fit':>9} {'tok/s per user':>14} {'tok/s total':>11}  target",
-    ]
+        _("Serving {n} users: cards that hold them, cheapest first").format(n=f"{first.users:,}"),
+        "  "
+        + _columns(
+            (_("card"), -16), (_("users fit"), 9), (_("tok/s per user"), 14),
+            (_("tok/s total"), 11), (_("target"), 0),
+        ),
+    ]  # fmt: skip
     for s in serving:
         target = [v.ok for v in s.verdicts[2:]]
-        mark = ("meets" if target[0] else "misses") if target else ""
+        mark = (_("meets") if target[0] else _("misses")) if target else ""
         name = s.gpu.name + ("" if s.gpu.runs_nvidia_smi else "*")
         rows.append(
             f"  {name:<16} {s.users_fit:>9,} {s.per_user_tokens_s:>14,.1f} "
@@ -416,13 +484,40 @@ def _serving_rows(serving: list[ServingEstimate]) -> list[str]:
         )
     if any(not s.gpu.runs_nvidia_smi for s in serving):
         rows.append(
-            "  * not NVIDIA: no nvidia-smi or CUDA; the monitor and self-check do not apply"
+            _("  * not NVIDIA: no nvidia-smi or CUDA; the monitor and self-check do not apply")
         )
     return rows
 
 
+def _mark(ok: bool) -> str:
+    """The verdict's mark in front of its sentence."""
+    return _("OK ") if ok else _("NO ")
+
+
+def _columns(*cells: tuple[str, int]) -> str:
+    """A header line: each (text, width), negative width left-aligned, 0 unpadded; two spaces
+    before an unpadded last column, one between the others (the rows' own spacing)."""
+    out = ""
+    for i, (text, width) in enumerate(cells):
+        sep = "" if i == 0 else ("  " if width == 0 else " ")
+        out += sep + _pad(text, width)
+    return out
+
+
+def _pad(text: str, width: int) -> str:
+    """`text` padded to `width` terminal columns (negative: left-aligned), a wide (CJK)
+    character counting two, as a terminal shows it."""
+    import unicodedata
+
+    shown = sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+    fill = " " * max(abs(width) - shown, 0)
+    return text + fill if width < 0 else fill + text
+
+
 def _size(card: GpuSpec) -> str:
-    vendor = "" if card.runs_nvidia_smi else f", {card.vendor}: no nvidia-smi"
+    vendor = (
+        "" if card.runs_nvidia_smi else _(", {vendor}: no nvidia-smi").format(vendor=card.vendor)
+    )
     return f"{card.vram_gb} GB{vendor}"
 
 

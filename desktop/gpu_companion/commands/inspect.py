@@ -6,6 +6,8 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
+from gpu_companion.core.common.i18n import _
+
 if TYPE_CHECKING:  # imported by the handler: `gpu-companion` parses its arguments first
     from gpu_companion.core.hosts.registry import Host, HostRegistry
     from gpu_companion.core.monitor.collector import ClientFactory
@@ -19,14 +21,17 @@ _READING = ("connecting", "live")  # HostState values, without importing the mon
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "inspect",
-        help="read every GPU of the named hosts once (in parallel)",
-        description="Read every GPU of the named hosts once, in parallel, through the same "
-        "collector as the live monitor. Without aliases: every active host and this computer.",
+        help=_("read every GPU of the named hosts once (in parallel)"),
+        description=_(
+            "Read every GPU of the named hosts once, in parallel, through the same "
+            "collector as the live monitor. Without aliases: every active host and "
+            "this computer."
+        ),
     )
-    p.add_argument("aliases", nargs="*", metavar="ALIAS", help="host aliases; 'local' is this "
-                   "computer")  # fmt: skip
-    p.add_argument("--json", action="store_true", help="print JSON for scripts")
-    p.add_argument("--timeout", type=float, default=30.0, help="seconds to wait (default 30)")
+    p.add_argument("aliases", nargs="*", metavar="ALIAS", help=_("host aliases; 'local' is this "
+                   "computer"))  # fmt: skip
+    p.add_argument("--json", action="store_true", help=_("print JSON for scripts"))
+    p.add_argument("--timeout", type=float, default=30.0, help=_("seconds to wait (default 30)"))
     p.set_defaults(handler=run)
 
 
@@ -120,6 +125,15 @@ def _fault_line(snap: Snapshot, f: GpuFault) -> str:
 
 def run(args: argparse.Namespace, factory: ClientFactory | None = None) -> int:
     """Exit 0 when every host answered, 1 when one failed, 2 for an unknown alias."""
+    if args.json:  # for scripts: the messages and hints in it English, whatever the language
+        from gpu_companion.commands.opening import english
+
+        with english():
+            return _run(args, factory)
+    return _run(args, factory)
+
+
+def _run(args: argparse.Namespace, factory: ClientFactory | None) -> int:
     from gpu_companion.commands.opening import open_services
     from gpu_companion.core.monitor.snapshot import take_snapshots
 
@@ -129,8 +143,8 @@ def run(args: argparse.Namespace, factory: ClientFactory | None = None) -> int:
     try:
         hosts, unknown = _resolve(services.registry, list(args.aliases))
         for alias in unknown:
-            print(f"{alias}: no such host. Add it on the Hosts page, or use 'local' for this "
-                  "computer.", file=sys.stderr)  # fmt: skip
+            print(_("{alias}: no such host. Add it on the Hosts page, or use 'local' for this "
+                    "computer.").format(alias=alias), file=sys.stderr)  # fmt: skip
         if unknown:
             return 2
         snaps = take_snapshots(hosts, factory or services.sessions.connect, timeout=args.timeout)
@@ -143,7 +157,7 @@ def run(args: argparse.Namespace, factory: ClientFactory | None = None) -> int:
             if snap.gpus and snap.status.state.value in _READING:
                 rows = [(g.index, _line(snap, g)) for g in snap.gpus]
                 rows += [(f.index, _fault_line(snap, f)) for f in snap.faults]
-                for _, text in sorted(rows, key=lambda r: (r[0] is None, r[0] or 0)):
+                for _index, text in sorted(rows, key=lambda r: (r[0] is None, r[0] or 0)):
                     print(text)
             else:
                 from gpu_companion.core.common.plain import plain_line

@@ -14,6 +14,8 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
+from gpu_companion.core.common.i18n import _
+
 if TYPE_CHECKING:
     from gpu_companion.core.hosts.registry import Platform
     from gpu_companion.core.ssh.vault import StoredKey
@@ -26,39 +28,44 @@ KINDS = ("ed25519", "rsa")  # what KeyVault.generate makes (rsa: 4096 bits)
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "keys",
-        help="list, generate, rotate and show the per-platform SSH keys",
-        description="Manage the SSH key of each platform (the Keys page, scripted). Private keys "
-        "live only in the system keyring; public keys are printed for the provider's console.",
+        help=_("list, generate, rotate and show the per-platform SSH keys"),
+        description=_(
+            "Manage the SSH key of each platform (the Keys page, scripted). Private "
+            "keys live only in the system keyring; public keys are printed for the "
+            "provider's console."
+        ),
     )
     actions = p.add_subparsers(dest="keys_action", metavar="ACTION", required=True)
 
-    ls = actions.add_parser("list", help="every platform and its key (tab-separated)")
-    ls.add_argument("--json", action="store_true", help="print JSON for scripts")
+    ls = actions.add_parser("list", help=_("every platform and its key (tab-separated)"))
+    ls.add_argument("--json", action="store_true", help=_("print JSON for scripts"))
 
     gen = actions.add_parser(
-        "generate", help="make a new key for a platform and print its public line"
+        "generate", help=_("make a new key for a platform and print its public line")
     )
-    gen.add_argument("platform", help="the platform's name (any case)")
-    gen.add_argument("--kind", choices=KINDS, default="ed25519", help="key type (ed25519)")
+    gen.add_argument("platform", help=_("the platform's name (any case)"))
+    gen.add_argument("--kind", choices=KINDS, default="ed25519", help=_("key type (ed25519)"))
     _passphrase_option(gen)
 
     rot = actions.add_parser(
         "rotate",
-        help="replace a platform's key (the old one is kept until forgotten on the Keys page) "
-        "and print the new public line",
+        help=_(
+            "replace a platform's key (the old one is kept until forgotten on the Keys "
+            "page) and print the new public line"
+        ),
     )
     rot.add_argument("platform")
-    rot.add_argument("--kind", choices=KINDS, help="key type (default: the old key's)")
+    rot.add_argument("--kind", choices=KINDS, help=_("key type (default: the old key's)"))
     _passphrase_option(rot)
 
     show = actions.add_parser(
-        "show-public", help="print the platform's OpenSSH public key line only"
+        "show-public", help=_("print the platform's OpenSSH public key line only")
     )
     show.add_argument("platform")
 
-    rm = actions.add_parser("delete", help="delete a platform's key from the keyring")
+    rm = actions.add_parser("delete", help=_("delete a platform's key from the keyring"))
     rm.add_argument("platform")
-    rm.add_argument("--yes", action="store_true", help="really delete it")
+    rm.add_argument("--yes", action="store_true", help=_("really delete it"))
     p.set_defaults(handler=run)
 
 
@@ -67,13 +74,15 @@ def _passphrase_option(p: argparse.ArgumentParser) -> None:
         "--passphrase-stdin",
         dest="passphrase_stdin",
         action="store_true",
-        help="protect the key with a passphrase read from standard input (its first line; "
-        "typed twice on a terminal)",
+        help=_(
+            "protect the key with a passphrase read from standard input (its first line; "
+            "typed twice on a terminal)"
+        ),
     )
 
 
 def _err(text: str) -> None:
-    print(f"gpu-companion keys: {text}", file=sys.stderr)
+    print(_("gpu-companion keys: {text}").format(text=text), file=sys.stderr)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -103,18 +112,27 @@ def _key_changed(services: Services) -> None:
 def _notes(key: StoredKey | None, shared_with: list[str]) -> str:
     """The Notes column of the Keys page."""
     if key is None:
-        return "no key yet: generate or import one"
+        return _("no key yet: generate or import one")
     notes = []
     if shared_with:
-        notes.append(f"same key as {', '.join(shared_with)}")
+        notes.append(_("same key as {platforms}").format(platforms=", ".join(shared_with)))
     if key.has_previous:
-        notes.append("old key kept until you forget it")
+        notes.append(_("old key kept until you forget it"))
     if key.encrypted:
-        notes.append("passphrase")
+        notes.append(_("passphrase"))
     return "; ".join(notes)
 
 
 def _list(services: Services, args: argparse.Namespace) -> int:
+    if args.json:  # for scripts: the notes in it English, whatever the language
+        from gpu_companion.commands.opening import english
+
+        with english():
+            return _list_keys(services, args)
+    return _list_keys(services, args)
+
+
+def _list_keys(services: Services, args: argparse.Namespace) -> int:
     vault = services.vault  # reads the store only: the keyring is not touched
     keys = {k.platform: k for k in vault.keys()}
     shared = vault.shared_public_keys()
@@ -148,8 +166,11 @@ def _list(services: Services, args: argparse.Namespace) -> int:
             f"{created}\t{', '.join(r['hosts']) or '-'}\t{r['notes'] or '-'}"
         )
     if shared:
-        groups = "; ".join(f"{', '.join(n)} share one key" for n in shared.values())
-        _err(f"warning: {groups}. One leaked key would open all of them: rotate one of them.")
+        groups = "; ".join(
+            _("{platforms} share one key").format(platforms=", ".join(n)) for n in shared.values()
+        )
+        _err(_("warning: {groups}. One leaked key would open all of them: rotate one of them.")
+             .format(groups=groups))  # fmt: skip
     return 0
 
 
@@ -158,19 +179,19 @@ def _read_passphrase(args: argparse.Namespace) -> tuple[bool, str | None]:
     if not args.passphrase_stdin:
         return True, None
     if sys.stdin is None:
-        _err("--passphrase-stdin: standard input is closed.")
+        _err(_("--passphrase-stdin: standard input is closed."))
         return False, None
     if sys.stdin.isatty():
         import getpass
 
-        first = getpass.getpass("Passphrase: ")
-        if first != getpass.getpass("Repeat passphrase: "):
-            _err("The two passphrases differ. Nothing was changed.")
+        first = getpass.getpass(_("Passphrase: "))
+        if first != getpass.getpass(_("Repeat passphrase: ")):
+            _err(_("The two passphrases differ. Nothing was changed."))
             return False, None
     else:
         first = sys.stdin.readline().rstrip("\r\n")
     if not first:
-        _err("--passphrase-stdin: no passphrase on standard input (its first line is empty).")
+        _err(_("--passphrase-stdin: no passphrase on standard input (its first line is empty)."))
         return False, None
     return True, first
 
@@ -188,8 +209,10 @@ def _generate(services: Services, args: argparse.Namespace) -> int:
         _key_changed(services)
     print(stored.public_line)
     print(
-        f"New {stored.kind} key for {platform.name}: {stored.fingerprint_line}. Paste the public "
-        "key above (standard output) into the platform's console.",
+        _(
+            "New {kind} key for {platform}: {fingerprint}. Paste the public key above (standard "
+            "output) into the platform's console."
+        ).format(kind=stored.kind, platform=platform.name, fingerprint=stored.fingerprint_line),
         file=sys.stderr,
     )
     return 0
@@ -207,12 +230,19 @@ def _rotate(services: Services, args: argparse.Namespace) -> int:
     finally:
         _key_changed(services)
     print(result.new.public_line)
-    hosts = ", ".join(result.hosts_on_old_key) or "none"
+    hosts = ", ".join(result.hosts_on_old_key) or _("none")
     print(
-        f"New key for {platform.name} ({result.new.fingerprint}; was {result.old.fingerprint}). "
-        f"Hosts still set up with the old key: {hosts}. Paste the new public key above (standard "
-        "output) into the platform's console, or into ~/.ssh/authorized_keys on those hosts; the "
-        "old key keeps working here until you click 'Forget old key' on the Keys page.",
+        _(
+            "New key for {platform} ({new}; was {old}). Hosts still set up with the old key: "
+            "{hosts}. Paste the new public key above (standard output) into the platform's "
+            "console, or into ~/.ssh/authorized_keys on those hosts; the old key keeps working "
+            "here until you click 'Forget old key' on the Keys page."
+        ).format(
+            platform=platform.name,
+            new=result.new.fingerprint,
+            old=result.old.fingerprint,
+            hosts=hosts,
+        ),
         file=sys.stderr,
     )
     return 0
@@ -222,8 +252,10 @@ def _require(services: Services, platform: Platform) -> StoredKey | None:
     key = services.vault.key(platform.name)
     if key is None:
         _err(
-            f"The platform {platform.name!r} has no SSH key yet. Generate one: "
-            f"gpu-companion keys generate {platform.name!r}"
+            _(
+                "The platform {name} has no SSH key yet. Generate one: "
+                "gpu-companion keys generate {name}"
+            ).format(name=repr(platform.name))
         )
     return key
 
@@ -238,7 +270,11 @@ def _show_public(services: Services, args: argparse.Namespace) -> int:
     try:
         line = key.public_line
     except OSError as exc:
-        _err(f"Could not read {key.public_path}: {exc.strerror}. Rotate the key to make a new one.")
+        _err(
+            _("Could not read {path}: {problem}. Rotate the key to make a new one.").format(
+                path=key.public_path, problem=exc.strerror
+            )
+        )
         return 1
     print(line)
     return 0
@@ -253,15 +289,21 @@ def _delete(services: Services, args: argparse.Namespace) -> int:
         return 1
     hosts = services.vault.hosts_using(platform.name)
     if not args.yes:
-        lost = f" GPU Companion will no longer reach: {', '.join(hosts)}." if hosts else ""
-        _err(
-            f"this deletes the key of {platform.name} from your keyring.{lost} Run it again with "
-            "--yes to delete it."
-        )
+        if hosts:
+            text = _(
+                "this deletes the key of {platform} from your keyring. GPU Companion will "
+                "no longer reach: {hosts}. Run it again with --yes to delete it."
+            )
+        else:
+            text = _(
+                "this deletes the key of {platform} from your keyring. Run it again with "
+                "--yes to delete it."
+            )
+        _err(text.format(platform=platform.name, hosts=", ".join(hosts)))
         return USAGE
     try:
         services.vault.delete(platform.name)
     finally:
         _key_changed(services)
-    print(f"The key of {platform.name} was deleted.")
+    print(_("The key of {platform} was deleted.").format(platform=platform.name))
     return 0

@@ -11,28 +11,30 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gpu_companion.core.common.errors import UserError
+from gpu_companion.core.common.i18n import _, ngettext
 
 if TYPE_CHECKING:  # the handlers import the ledger: `gpu-companion` parses its arguments first
     from gpu_companion.core.spend.ledger import SpendLedger
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("ledger", help="spend ledger: report, CSV export and import")
+    p = sub.add_parser("ledger", help=_("spend ledger: report, CSV export and import"))
     cmds = p.add_subparsers(dest="ledger_command", metavar="ACTION", required=True)
-    rep = cmds.add_parser("report", help="spend per platform for a day, week or month")
+    rep = cmds.add_parser("report", help=_("spend per platform for a day, week or month"))
     rep.add_argument("--period", choices=("day", "week", "month"), default="month")
-    rep.add_argument("--at", help="a date inside the period (YYYY-MM-DD); default: today")
+    rep.add_argument("--at", help=_("a date inside the period (YYYY-MM-DD); default: today"))
     rep.set_defaults(handler=_report)
-    exp = cmds.add_parser("export", help="write every rental and charge to a CSV file")
-    exp.add_argument("file", help="the CSV file to write ('-' for standard output)")
+    exp = cmds.add_parser("export", help=_("write every rental and charge to a CSV file"))
+    exp.add_argument("file", help=_("the CSV file to write ('-' for standard output)"))
     exp.set_defaults(handler=_export)
     imp = cmds.add_parser(
-        "import", help="read rentals and charges from a CSV file (bad rows are refused)"
+        "import", help=_("read rentals and charges from a CSV file (bad rows are refused)")
     )
-    imp.add_argument("file", help="a CSV file: the export's format or a provider's bill")
-    imp.add_argument("--platform", help="the platform of rows that name none (a provider's bill)")
-    imp.add_argument("--currency", help="the currency of rows that name none, e.g. USD")
-    imp.add_argument("--dry-run", action="store_true", help="check the file, store nothing")
+    imp.add_argument("file", help=_("a CSV file: the export's format or a provider's bill"))
+    imp.add_argument("--platform",
+                     help=_("the platform of rows that name none (a provider's bill)"))  # fmt: skip
+    imp.add_argument("--currency", help=_("the currency of rows that name none, e.g. USD"))
+    imp.add_argument("--dry-run", action="store_true", help=_("check the file, store nothing"))
     imp.set_defaults(handler=_import)
 
 
@@ -44,7 +46,7 @@ def _ledger() -> SpendLedger | None:
 
 
 def _fail(message: str) -> int:
-    print(f"error: {message}", file=sys.stderr)
+    print(_("error: {problem}").format(problem=message), file=sys.stderr)
     return 2
 
 
@@ -54,7 +56,9 @@ def _report(args: argparse.Namespace) -> int:
         try:
             at = datetime.fromisoformat(args.at).replace(tzinfo=timezone.utc)
         except ValueError:
-            return _fail(f"--at {args.at!r} is not a date like 2025-01-31")
+            return _fail(
+                _("--at {value} is not a date like 2025-01-31").format(value=repr(args.at))
+            )
     from gpu_companion.core.common.money import format_money, format_totals
     from gpu_companion.core.spend.budgets import Budgets
     from gpu_companion.core.spend.reports import burn_text, period_report
@@ -66,26 +70,41 @@ def _report(args: argparse.Namespace) -> int:
         rep = period_report(ledger, args.period, at)
         start = rep.start.astimezone(ledger.tz)
         last = (rep.end - timedelta(seconds=1)).astimezone(ledger.tz)
-        print(f"Spend {start:%Y-%m-%d} – {last:%Y-%m-%d} ({args.period})")
+        print(
+            _("Spend {start} – {last} ({period})").format(
+                start=f"{start:%Y-%m-%d}", last=f"{last:%Y-%m-%d}", period=args.period
+            )
+        )
         if not rep.lines:
-            print("  nothing recorded")
+            print(_("  nothing recorded"))
         for ln in rep.lines:
             print(
-                f"  {ln.platform:<20} {ln.rentals:>5} rentals {ln.hours:>10} h  "
-                f"rentals {format_money(ln.rentals_minor, ln.currency):>12}  "
-                f"charges {format_money(ln.charges_minor, ln.currency):>10}  "
-                f"total {format_money(ln.total_minor, ln.currency):>12}"
+                _(
+                    "  {platform} {count} rentals {hours} h  rentals {rentals}  charges {charges}  "
+                    "total {total}"
+                ).format(
+                    platform=f"{ln.platform:<20}",
+                    count=f"{ln.rentals:>5}",
+                    hours=f"{ln.hours:>10}",
+                    rentals=f"{format_money(ln.rentals_minor, ln.currency):>12}",
+                    charges=f"{format_money(ln.charges_minor, ln.currency):>10}",
+                    total=f"{format_money(ln.total_minor, ln.currency):>12}",
+                )
             )
-        print(f"Total: {format_totals(rep.totals)}")
+        print(_("Total: {totals}").format(totals=format_totals(rep.totals)))
         running = ledger.running()
         if running:
-            burn = burn_text(ledger) or "nothing"
-            print(f"Running now: {len(running)} rental(s), burning {burn}")
+            burn = burn_text(ledger) or _("nothing")
+            print(_("Running now: {n} rental(s), burning {burn}").format(n=len(running), burn=burn))
         for st in Budgets(ledger).statuses():
             b = st.budget
             print(
-                f"{b.title}: {st.percent}% — {format_money(st.spent_minor, b.currency)} of "
-                f"{format_money(b.amount_minor, b.currency)}"
+                _("{title}: {percent}% — {spent} of {amount}").format(
+                    title=b.title,
+                    percent=st.percent,
+                    spent=format_money(st.spent_minor, b.currency),
+                    amount=format_money(b.amount_minor, b.currency),
+                )
             )
         return 0
     finally:
@@ -111,10 +130,15 @@ def _export(args: argparse.Namespace) -> int:
             except BaseException:
                 Path(tmp).unlink(missing_ok=True)
                 raise
-        print(f"Exported {count} row{'' if count == 1 else 's'} to {args.file}.", file=sys.stderr)
+        print(ngettext("Exported {n} row to {file}.", "Exported {n} rows to {file}.", count)
+              .format(n=count, file=args.file), file=sys.stderr)  # fmt: skip
         return 0
     except OSError as exc:
-        return _fail(f"could not write {args.file}: {exc.strerror or exc}")
+        return _fail(
+            _("could not write {file}: {problem}").format(
+                file=args.file, problem=exc.strerror or exc
+            )
+        )
     finally:
         ledger.store.close()
 
@@ -123,7 +147,11 @@ def _import(args: argparse.Namespace) -> int:
     try:
         data = Path(args.file).read_bytes()
     except OSError as exc:
-        return _fail(f"could not read {args.file}: {exc.strerror or exc}")
+        return _fail(
+            _("could not read {file}: {problem}").format(
+                file=args.file, problem=exc.strerror or exc
+            )
+        )
     from gpu_companion.core.spend.ledger_csv import apply_import, parse_csv
 
     ledger = _ledger()
@@ -137,21 +165,29 @@ def _import(args: argparse.Namespace) -> int:
         for line in preview.error_lines():
             print(f"{args.file}: {line}", file=sys.stderr)
         if preview.file_errors:
-            print("Nothing was imported.", file=sys.stderr)
+            print(_("Nothing was imported."), file=sys.stderr)
             return 1
         if args.dry_run:
             print(
-                f"Dry run: {len(preview.good)} row{'' if len(preview.good) == 1 else 's'} would be "
-                f"imported, {len(preview.bad)} refused."
-            )
+                ngettext("Dry run: {n} row would be imported, {bad} refused.",
+                         "Dry run: {n} rows would be imported, {bad} refused.", len(preview.good))
+                .format(n=len(preview.good), bad=len(preview.bad))
+            )  # fmt: skip
             return 1 if preview.bad else 0
         result = apply_import(ledger, preview)
         print(
-            f"Imported {result.rentals} rentals and {result.charges} charges; "
-            f"{result.duplicates} already in the ledger; {result.refused} refused."
+            _(
+                "Imported {rentals} rentals and {charges} charges; {duplicates} already in the "
+                "ledger; {refused} refused."
+            ).format(
+                rentals=result.rentals,
+                charges=result.charges,
+                duplicates=result.duplicates,
+                refused=result.refused,
+            )
         )
         if result.platforms_created:
-            print(f"New platforms: {', '.join(result.platforms_created)}")
+            print(_("New platforms: {names}").format(names=", ".join(result.platforms_created)))
         return 1 if result.refused else 0
     except UserError as exc:
         return _fail(str(exc))

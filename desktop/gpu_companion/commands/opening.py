@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import TYPE_CHECKING
+
+from gpu_companion.core.common.i18n import _
 
 if TYPE_CHECKING:
     from gpu_companion.services import Services
@@ -20,8 +23,25 @@ def open_services() -> Services | None:
     try:
         return build_services()
     except StoreError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(_("error: {problem}").format(problem=exc), file=sys.stderr)
         return None
+
+
+@contextmanager
+def english() -> Iterator[None]:
+    """Messages built inside are English whatever the language: --json output is for scripts
+    and stays locale-neutral (texts, labels and error messages in it included)."""
+    from gpu_companion.core.common import i18n
+
+    language = i18n.current()
+    if language == i18n.DEFAULT:
+        yield
+        return
+    i18n.install(i18n.DEFAULT)
+    try:
+        yield
+    finally:
+        i18n.install(language)
 
 
 def run_action(
@@ -42,14 +62,18 @@ def run_action(
     try:
         return actions[name](services, args)
     except KeyringUnavailable as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(_("error: {problem}").format(problem=exc), file=sys.stderr)
         return 2
     except ValidationError as exc:
-        print(f"gpu-companion {command}: refused ({exc.field}): {exc.message} Nothing was "
-              "changed.", file=sys.stderr)  # fmt: skip
+        print(_("gpu-companion {command}: refused ({field}): {message} Nothing was changed.")
+              .format(command=command, field=exc.field, message=exc.message),
+              file=sys.stderr)  # fmt: skip
         return 1
     except UserError as exc:
-        print(f"gpu-companion {command}: {exc}", file=sys.stderr)
+        print(
+            _("gpu-companion {command}: {problem}").format(command=command, problem=exc),
+            file=sys.stderr,
+        )
         return 1
     finally:
         services.close()  # writes the managed ssh config for a change made here

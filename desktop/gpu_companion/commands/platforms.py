@@ -12,6 +12,8 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
+from gpu_companion.core.common.i18n import _
+
 if TYPE_CHECKING:
     from gpu_companion.core.hosts.registry import HostRegistry, Platform
     from gpu_companion.services import Services
@@ -22,26 +24,28 @@ USAGE = 2
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "platforms",
-        help="list, add, edit and remove the platforms you rent from",
-        description="Manage the platforms (provider accounts) kept in GPU Companion: how each "
-        "bills and in which currency (the Hosts page's platforms, scripted).",
+        help=_("list, add, edit and remove the platforms you rent from"),
+        description=_(
+            "Manage the platforms (provider accounts) kept in GPU Companion: how each "
+            "bills and in which currency (the Hosts page's platforms, scripted)."
+        ),
     )
     actions = p.add_subparsers(dest="platforms_action", metavar="ACTION", required=True)
 
-    ls = actions.add_parser("list", help="every platform, one per line (tab-separated)")
-    ls.add_argument("--json", action="store_true", help="print JSON for scripts")
+    ls = actions.add_parser("list", help=_("every platform, one per line (tab-separated)"))
+    ls.add_argument("--json", action="store_true", help=_("print JSON for scripts"))
 
-    add = actions.add_parser("add", help="add a platform")
-    add.add_argument("name", help="e.g. vast.ai, RunPod, university cluster")
+    add = actions.add_parser("add", help=_("add a platform"))
+    add.add_argument("name", help=_("e.g. vast.ai, RunPod, university cluster"))
     _platform_fields(add, defaults=True)
 
-    edit = actions.add_parser("edit", help="change a platform's fields")
-    edit.add_argument("name", help="the platform's name now (any case)")
-    edit.add_argument("--name", dest="new_name", help="rename the platform (its key stays)")
+    edit = actions.add_parser("edit", help=_("change a platform's fields"))
+    edit.add_argument("name", help=_("the platform's name now (any case)"))
+    edit.add_argument("--name", dest="new_name", help=_("rename the platform (its key stays)"))
     _platform_fields(edit, defaults=False)
 
     rm = actions.add_parser(
-        "remove", help="remove a platform that no host, ledger row or key uses any more"
+        "remove", help=_("remove a platform that no host, ledger row or key uses any more")
     )
     rm.add_argument("name")
     p.set_defaults(handler=run)
@@ -50,15 +54,15 @@ def register(sub: Any) -> None:
 def _platform_fields(p: argparse.ArgumentParser, defaults: bool) -> None:
     p.add_argument(
         "--console-url", dest="console_url", default="" if defaults else None, metavar="URL",
-        help="the provider's web console (https://…)",
+        help=_("the provider's web console (https://…)"),
     )  # fmt: skip
     p.add_argument(
         "--granularity", default="second" if defaults else None, metavar="second|minute|hour",
-        help="how the platform bills (default second)",
+        help=_("how the platform bills (default second)"),
     )  # fmt: skip
     p.add_argument(
         "--currency", default="USD" if defaults else None, metavar="CODE",
-        help="ISO currency code the platform bills in (default USD)",
+        help=_("ISO currency code the platform bills in (default USD)"),
     )  # fmt: skip
 
 
@@ -70,10 +74,12 @@ def find_platform(registry: HostRegistry, name: str, command: str) -> Platform |
     for p in platforms:
         if p.name.lower() == wanted:
             return p
-    known = ", ".join(p.name for p in platforms) or "none yet"
+    known = ", ".join(p.name for p in platforms) or _("none yet")
     print(
-        f"gpu-companion {command}: no platform named {name!r} (known: {known}). "
-        f"Add it first: gpu-companion platforms add {name.strip()!r}",
+        _(
+            "gpu-companion {command}: no platform named {name} (known: {known}). "
+            "Add it first: gpu-companion platforms add {quoted}"
+        ).format(command=command, name=repr(name), known=known, quoted=repr(name.strip())),
         file=sys.stderr,
     )
     return None
@@ -111,18 +117,21 @@ def _list(services: Services, args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(rows, indent=2))
         return 0
+    no_hosts, no_key = _("no hosts"), _("no key")
     for r in rows:
         print(
             f"{r['name']}\tper {r['billing_granularity']}\t{r['currency']}\t"
-            f"{r['console_url'] or '-'}\t{', '.join(r['hosts']) or 'no hosts'}\t"
-            f"{r['key_fingerprint'] or 'no key'}"
+            f"{r['console_url'] or '-'}\t{', '.join(r['hosts']) or no_hosts}\t"
+            f"{r['key_fingerprint'] or no_key}"
         )
     return 0
 
 
 def _describe(p: Platform) -> str:
     url = f", {p.console_url}" if p.console_url else ""
-    return f"{p.name} (billed per {p.billing_granularity}, {p.currency}{url})"
+    return _("{name} (billed per {granularity}, {currency}{url})").format(
+        name=p.name, granularity=p.billing_granularity, currency=p.currency, url=url
+    )
 
 
 def _add(services: Services, args: argparse.Namespace) -> int:
@@ -136,9 +145,12 @@ def _add(services: Services, args: argparse.Namespace) -> int:
             currency=args.currency.strip().upper(),
         )
     )
-    print(f"added {_describe(saved)}")
+    print(_("added {platform}").format(platform=_describe(saved)))
     if services.vault.key(saved.name) is None:
-        print(f"next: gpu-companion keys generate {saved.name!r}", file=sys.stderr)
+        print(
+            _("next: gpu-companion keys generate {name}").format(name=repr(saved.name)),
+            file=sys.stderr,
+        )
     return 0
 
 
@@ -158,7 +170,7 @@ def _edit(services: Services, args: argparse.Namespace) -> int:
     if args.currency is not None:
         changes["currency"] = args.currency.strip().upper()
     saved = services.registry.save_platform(replace(platform, **changes))
-    print(f"saved {_describe(saved)}")
+    print(_("saved {platform}").format(platform=_describe(saved)))
     return 0
 
 
@@ -174,10 +186,13 @@ def _remove(services: Services, args: argparse.Namespace) -> int:
         # The key's record is kept by platform id, and ids are reused: a platform added later
         # would inherit this key. The key goes first, on purpose.
         raise UserError(
-            f"The platform {platform.name!r} still has an SSH key ({key.fingerprint}); nothing "
-            "was changed.",
-            hint=f"Delete it first: gpu-companion keys delete {platform.name!r} --yes",
+            _(
+                "The platform {name} still has an SSH key ({fingerprint}); nothing was changed."
+            ).format(name=repr(platform.name), fingerprint=key.fingerprint),
+            hint=_("Delete it first: gpu-companion keys delete {name} --yes").format(
+                name=repr(platform.name)
+            ),
         )
     services.registry.delete_platform(platform.id)  # hosts or ledger rows: the registry refuses
-    print(f"removed {platform.name}")
+    print(_("removed {name}").format(name=platform.name))
     return 0

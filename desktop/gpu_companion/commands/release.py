@@ -17,6 +17,8 @@ import json
 import sys
 from typing import TYPE_CHECKING, Any
 
+from gpu_companion.core.common.i18n import _
+
 if TYPE_CHECKING:
     from gpu_companion.core.release import ReleaseChecklist
     from gpu_companion.services import Services
@@ -27,33 +29,38 @@ USAGE, NOT_RELEASED, PROVIDER = 2, 1, 3
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "release",
-        help="run a host's release checklist, then release (or stop) its instance, confirmed "
-        "by the provider",
-        description="Runs the host's backup checklist; when it passes (or with --override), "
-        "asks the provider to destroy (or --stop) the instance and reads it back until the "
-        "provider reports it gone (or stopped). Exit 0 released, 1 not released, 3 the provider "
-        "refused or did not confirm (meter kept), 2 usage.",
+        help=_(
+            "run a host's release checklist, then release (or stop) its instance, confirmed "
+            "by the provider"
+        ),
+        description=_(
+            "Runs the host's backup checklist; when it passes (or with --override), "
+            "asks the provider to destroy (or --stop) the instance and reads it back "
+            "until the provider reports it gone (or stopped). Exit 0 released, 1 not "
+            "released, 3 the provider refused or did not confirm (meter kept), 2 "
+            "usage."
+        ),
     )
     p.add_argument("alias")
-    p.add_argument("--override", metavar="REASON", help="release although items fail")
-    p.add_argument("--stop", action="store_true", help="stop instead of destroy (disk kept)")
+    p.add_argument("--override", metavar="REASON", help=_("release although items fail"))
+    p.add_argument("--stop", action="store_true", help=_("stop instead of destroy (disk kept)"))
     p.add_argument(
         "--confirm",
         action="append",
         default=[],
         metavar="TEXT",
-        help="tick the checklist's confirmation whose label is TEXT (repeatable)",
+        help=_("tick the checklist's confirmation whose label is TEXT (repeatable)"),
     )
-    p.add_argument("--yes", action="store_true", help="do not ask before releasing")
-    p.add_argument("--json", action="store_true", help="print the outcome as JSON")
+    p.add_argument("--yes", action="store_true", help=_("do not ask before releasing"))
+    p.add_argument("--json", action="store_true", help=_("print the outcome as JSON"))
     p.add_argument(
-        "--within", type=float, default=180.0, help="seconds to wait for the provider (180)"
+        "--within", type=float, default=180.0, help=_("seconds to wait for the provider (180)")
     )
     p.set_defaults(handler=run)
 
 
 def _err(text: str) -> None:
-    print(f"gpu-companion release: {text}", file=sys.stderr)
+    print(_("gpu-companion release: {text}").format(text=text), file=sys.stderr)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -66,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         return _release(services, args)
     except KeyringUnavailable as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(_("error: {problem}").format(problem=exc), file=sys.stderr)
         return USAGE
     finally:
         services.close()
@@ -81,10 +88,10 @@ def _release(services: Services, args: argparse.Namespace) -> int:
 
     host = services.registry.host(args.alias)
     if host is None or host.is_local:
-        _err(f"{args.alias}: no such host (see `gpu-companion hosts list`).")
+        _err(_("{alias}: no such host (see `gpu-companion hosts list`).").format(alias=args.alias))
         return USAGE
     if host.state not in ("active", "stopped"):
-        _err(f"{host.alias} is {host.state} already.")
+        _err(_("{alias} is {state} already.").format(alias=host.alias, state=host.state))
         return NOT_RELEASED
     for line in services.resolve_interrupted_releases():
         print(line)
@@ -100,8 +107,10 @@ def _release(services: Services, args: argparse.Namespace) -> int:
     )
     wanted = {t.strip().lower() for t in args.confirm}
     for item in checklist.items:
-        if isinstance(item, ManualConfirmation) and item.title.strip().lower() in wanted:
-            item.tick("confirmed on the command line")
+        if isinstance(item, ManualConfirmation) and (
+            item.label.strip().lower() in wanted or item.title.strip().lower() in wanted
+        ):
+            item.tick(_("confirmed on the command line"))
     if host.state == "active":
         if any(it.key in ("checkpoints", "archive") for it in checklist.items):
             services.use_agent()  # their rsync reaches the host through the app's agent
@@ -110,17 +119,23 @@ def _release(services: Services, args: argparse.Namespace) -> int:
     override = Override(host.alias, args.override) if args.override else None
     if override is None and not checklist.ready():
         _err(
-            f"{host.alias} cannot be released yet: the items above did not pass. Fix them, "
-            "or release anyway: --override REASON."
+            _(
+                "{alias} cannot be released yet: the items above did not pass. Fix them, "
+                "or release anyway: --override REASON."
+            ).format(alias=host.alias)
         )
         return NOT_RELEASED
-    plan = action.describe() if action else (
+    plan = action.describe() if action else _(
         "send nothing to a provider (no account or release command): release the instance in "
         "its console yourself"
     )  # fmt: skip
-    print(f"Release {host.alias}: {plan}; end the meter once confirmed; drop its ssh block.")
-    if not args.yes and not _ask(f"Release {host.alias}? [y/N] "):
-        _err("not confirmed; nothing was sent.")
+    print(
+        _("Release {alias}: {plan}; end the meter once confirmed; drop its ssh block.").format(
+            alias=host.alias, plan=plan
+        )
+    )
+    if not args.yes and not _ask(_("Release {alias}? [y/N] ").format(alias=host.alias)):
+        _err(_("not confirmed; nothing was sent."))
         return NOT_RELEASED
     release_services = replace(wiring.services(), confirm_within_s=args.within)
     try:
@@ -140,8 +155,10 @@ def _release(services: Services, args: argparse.Namespace) -> int:
             "provider_said": record.command_output,
         }, indent=2))  # fmt: skip
     else:
-        print(f"{host.alias} {'stopped' if args.stop else 'released'} ({record.kind}) at "
-              f"{record.at:%Y-%m-%d %H:%M:%S} UTC; {record.command_output}")  # fmt: skip
+        done = (_("{alias} stopped ({kind}) at {at} UTC; {output}") if args.stop
+                else _("{alias} released ({kind}) at {at} UTC; {output}"))  # fmt: skip
+        print(done.format(alias=host.alias, kind=record.kind, at=f"{record.at:%Y-%m-%d %H:%M:%S}",
+                          output=record.command_output))  # fmt: skip
     return 0
 
 
@@ -163,6 +180,6 @@ def _print_checklist(checklist: ReleaseChecklist) -> None:
 
 def _ask(question: str) -> bool:
     if not sys.stdin.isatty():
-        _err("stdin is not a terminal: pass --yes to release without a question.")
+        _err(_("stdin is not a terminal: pass --yes to release without a question."))
         return False
     return input(question).strip().lower() in ("y", "yes")

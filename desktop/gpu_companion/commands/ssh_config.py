@@ -8,15 +8,18 @@ import sys
 from typing import Any
 
 from gpu_companion.core.common.errors import UserError, ValidationError
+from gpu_companion.core.common.i18n import _
 
 
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "ssh-config",
-        help="print, write or remove the generated ssh config (~/.ssh/gpu-companion/config)",
-        description="Makes `ssh ALIAS` work in any terminal for the hosts kept in GPU Companion: "
-        "one managed file plus one Include line at the top of ~/.ssh/config (backed up first, "
-        "every other byte kept).",
+        help=_("print, write or remove the generated ssh config (~/.ssh/gpu-companion/config)"),
+        description=_(
+            "Makes `ssh ALIAS` work in any terminal for the hosts kept in GPU "
+            "Companion: one managed file plus one Include line at the top of "
+            "~/.ssh/config (backed up first, every other byte kept)."
+        ),
     )
     group = p.add_mutually_exclusive_group(required=True)
     group.add_argument(
@@ -24,21 +27,21 @@ def register(subparsers: Any) -> None:
         dest="action",
         action="store_const",
         const="print",
-        help="print the managed file without writing anything",
+        help=_("print the managed file without writing anything"),
     )
     group.add_argument(
         "--write",
         dest="action",
         action="store_const",
         const="write",
-        help="write the managed file and add the Include line",
+        help=_("write the managed file and add the Include line"),
     )
     group.add_argument(
         "--remove",
         dest="action",
         action="store_const",
         const="remove",
-        help="remove the Include line and the managed file",
+        help=_("remove the Include line and the managed file"),
     )
     p.set_defaults(handler=run)
 
@@ -53,7 +56,10 @@ def run(args: argparse.Namespace) -> int:
     try:
         if args.action == "remove":
             changed = writer.remove()
-            print("\n".join(f"changed: {p}" for p in changed) or "nothing to remove")
+            print(
+                "\n".join(_("changed: {path}").format(path=p) for p in changed)
+                or _("nothing to remove")
+            )
             return 0
         try:
             entries = services.managed_ssh.entries()
@@ -67,14 +73,16 @@ def run(args: argparse.Namespace) -> int:
         finally:
             services.close()
         for alias, why in skipped.items():
-            print(f"skipped {alias}: {why}", file=sys.stderr)
+            print(_("skipped {alias}: {why}").format(alias=alias, why=why), file=sys.stderr)
         return 0
     except ValidationError as exc:
         print(
-            f"gpu-companion: refused ({exc.field}): {exc.message} Nothing was written.",
+            _("gpu-companion: refused ({field}): {message} Nothing was written.").format(
+                field=exc.field, message=exc.message
+            ),
             file=sys.stderr,
         )
         return 1
     except UserError as exc:
-        print(f"gpu-companion: refused: {exc}", file=sys.stderr)
+        print(_("gpu-companion: refused: {problem}").format(problem=exc), file=sys.stderr)
         return 1

@@ -12,6 +12,8 @@ import shutil
 import sys
 from typing import TYPE_CHECKING, Any
 
+from gpu_companion.core.common.i18n import _
+
 if TYPE_CHECKING:
     from gpu_companion.core.transfers.job import TransferJob
 
@@ -21,35 +23,38 @@ USAGE = 2
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "transfer",
-        help="upload or download through the app's verified, resumable transfer queue",
-        description="Each SRC becomes one job in the app's transfer queue (it shows on the "
-        "Transfers page too). A folder's contents are mirrored into DST, as `rsync -a SRC/ DST/` "
-        "does; a file lands inside DST. Every job ends with a checksum pass over both sides. "
-        "Exit: 0 done, 1 failed, 2 usage, 3 partial (some jobs done), 130 interrupted.",
+        help=_("upload or download through the app's verified, resumable transfer queue"),
+        description=_(
+            "Each SRC becomes one job in the app's transfer queue (it shows on the "
+            "Transfers page too). A folder's contents are mirrored into DST, as `rsync "
+            "-a SRC/ DST/` does; a file lands inside DST. Every job ends with a "
+            "checksum pass over both sides. Exit: 0 done, 1 failed, 2 usage, 3 partial "
+            "(some jobs done), 130 interrupted."
+        ),
     )
     actions = p.add_subparsers(dest="direction", metavar="DIRECTION", required=True)
-    up = actions.add_parser("upload", help="local SRC... to the folder DST on the host")
-    down = actions.add_parser("download", help="remote SRC... into the local folder DST")
+    up = actions.add_parser("upload", help=_("local SRC... to the folder DST on the host"))
+    down = actions.add_parser("download", help=_("remote SRC... into the local folder DST"))
     for a, src_help, dst_help in (
-        (up, "local file or folder", "folder on the host (relative to the login's home)"),
-        (down, "folder on the host (or a file, with --file)", "local folder"),
+        (up, _("local file or folder"), _("folder on the host (relative to the login's home)")),
+        (down, _("folder on the host (or a file, with --file)"), _("local folder")),
     ):
         a.add_argument("alias", metavar="ALIAS")
         a.add_argument("sources", nargs="+", metavar="SRC", help=src_help)
         a.add_argument("dest", metavar="DST", help=dst_help)
-        a.add_argument("--json", action="store_true", help="print the jobs as JSON at the end")
-        a.add_argument("--bwlimit", type=int, default=0, metavar="KIB", help="KiB/s (0: none)")
+        a.add_argument("--json", action="store_true", help=_("print the jobs as JSON at the end"))
+        a.add_argument("--bwlimit", type=int, default=0, metavar="KIB", help=_("KiB/s (0: none)"))
         a.add_argument(
-            "--exclude", action="append", default=[], metavar="PATTERN", help="skip matches"
+            "--exclude", action="append", default=[], metavar="PATTERN", help=_("skip matches")
         )
-    down.add_argument("--file", action="store_true", help="each SRC is a single file")
+    down.add_argument("--file", action="store_true", help=_("each SRC is a single file"))
     p.set_defaults(handler=run)
 
 
 def _err(text: str) -> None:
     from gpu_companion.core.common.plain import plain
 
-    print(f"gpu-companion transfer: {plain(text)}", file=sys.stderr)
+    print(_("gpu-companion transfer: {text}").format(text=plain(text)), file=sys.stderr)
 
 
 def _jobs(args: argparse.Namespace) -> list[TransferJob]:
@@ -63,7 +68,7 @@ def _jobs(args: argparse.Namespace) -> list[TransferJob]:
         if args.direction == "upload":
             local = Path(src).expanduser()
             if not local.exists():
-                _err(f"{src} does not exist.")
+                _err(_("{path} does not exist.").format(path=src))
                 return []
             options = upload_options(args.bwlimit, tuple(args.exclude))
             jobs.append(
@@ -141,14 +146,18 @@ def run(args: argparse.Namespace) -> int:
     try:
         host = services.registry.host(args.alias)
         if host is None or host.is_local or host.state != "active":
-            _err(f"{args.alias}: no such active host (see `gpu-companion hosts list`).")
+            _err(
+                _("{alias}: no such active host (see `gpu-companion hosts list`).").format(
+                    alias=args.alias
+                )
+            )
             return USAGE
         services.managed_ssh.sync_quietly()  # keys or hosts changed since the app last ran
         services.use_agent()  # the window's ssh-agent, or one for this command
         try:
             result = run_batch(services.transfers, jobs, _Progress(sys.stderr))
         except UserError as exc:  # a bad remote path, pattern or limit: nothing was queued
-            _err(f"refused: {exc}")
+            _err(_("refused: {problem}").format(problem=exc))
             return USAGE
     finally:
         services.close()
@@ -158,7 +167,7 @@ def run(args: argparse.Namespace) -> int:
         print(json_text({"exit": result.exit_code, "jobs": [_as_dict(j) for j in result.jobs]}))
     else:
         for j in result.jobs:
-            check = "verified" if j.verified else "not verified"
+            check = _("verified") if j.verified else _("not verified")
             where = f"{j.host_alias}:{j.remote_path}"
             pair = (
                 f"{j.local_path} -> {where}"
@@ -167,12 +176,16 @@ def run(args: argparse.Namespace) -> int:
             )
             print(plain(f"#{j.id}\t{j.state.value}\t{check}\t{pair}"))
     if result.interrupted:
-        _err("interrupted: running jobs are paused with their partial data; resume them on the "
-             "Transfers page.")  # fmt: skip
+        _err(_("interrupted: running jobs are paused with their partial data; resume them on "
+               "the Transfers page."))  # fmt: skip
     elif result.exit_code == 3:
         names = "; ".join(f"#{j.id} {j.remote_path if j.direction == 'download' else j.local_path}"
                           f" ({j.state.value}: {j.message})" for j in result.not_done)  # fmt: skip
-        _err(f"partial: {len(result.done)} of {len(result.jobs)} done; not done: {names}")
+        _err(
+            _("partial: {done} of {total} done; not done: {names}").format(
+                done=len(result.done), total=len(result.jobs), names=names
+            )
+        )
     elif result.exit_code == 1:
         for j in result.not_done:
             _err(f"#{j.id} {j.state.value}: {j.message}")

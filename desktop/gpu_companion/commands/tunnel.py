@@ -10,19 +10,24 @@ import sys
 import threading
 from typing import Any
 
+from gpu_companion.core.common.i18n import _
+
 
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "tunnel",
-        help="forward a port of a host to 127.0.0.1 (foreground, Ctrl-C to stop)",
-        description="Serves REMOTE_PORT of the host (e.g. Jupyter 8888, TensorBoard 6006) on "
-        "127.0.0.1 through the app's own connection: host key checked, key from the keyring, "
-        "made again when the link drops. Without --local the same port is used, or the next "
-        "free one.",
+        help=_("forward a port of a host to 127.0.0.1 (foreground, Ctrl-C to stop)"),
+        description=_(
+            "Serves REMOTE_PORT of the host (e.g. Jupyter 8888, TensorBoard 6006) on "
+            "127.0.0.1 through the app's own connection: host key checked, key from "
+            "the keyring, made again when the link drops. Without --local the same "
+            "port is used, or the next free one."
+        ),
     )
-    p.add_argument("alias", help="the host's alias in GPU Companion")
-    p.add_argument("remote_port", type=int, help="the port on the host")
-    p.add_argument("--local", type=int, default=0, help="this exact local port (fails if taken)")
+    p.add_argument("alias", help=_("the host's alias in GPU Companion"))
+    p.add_argument("remote_port", type=int, help=_("the port on the host"))
+    p.add_argument("--local", type=int, default=0,
+                   help=_("this exact local port (fails if taken)"))  # fmt: skip
     p.set_defaults(handler=run)
 
 
@@ -40,18 +45,30 @@ def run(args: argparse.Namespace, stop: threading.Event | None = None) -> int:
     try:
         host = services.registry.host(args.alias)
         if host is None or host.is_local or host.state != "active":
-            print(f"gpu-companion: no active rented host named {args.alias!r}.", file=sys.stderr)
+            print(
+                _("gpu-companion: no active rented host named {alias}.").format(
+                    alias=repr(args.alias)
+                ),
+                file=sys.stderr,
+            )
             return 1
-        spec = TunnelSpec(f"Port {args.remote_port}", args.remote_port, args.local)
+        spec = TunnelSpec(
+            _("Port {port}").format(port=args.remote_port), args.remote_port, args.local
+        )
         try:
             status = services.tunnels.start(host, spec, exact_port=bool(args.local))
         except UserError as exc:
-            print(f"gpu-companion: the tunnel did not start: {exc}", file=sys.stderr)
+            print(
+                _("gpu-companion: the tunnel did not start: {problem}").format(problem=exc),
+                file=sys.stderr,
+            )
             return 1
         if status.message:
             print(status.message)
         print(
-            f"{host.alias}:{args.remote_port} → {status.url}  (Ctrl-C to stop)",
+            _("{host}:{port} → {url}  (Ctrl-C to stop)").format(
+                host=host.alias, port=args.remote_port, url=status.url
+            ),
             flush=True,
         )
         last = [(status.state, status.message)]
@@ -67,13 +84,13 @@ def run(args: argparse.Namespace, stop: threading.Event | None = None) -> int:
 
         services.tunnels.on_change.subscribe(report)
         if threading.current_thread() is threading.main_thread():
-            signal.signal(signal.SIGTERM, lambda *_: stop.set())
+            signal.signal(signal.SIGTERM, lambda *_args: stop.set())
         try:
             while not stop.wait(0.5):
                 pass
         except KeyboardInterrupt:
             pass
-        print("tunnel closed", flush=True)
+        print(_("tunnel closed"), flush=True)
         return rc[0]
     finally:
         services.close()

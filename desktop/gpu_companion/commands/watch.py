@@ -10,6 +10,8 @@ import sys
 import threading
 from typing import Any
 
+from gpu_companion.core.common.i18n import _
+
 
 class _EveryAction(argparse.Action):
     """Stores --every and notes that it was given, so only a given value goes into a service."""
@@ -22,27 +24,32 @@ class _EveryAction(argparse.Action):
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "watch",
-        help="apply the auto-release policies without a window (Ctrl-C to stop)",
-        description="Watches every billed host with an auto-release policy, notifies, runs the "
-        "release checklist unattended and releases only when it passes. Messages go to stdout "
-        "and the log file.",
+        help=_("apply the auto-release policies without a window (Ctrl-C to stop)"),
+        description=_(
+            "Watches every billed host with an auto-release policy, notifies, runs "
+            "the release checklist unattended and releases only when it passes. "
+            "Messages go to stdout and the log file."
+        ),
     )
     p.add_argument(
-        "--every", type=float, default=30.0, action=_EveryAction, help="seconds between checks"
-    )
+        "--every", type=float, default=30.0, action=_EveryAction,
+        help=_("seconds between checks"),
+    )  # fmt: skip
     service = p.add_mutually_exclusive_group()
     service.add_argument(
         "--install",
         action="store_true",
-        help="install `watch` as a user service that starts at login and restarts on failure "
-        "(Linux: systemd user unit; macOS: launchd agent); --every carries into it",
+        help=_(
+            "install `watch` as a user service that starts at login and restarts on failure "
+            "(Linux: systemd user unit; macOS: launchd agent); --every carries into it"
+        ),
     )
     service.add_argument(
-        "--uninstall", action="store_true", help="stop the service and remove its definition"
+        "--uninstall", action="store_true", help=_("stop the service and remove its definition")
     )
     service.add_argument(
-        "--status", action="store_true", help="say whether the service is installed, enabled "
-        "and running, and where its logs are",
+        "--status", action="store_true", help=_("say whether the service is installed, enabled "
+        "and running, and where its logs are"),
     )  # fmt: skip
     p.set_defaults(handler=run)
 
@@ -55,8 +62,8 @@ def run_service_action(args: argparse.Namespace) -> int:
 
     every = args.every if getattr(args, "every_given", False) else None
     if args.install and every is not None and not (math.isfinite(every) and every > 0):
-        print(f"gpu-companion watch: --every must be a positive number of seconds, not {every:g}",
-              file=sys.stderr)  # fmt: skip
+        print(_("gpu-companion watch: --every must be a positive number of seconds, not "
+                "{every}").format(every=f"{every:g}"), file=sys.stderr)  # fmt: skip
         return 1
     service = WatchService()
     if args.install:
@@ -82,16 +89,21 @@ def run(args: argparse.Namespace) -> int:
     services.notifier.subscribe(lambda m: print(f"{m.level.name.lower()}: {m.text}", flush=True))
     if not services.start_always_on(args.every):
         print(
-            "gpu-companion watch: another GPU Companion (a window or a watch) already applies "
-            f"the policies for {services.paths.data_dir}; not starting a second one.",
+            _(
+                "gpu-companion watch: another GPU Companion (a window or a watch) already applies "
+                "the policies for {folder}; not starting a second one."
+            ).format(folder=services.paths.data_dir),
             file=sys.stderr,
         )
         services.close()
         return 1
     done = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: done.set())  # before "watching": a stop right
+    signal.signal(signal.SIGTERM, lambda *_args: done.set())  # before "watching": a stop right
     logging.getLogger(__name__).info("watch started")  # after the start is never lost
-    print(f"watching (every {args.every:g} s); Ctrl-C to stop", flush=True)
+    print(
+        _("watching (every {seconds} s); Ctrl-C to stop").format(seconds=f"{args.every:g}"),
+        flush=True,
+    )
     try:
         while not done.wait(0.5):  # short waits: Python runs the handler between them
             pass

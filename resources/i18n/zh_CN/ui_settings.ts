@@ -33,7 +33,7 @@
     </message>
     <message>
         <source>Forgotten instance at a provider</source>
-        <translation>平台上被遗忘的实例</translation>
+        <translation>平台上遗忘的实例</translation>
     </message>
     <message>
         <source>Instance gone at a provider</source>
@@ -221,7 +221,7 @@
     </message>
     <message>
         <source>Budget alerts, auto-release countdowns, forgotten instances and hosts that stop answering are sent here too, by whichever GPU Companion runs the rules (this window or `gpu-companion watch`). A phone in five minutes: install the ntfy app, subscribe to a topic of your own, add it here and press Send test.</source>
-        <translation>预算提醒、自动释放倒计时、被遗忘的实例以及停止响应的主机也会发送到这里，由正在运行这些规则的 GPU Companion（本窗口或 `gpu-companion watch`）发送。五分钟接入手机：安装 ntfy 应用，订阅一个你自己的主题，在这里添加它，然后点击“发送测试”。</translation>
+        <translation>预算提醒、自动释放倒计时、遗忘的实例以及停止响应的主机也会发送到这里，由正在运行这些规则的 GPU Companion（本窗口或 `gpu-companion watch`）发送。五分钟接入手机：安装 ntfy 应用，订阅一个你自己的主题，在这里添加它，然后点击“发送测试”。</translation>
     </message>
     <message>
         <source>Channel</source>

@@ -140,7 +140,7 @@ Log: {log}</source>
     <name>Tray</name>
     <message>
         <source>GPU Companion — forgotten instance</source>
-        <translation>GPU Companion — 被遗忘的实例</translation>
+        <translation>GPU Companion — 遗忘的实例</translation>
     </message>
     <message>
         <source>GPU Companion — spend</source>

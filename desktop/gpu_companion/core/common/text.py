@@ -3,6 +3,7 @@ feature for them."""
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Sequence
 from datetime import timedelta
 
@@ -20,14 +21,24 @@ def format_duration(delta: timedelta) -> str:
     return _("{hours} h").format(hours=hours)
 
 
+def width(text: str) -> int:
+    """Columns `text` takes in a terminal: a CJK character (汉字, full-width punctuation) takes
+    two, a combining mark none."""
+    return sum(
+        0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1
+        for c in text
+    )
+
+
 def format_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
     """Columns aligned with two spaces, a header line first; the last column is not padded
-    (no trailing blanks). Values print as str; None as '-'."""
+    (no trailing blanks). Values print as str; None as '-'. Chinese headers and values align:
+    widths are terminal columns, not characters."""
     cells = [[("-" if v is None else str(v)) for v in row] for row in rows]
     table = [list(headers), *cells]
-    widths = [max(len(r[i]) for r in table) for i in range(len(headers))]
+    widths = [max(width(r[i]) for r in table) for i in range(len(headers))]
     lines = []
     for r in table:
-        padded = [c.ljust(w) for c, w in zip(r[:-1], widths[:-1], strict=True)]
+        padded = [c + " " * (w - width(c)) for c, w in zip(r[:-1], widths[:-1], strict=True)]
         lines.append("  ".join([*padded, r[-1]]).rstrip())
     return "\n".join(lines)

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gpu_companion.core.common.errors import UserError
+from gpu_companion.core.common.i18n import _
 from gpu_companion.core.hosts.registry import HostRegistry
 
 if TYPE_CHECKING:
@@ -97,10 +98,10 @@ def _one_user(hosts: Sequence[FleetHost], engine: str) -> str:
     users = {h.user for h in hosts}
     if len(users) > 1:
         raise UserError(
-            f"{engine} takes one ssh user for the whole cluster; these hosts use "
-            + ", ".join(sorted(users))
-            + ".",
-            hint="Export the hosts that share a user, or change the user on the Hosts page.",
+            _("{engine} takes one ssh user for the whole cluster; these hosts use {users}.").format(
+                engine=engine, users=", ".join(sorted(users))
+            ),
+            hint=_("Export the hosts that share a user, or change the user on the Hosts page."),
         )
     return hosts[0].user
 
@@ -257,7 +258,7 @@ def fleet_hosts(
     active = {h.alias: h for h in registry.hosts(include_released=False)}
     unknown = [a for a in aliases if a not in active]
     if unknown:
-        raise UserError(f"No active host named {', '.join(unknown)}.")
+        raise UserError(_("No active host named {names}.").format(names=", ".join(unknown)))
     chosen = [active[a] for a in aliases] if aliases else list(active.values())
     out = []
     for h in chosen:
@@ -284,11 +285,15 @@ def write_private(path: Path, text: str) -> None:
     owner and mode are never kept."""
     path = Path(path)
     if path.is_dir() and not path.is_symlink():
-        raise UserError(f"{path} is a folder: give a file name.")
+        raise UserError(_("{path} is a folder: give a file name.").format(path=path))
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     except OSError as exc:
-        raise UserError(f"Cannot write in {path.parent}: {exc.strerror or exc}.") from exc
+        raise UserError(
+            _("Cannot write in {folder}: {problem}.").format(
+                folder=path.parent, problem=exc.strerror or exc
+            )
+        ) from exc
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
@@ -302,7 +307,7 @@ def write_private(path: Path, text: str) -> None:
 
 def _require(hosts: Sequence[FleetHost]) -> None:
     if not hosts:
-        raise UserError("No hosts to export.", hint="Add hosts on the Hosts page first.")
+        raise UserError(_("No hosts to export."), hint=_("Add hosts on the Hosts page first."))
 
 
 def render(fmt: str, hosts: Sequence[FleetHost], ssh_config: Path, agent_socket: str = "") -> str:
@@ -314,4 +319,8 @@ def render(fmt: str, hosts: Sequence[FleetHost], ssh_config: Path, agent_socket:
         return ray_start_script(hosts, ssh_config)
     if fmt == "skypilot":
         return skypilot_pools(hosts)
-    raise UserError(f"Unknown format {fmt!r}: choose one of {', '.join(FORMATS)}.")
+    raise UserError(
+        _("Unknown format {format}: choose one of {formats}.").format(
+            format=repr(fmt), formats=", ".join(FORMATS)
+        )
+    )

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from gpu_companion.core.common.errors import UserError
+from gpu_companion.core.common.i18n import N_, _
 from gpu_companion.core.common.listeners import Listeners
 from gpu_companion.core.common.money import format_money, to_minor
 from gpu_companion.core.spend.ledger import SpendLedger
@@ -44,7 +45,7 @@ from gpu_companion.core.spend.ledger import SpendLedger
 log = logging.getLogger(__name__)
 _log = log  # `log` is also a joblog's name in the methods below
 
-INSTALL_HINT = "Install GNU parallel (Debian/Ubuntu: sudo apt-get install parallel)."
+INSTALL_HINT = N_("Install GNU parallel (Debian/Ubuntu: sudo apt-get install parallel).")
 SHARD_TAIL_BYTES = 256 * 1024  # of each stream, for the Runs page (a shard may log gigabytes)
 
 
@@ -69,20 +70,21 @@ class RunSpec:
 
     def validated(self) -> RunSpec:
         if not self.hosts:
-            raise UserError("Pick at least one host for the run.")
+            raise UserError(_("Pick at least one host for the run."))
         if not self.command.strip():
-            raise UserError("The run needs a command, e.g. 'python work.py {}'.")
+            raise UserError(_("The run needs a command, e.g. 'python work.py {}'."))
         if not self.inputs:
-            raise UserError("The run has no inputs: give a list of files or an id range.")
+            raise UserError(_("The run has no inputs: give a list of files or an id range."))
         for h in self.hosts:
             if h.slots < 1:
-                raise UserError(f"{h.alias}: at least one job at a time.")
+                raise UserError(_("{alias}: at least one job at a time.").format(alias=h.alias))
         if self.retries < 1:
-            raise UserError("Retries must be 1 (no retry) or more.")
+            raise UserError(_("Retries must be 1 (no retry) or more."))
         for pattern in self.returns:
             if pattern.startswith("/") or ".." in pattern.split("/") or "\n" in pattern:
-                raise UserError(f"Return {pattern!r}: name a file under the host's home "
-                                "(a relative path, no '..'), e.g. {}.out.")  # fmt: skip
+                raise UserError(_("Return {pattern}: name a file under the host's home "
+                                  "(a relative path, no '..'), e.g. {{}}.out.").format(
+                                    pattern=repr(pattern)))  # fmt: skip
         return self
 
 
@@ -137,9 +139,10 @@ def gpu_pinning(hosts: Sequence[HostSlots], run_id: str) -> str:
 def split_range(start: int, stop: int, shards: int) -> tuple[str, ...]:
     """`start:stop` (stop excluded) cut into `shards` nearly equal `a:b` pieces, none empty."""
     if stop <= start:
-        raise UserError(f"The range {start}:{stop} is empty; the second number is excluded.")
+        raise UserError(_("The range {start}:{stop} is empty; the second number is excluded.")
+                        .format(start=start, stop=stop))  # fmt: skip
     if shards < 1:
-        raise UserError("At least one shard.")
+        raise UserError(_("At least one shard."))
     shards = min(shards, stop - start)
     size, extra = divmod(stop - start, shards)
     out, a = [], start
@@ -155,7 +158,9 @@ def parse_range(text: str) -> tuple[int, int]:
         a, b = text.split(":")
         return int(a), int(b)
     except ValueError as exc:
-        raise UserError(f"{text!r} is not a range: write START:STOP, e.g. 0:1000.") from exc
+        raise UserError(
+            _("{text} is not a range: write START:STOP, e.g. 0:1000.").format(text=repr(text))
+        ) from exc
 
 
 @dataclass(frozen=True)
@@ -169,6 +174,15 @@ class Shard:
     runtime_s: float | None = None
     started_at: float | None = None
     reason: str = ""  # why a shard that exited 0 still failed (its files did not come back)
+
+
+# A run's shard counts as its summary says them, in this order
+_COUNTS = {
+    "done": N_("{n} done"),
+    "failed": N_("{n} failed"),
+    "running": N_("{n} running"),
+    "pending": N_("{n} pending"),
+}
 
 
 @dataclass
@@ -185,8 +199,8 @@ class RunStatus:
         return not self.running and self.count("pending") == 0 and self.count("running") == 0
 
     def summary(self) -> str:
-        parts = [f"{self.count(s)} {s}" for s in ("done", "failed", "running", "pending")]
-        return f"run {self.run_id}: " + ", ".join(p for p in parts if not p.startswith("0 "))
+        parts = [_(_COUNTS[s]).format(n=self.count(s)) for s in _COUNTS if self.count(s)]
+        return _("run {id}: {counts}").format(id=self.run_id, counts=", ".join(parts))
 
     def elapsed_s(self) -> float:
         spans = [
@@ -194,7 +208,7 @@ class RunStatus:
             for s in self.shards
             if s.started_at is not None
         ]
-        return max(e for _, e in spans) - min(b for b, _ in spans) if spans else 0.0
+        return max(e for _b, e in spans) - min(b for b, _e in spans) if spans else 0.0
 
 
 def parse_joblog(text: str) -> dict[int, dict[str, str]]:
@@ -290,7 +304,7 @@ class Runs:
         except OSError:
             logged = (0, 0)
         try:
-            started = sum(1 for _ in (run / "out").iterdir())
+            started = sum(1 for _f in (run / "out").iterdir())
         except OSError:
             started = 0
         return (*logged, started, self._alive(run) is not None)
@@ -321,7 +335,7 @@ class Runs:
     def _dir(self, run_id: str) -> Path:
         path = self.root / run_id
         if not run_id or "/" in run_id or run_id.startswith(".") or not path.is_dir():
-            raise UserError(f"No run {run_id!r} in {self.root}.")
+            raise UserError(_("No run {id} in {folder}.").format(id=repr(run_id), folder=self.root))
         return path
 
     def ids(self) -> list[str]:
@@ -388,7 +402,9 @@ class Runs:
 
     def start(self, spec: RunSpec) -> str:
         if shutil.which(self.parallel) is None:
-            raise UserError("GNU parallel is not installed on this computer.", hint=INSTALL_HINT)
+            raise UserError(
+                _("GNU parallel is not installed on this computer."), hint=_(INSTALL_HINT)
+            )
         spec = spec.validated()
         run_id = time.strftime("%Y%m%d-%H%M%S")
         n = 1
@@ -408,7 +424,7 @@ class Runs:
         """Rerun only the shards whose last attempt failed (and any never started)."""
         status = self.status(run_id)
         if status.running:
-            raise UserError(f"Run {run_id} is still running.")
+            raise UserError(_("Run {id} is still running.").format(id=run_id))
         self._forget_failed_returns(run_id, {s.seq for s in status.shards if s.reason})
         self._launch(run_id, self.spec(run_id), resume_failed=True)
 
@@ -465,8 +481,8 @@ class Runs:
         agent = shutil.which("ssh-agent")
         if agent is None:
             raise UserError(
-                "ssh-agent is not installed, so the run cannot hold its keys.",
-                hint="Install the OpenSSH client (Debian: openssh-client).",
+                _("ssh-agent is not installed, so the run cannot hold its keys."),
+                hint=_("Install the OpenSSH client (Debian: openssh-client)."),
             )
         keys = Path(tempfile.mkdtemp(prefix="gpuc-run-", dir=_runtime_base()))  # 0700
         sock = keys / "agent.sock"
@@ -483,7 +499,7 @@ class Runs:
             deadline = time.monotonic() + 10
             while not sock.exists():
                 if proc.poll() is not None or time.monotonic() > deadline:
-                    raise UserError("The run's ssh-agent did not start (see parallel.log).")
+                    raise UserError(_("The run's ssh-agent did not start (see parallel.log)."))
                 time.sleep(0.01)
             for n, line in enumerate(self.lend_keys(aliases, sock)):
                 (keys / f"key{n}.pub").write_text(line.strip() + "\n")
@@ -628,7 +644,9 @@ class Runs:
             cut = newline + 1 if newline >= 0 else 1
             skipped, data = skipped - 1 + cut, data[cut:]
         text = data.decode("utf-8", "replace")
-        return f"[… the first {skipped:,} bytes are not shown]\n{text}" if skipped else text
+        if not skipped:
+            return text
+        return _("[… the first {n} bytes are not shown]").format(n=f"{skipped:,}") + f"\n{text}"
 
     def shard_text(self, run_id: str, seq: int, tail: int = SHARD_TAIL_BYTES) -> str:
         """What the Runs page shows for a shard: the end of its stdout, then of its stderr."""
@@ -690,7 +708,7 @@ def _stage_inputs(paths: Sequence[str], into: Path) -> tuple[str, ...]:
     for n, path in enumerate(paths, start=1):
         src = Path(path).expanduser()
         if not src.is_file():
-            raise UserError(f"{path} is not a file on this computer.")
+            raise UserError(_("{path} is not a file on this computer.").format(path=path))
         dest = into / f"{n:05d}-{src.name}"
         shutil.copy2(src, dest)
         staged.append(str(dest.relative_to(into.parent)))
@@ -747,29 +765,35 @@ def _sums_name(run_id: str, seq: str) -> str:
 def _verify_returns(out: Path, sums_name: str, expected: int, host: str) -> tuple[list[str], str]:
     """The returned names and "" when every file is here with its host's checksum; else the
     reason, in words. Names come from the host: only plain relative paths are looked at."""
-    kept = f"; its output is kept on {host}"
+    kept = _("; its output is kept on {host}").format(host=host)
     try:
         lines = (out / sums_name).read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:
-        return [], f"its result files did not come back from {host} (see parallel.log){kept}"
+        why = _("its result files did not come back from {host} (see parallel.log){kept}")
+        return [], why.format(host=host, kept=kept)
     names: list[str] = []
     for line in lines:
         digest, sep, name = line.partition("  ")
         if not sep or len(digest) != 64 or line.startswith("\\"):
-            return names, f"{host} sent an unreadable checksum line{kept}"
+            return names, _("{host} sent an unreadable checksum line{kept}").format(
+                host=host, kept=kept)
         parts = Path(name).parts
         if not name or name.startswith("/") or ".." in parts or "\0" in name:
-            return names, f"{host} named a result file outside the run: {name!r}{kept}"
+            why = _("{host} named a result file outside the run: {name}{kept}")
+            return names, why.format(host=host, name=repr(name), kept=kept)
         names.append(name)
         try:
             with (out / name).open("rb") as f:
                 here = hashlib.file_digest(f, "sha256").hexdigest()
         except OSError:
-            return names, f"{name} did not come back from {host}{kept}"
+            return names, _("{name} did not come back from {host}{kept}").format(
+                name=name, host=host, kept=kept)
         if here != digest:
-            return names, f"{name} came back different from the file on {host}{kept}"
+            why = _("{name} came back different from the file on {host}{kept}")
+            return names, why.format(name=name, host=host, kept=kept)
     if len(names) < expected:
-        return names, f"the command left {len(names)} of {expected} result files on {host}{kept}"
+        why = _("the command left {n} of {expected} result files on {host}{kept}")
+        return names, why.format(n=len(names), expected=expected, host=host, kept=kept)
     return names, ""
 
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from gpu_companion.core.common.backoff import Backoff
+from gpu_companion.core.common.i18n import _
 from gpu_companion.core.hosts.registry import Host
 from gpu_companion.core.monitor.collector_errors import (
     Failure,
@@ -244,7 +245,7 @@ class HostCollector:
                 failure = classify_failure(exc)
                 if self.host.is_local:
                     failure = replace(failure, message=failure.message.replace(
-                        "this host", "this computer"))  # fmt: skip
+                        _("this host"), _("this computer")))  # fmt: skip
                 if self._went_live:
                     attempt = 1
                     delay = backoff.delay(attempt)
@@ -318,7 +319,9 @@ class HostCollector:
                 if cfg.poll_every_s > 0 and live:
                     wait = min(wait, max(0.01, next_poll - now))
                 if wait <= 0:
-                    raise TimeoutError(f"nvidia-smi sent nothing for {stall:.0f} s")
+                    raise TimeoutError(
+                        _("nvidia-smi sent nothing for {seconds} s").format(seconds=f"{stall:.0f}")
+                    )
                 try:
                     line = stream.readline(wait)
                 except TimeoutError:
@@ -361,11 +364,13 @@ class HostCollector:
 
     def _ended(self, end: StreamClosed) -> Exception:
         if end.lost:
-            return ConnectionError("the connection to the host dropped")
+            return ConnectionError(_("the connection to the host dropped"))
         problem = gpu_problem_from_output(end.exit_code or 0, end.tail)
         if problem is not None:
             return problem
-        return ConnectionError(f"nvidia-smi stopped (exit code {end.exit_code})")
+        return ConnectionError(
+            _("nvidia-smi stopped (exit code {code})").format(code=end.exit_code)
+        )
 
     def _parse(self, line: str, fields: tuple[str, ...]) -> GpuSample | GpuFault | None:
         if not line.strip():
@@ -414,8 +419,9 @@ class HostCollector:
             replace(
                 self._status,
                 bad_lines=self._status.bad_lines + 1,
-                last_bad_line=f"GPU index {str(index)[:20]} ignored: a host lists at most "
-                f"{MAX_GPUS_PER_HOST} GPUs here",
+                last_bad_line=_(
+                    "GPU index {index} ignored: a host lists at most {n} GPUs here"
+                ).format(index=str(index)[:20], n=MAX_GPUS_PER_HOST),
             )
         )
         return False

@@ -11,6 +11,7 @@ import socket
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from gpu_companion.core.common.i18n import N_, _
 from gpu_companion.core.monitor.nvsmi import GpuError, detect_gpu_error
 
 if TYPE_CHECKING:
@@ -31,7 +32,7 @@ class FieldRejected(Exception):
     """The driver refused one field of the query (its --help-query-gpu listed it anyway)."""
 
     def __init__(self, field: str) -> None:
-        super().__init__(f"nvidia-smi refused the field {field}")
+        super().__init__(_("nvidia-smi refused the field {field}").format(field=field))
         self.field = field
 
     @classmethod
@@ -52,8 +53,11 @@ def gpu_problem_from_output(exit_code: int, text: str) -> Exception | None:
         return GpuProblem(
             GpuError(
                 "no_driver",
-                "nvidia-smi is not installed on this host.",
-                "The image has no NVIDIA driver tools: choose a GPU image, or install the driver.",
+                _("nvidia-smi is not installed on this host."),
+                _(
+                    "The image has no NVIDIA driver tools: choose a GPU image, or install the "
+                    "driver."
+                ),
             )
         )
     return None
@@ -69,23 +73,26 @@ class Failure:
 
 _KIND_TEXT: dict[str, tuple[str, str, str, bool]] = {
     # kind: (state value, message, hint, retry)
-    "auth_failed": ("auth failed", "The host refused the SSH key.",
-                    "Check that the platform's public key is installed on the instance.", False),
-    "no_key": ("auth failed", "There is no SSH key for this host's platform.",
-               "Create or import a key on the Keys page.", False),
-    "keyring": ("auth failed", "The SSH key could not be read from the system keyring.",
-                "Unlock the keyring, then reconnect.", False),
-    "host_key_changed": ("host key changed", "The host's key changed since the last connection.",
-                         "A new instance behind a recycled address has a new key: check it on "
-                         "the Hosts page and accept it if you expect this.", False),
-    "host_key_unknown": ("host key not trusted yet", "This host's key is not known yet.",
-                         "Connect once from the Hosts page to check and accept its key.", False),
-    "refused": ("reconnecting", "The host refused the connection.",
-                "The instance may be starting or stopped; retrying.", True),
-    "timeout": ("reconnecting", "The host did not answer in time.",
-                "Check the instance is running; retrying.", True),
-    "dns": ("reconnecting", "The host name could not be found.",
-            "Check the host name on the Hosts page; retrying.", True),
+    "auth_failed": ("auth failed", N_("The host refused the SSH key."),
+                    N_("Check that the platform's public key is installed on the instance."),
+                    False),
+    "no_key": ("auth failed", N_("There is no SSH key for this host's platform."),
+               N_("Create or import a key on the Keys page."), False),
+    "keyring": ("auth failed", N_("The SSH key could not be read from the system keyring."),
+                N_("Unlock the keyring, then reconnect."), False),
+    "host_key_changed": ("host key changed",
+                         N_("The host's key changed since the last connection."),
+                         N_("A new instance behind a recycled address has a new key: check it on "
+                            "the Hosts page and accept it if you expect this."), False),
+    "host_key_unknown": ("host key not trusted yet", N_("This host's key is not known yet."),
+                         N_("Connect once from the Hosts page to check and accept its key."),
+                         False),
+    "refused": ("reconnecting", N_("The host refused the connection."),
+                N_("The instance may be starting or stopped; retrying."), True),
+    "timeout": ("reconnecting", N_("The host did not answer in time."),
+                N_("Check the instance is running; retrying."), True),
+    "dns": ("reconnecting", N_("The host name could not be found."),
+            N_("Check the host name on the Hosts page; retrying."), True),
 }  # fmt: skip
 
 
@@ -100,21 +107,23 @@ def classify_failure(exc: BaseException) -> Failure:
     if isinstance(kind, str) and kind in _KIND_TEXT:
         value, message, hint, retry = _KIND_TEXT[kind]
         detail = str(exc)
-        return Failure(HostState(value), detail or message, getattr(exc, "hint", "") or hint, retry)
+        return Failure(
+            HostState(value), detail or _(message), getattr(exc, "hint", "") or _(hint), retry
+        )
     paramiko_kind = _paramiko_kind(exc)
     if paramiko_kind is not None:
         value, message, hint, retry = _KIND_TEXT[paramiko_kind]
-        return Failure(HostState(value), message, hint, retry)
+        return Failure(HostState(value), _(message), _(hint), retry)
     if isinstance(exc, socket.gaierror):
         value, message, hint, retry = _KIND_TEXT["dns"]
-        return Failure(HostState(value), message, hint, retry)
+        return Failure(HostState(value), _(message), _(hint), retry)
     if isinstance(exc, ConnectionRefusedError):
         value, message, hint, retry = _KIND_TEXT["refused"]
-        return Failure(HostState(value), message, hint, retry)
+        return Failure(HostState(value), _(message), _(hint), retry)
     if isinstance(exc, (TimeoutError, socket.timeout)):
-        return Failure(HostState.RECONNECTING, str(exc) or "The host stopped answering.",
-                       "Retrying.", True)  # fmt: skip
-    return Failure(HostState.RECONNECTING, str(exc) or type(exc).__name__, "Retrying.", True)
+        return Failure(HostState.RECONNECTING, str(exc) or _("The host stopped answering."),
+                       _("Retrying."), True)  # fmt: skip
+    return Failure(HostState.RECONNECTING, str(exc) or type(exc).__name__, _("Retrying."), True)
 
 
 def _paramiko_kind(exc: BaseException) -> str | None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from gpu_companion.core.common.i18n import _
 from gpu_companion.core.monitor.nvsmi import GpuSample, detect_gpu_error
 
 _FAULT_VALUES = ("[gpu requires reset]", "[gpu is lost]")
@@ -36,13 +37,14 @@ class GpuFault:
     @property
     def label(self) -> str:
         if self.index is not None:
-            return f"GPU {self.index}"
-        return f"GPU at {self.bus_id}" if self.bus_id else "A GPU"
+            return _("GPU {index}").format(index=self.index)
+        return _("GPU at {bus}").format(bus=self.bus_id) if self.bus_id else _("A GPU")
 
     @property
     def short(self) -> str:
-        """The state word of the GPU's row."""
-        return "needs a reset" if "reset" in self.message else "lost"
+        """The state word of the GPU's row (a translated message holds the translated word)."""
+        reset = "reset" in self.message or _("needs a reset") in self.message
+        return _("needs a reset") if reset else _("lost")
 
 
 def normal_bus_id(value: str | None) -> str | None:
@@ -61,10 +63,10 @@ def fault_in_row(line: str, sample: GpuSample) -> GpuFault | None:
     if not any(v in folded for v in _FAULT_VALUES):
         return None
     error = detect_gpu_error(line)
-    message = error.message if error is not None else "The GPU has stopped working."
+    message = error.message if error is not None else _("The GPU has stopped working.")
     hint = error.hint if error is not None else ""
-    where = f"GPU {sample.index}" if sample.index is not None else "A GPU"
-    message = message.replace("A GPU on this host", where, 1)
+    where = _("GPU {index}").format(index=sample.index) if sample.index is not None else _("A GPU")
+    message = message.replace(_("A GPU on this host"), where, 1)  # the same words in the message
     bus = normal_bus_id(sample.extra.get("pci.bus_id"))
     return GpuFault(sample.index, bus, message, hint, sample.name)
 
@@ -78,5 +80,8 @@ def fault_from_error_line(line: str, index_of_bus: dict[str, int]) -> GpuFault |
     index = index_of_bus.get(bus) if bus is not None else None
     message = error.message
     if index is not None and error.bus_id:
-        message = message.replace(f"The GPU at {error.bus_id}", f"GPU {index} ({error.bus_id})")
+        message = message.replace(
+            _("The GPU at {bus}").format(bus=error.bus_id),
+            _("GPU {index} ({bus})").format(index=index, bus=error.bus_id),
+        )
     return GpuFault(index, bus, message, error.hint)

@@ -13,17 +13,18 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from gpu_companion.core.common.i18n import N_, _
 from gpu_companion.core.common.notifier import Level, Message, Notifier
 from gpu_companion.core.monitor.counters import HostCounters
 from gpu_companion.core.monitor.nvsmi import ComputeApp, GpuSample
 
 # clocks_event_reasons bits that mean the GPU is held back (NVML's "clocks event reasons").
 THROTTLE_BITS = {
-    0x4: "software power cap",
-    0x8: "hardware slowdown",
-    0x20: "software thermal slowdown",
-    0x40: "hardware thermal slowdown",
-    0x80: "hardware power brake",
+    0x4: N_("software power cap"),
+    0x8: N_("hardware slowdown"),
+    0x20: N_("software thermal slowdown"),
+    0x40: N_("hardware thermal slowdown"),
+    0x80: N_("hardware power brake"),
 }
 
 
@@ -124,14 +125,24 @@ class HintEngine:
                 if pct >= cfg.memory_full_pct:
                     memory[f"memory:{alias}:{gpu}"] = (
                         "memory_full",
-                        f"{alias}: GPU {gpu} memory is {pct:.0f}% full ({s.memory_used_mib} of "
-                        f"{s.memory_total_mib} MiB); the next allocation may fail.",
+                        _(
+                            "{alias}: GPU {gpu} memory is {pct}% full ({used} of {total} MiB); the "
+                            "next allocation may fail."
+                        ).format(
+                            alias=alias,
+                            gpu=gpu,
+                            pct=f"{pct:.0f}",
+                            used=s.memory_used_mib,
+                            total=s.memory_total_mib,
+                        ),
                     )
             reasons = throttle_reasons(s, cfg.hot_c)
             if reasons:
                 throttle[f"throttle:{alias}:{gpu}"] = (
                     "throttling",
-                    f"{alias}: GPU {gpu} is held back ({', '.join(reasons)}).",
+                    _("{alias}: GPU {gpu} is held back ({reasons}).").format(
+                        alias=alias, gpu=gpu, reasons=", ".join(reasons)
+                    ),
                 )
         new += self._update_some(alias, f"memory:{alias}:", memory, samples)
         new += self._update_some(alias, f"throttle:{alias}:", throttle, samples)
@@ -167,10 +178,17 @@ class HintEngine:
         minutes = (now - since) / 60
         if minutes < (self.idle_minutes_for(alias) or cfg.idle_minutes):
             return []
-        text = (
-            f"{alias}: {'all ' + str(len(known)) + ' GPUs' if len(known) > 1 else 'the GPU'} "
-            f"under {cfg.idle_util_pct:.0f}% for {minutes:.0f} minutes while the rental is billed."
-        )
+        if len(known) > 1:
+            text = _(
+                "{alias}: all {n} GPUs under {pct}% for {minutes} minutes while the rental "
+                "is billed."
+            )
+        else:
+            text = _(
+                "{alias}: the GPU under {pct}% for {minutes} minutes while the rental is billed."
+            )
+        text = text.format(alias=alias, n=len(known), pct=f"{cfg.idle_util_pct:.0f}",
+                           minutes=f"{minutes:.0f}")  # fmt: skip
         return self._update(alias, key, {key: ("idle", text)}, since=since)
 
     def seed_idle(self, alias: str, minutes: Iterable[tuple[int, float]]) -> None:
@@ -211,9 +229,13 @@ class HintEngine:
             ):
                 io[f"io:{alias}"] = (
                     "io_bound",
-                    f"{alias}: GPUs at {mean:.0f}% while the disks read {read_mb:.0f} MB/s "
-                    f"(iowait {iowait:.0f}%): the data pipeline is likely the bottleneck. "
-                    "More loader workers, local NVMe or a cached dataset usually help.",
+                    _(
+                        "{alias}: GPUs at {pct}% while the disks read {mb} MB/s (iowait "
+                        "{iowait}%): the data pipeline is likely the bottleneck. More loader "
+                        "workers, local NVMe or a cached dataset usually help."
+                    ).format(
+                        alias=alias, pct=f"{mean:.0f}", mb=f"{read_mb:.0f}", iowait=f"{iowait:.0f}"
+                    ),
                 )
         new = self._update(alias, f"io:{alias}", io)
         foreign: dict[str, tuple[str, str]] = {}
@@ -222,12 +244,18 @@ class HintEngine:
                 owner = owners.get(app.pid) if app.pid is not None else None
                 if owner == login_user:
                     continue
-                who = f"user {owner}" if owner else "outside this machine's view"
-                name = app.process_name or "a hidden process"
+                who = (
+                    _("user {owner}").format(owner=owner)
+                    if owner
+                    else _("outside this machine's view")
+                )
+                name = app.process_name or _("a hidden process")
                 foreign[f"foreign:{alias}:{app.pid or app.gpu_uuid}"] = (
                     "foreign_process",
-                    f"{alias}: {name} (pid {app.pid or '?'}, {who}) uses a GPU and was not "
-                    "started by you: the instance may be shared.",
+                    _(
+                        "{alias}: {name} (pid {pid}, {who}) uses a GPU and was not started by "
+                        "you: the instance may be shared."
+                    ).format(alias=alias, name=name, pid=app.pid or "?", who=who),
                 )
         return new + self._update(alias, f"foreign:{alias}:", foreign)
 
@@ -240,7 +268,7 @@ def throttle_reasons(sample: GpuSample, hot_c: float) -> list[str]:
             mask = int(mask_text, 16)
         except ValueError:
             mask = 0
-        reasons += [name for bit, name in THROTTLE_BITS.items() if mask & bit]
+        reasons += [_(name) for bit, name in THROTTLE_BITS.items() if mask & bit]
     if sample.temperature_c is not None and sample.temperature_c >= hot_c:
         reasons.append(f"{sample.temperature_c} °C")
     return reasons

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from gpu_companion.core.common.errors import UserError
+from gpu_companion.core.common.i18n import N_, _
 
 _BUS_ID_RE = re.compile(
     r"devicehandleforGPU([0-9A-F]{4,8}:[0-9A-F]{2}:[0-9A-F]{2}\.[0-9A-F])", re.IGNORECASE
@@ -39,25 +40,25 @@ class GpuError:
         return UserError(self.message, hint=self.hint)
 
 
-_LOST_HINT = (
+_LOST_HINT = N_(
     "Save what you can, then reboot the instance. If the GPU is still missing after a reboot, "
     "ask the provider to move you to another machine; you may be billed until you release it."
 )
 _NO_DRIVER_TEXT: tuple[tuple[tuple[str, ...], str, str], ...] = (
     (
         ("driver/libraryversionmismatch",),
-        "The NVIDIA driver and its library on this host have different versions.",
-        "This happens after a driver update without a reboot: reboot the instance.",
+        N_("The NVIDIA driver and its library on this host have different versions."),
+        N_("This happens after a driver update without a reboot: reboot the instance."),
     ),
     (
         ("couldn'tcommunicatewiththenvidiadriver", "nvidia-smihasfailed"),
-        "nvidia-smi cannot talk to the NVIDIA driver on this host.",
-        "The driver is not loaded. Reboot the instance, or choose an image with the driver.",
+        N_("nvidia-smi cannot talk to the NVIDIA driver on this host."),
+        N_("The driver is not loaded. Reboot the instance, or choose an image with the driver."),
     ),
     (
         ("failedtoinitializenvml",),
-        "nvidia-smi cannot reach the NVIDIA driver from this container.",
-        "Restart the container; if that does not help, reboot the instance.",
+        N_("nvidia-smi cannot reach the NVIDIA driver from this container."),
+        N_("Restart the container; if that does not help, reboot the instance."),
     ),
     (
         (
@@ -67,8 +68,8 @@ _NO_DRIVER_TEXT: tuple[tuple[tuple[str, ...], str, str], ...] = (
             "'nvidia-smi'isnotrecognized",
             "nvidia-smi:nosuchfileordirectory",
         ),
-        "nvidia-smi is not installed on this host.",
-        "The image has no NVIDIA driver tools: choose a GPU image, or install the driver.",
+        N_("nvidia-smi is not installed on this host."),
+        N_("The image has no NVIDIA driver tools: choose a GPU image, or install the driver."),
     ),
 )
 
@@ -83,22 +84,31 @@ def detect_gpu_error(text: str) -> GpuError | None:
     folded = squashed.casefold()
     if "devicehandlefor" in folded or "[gpuislost]" in folded or "[gpurequiresreset]" in folded:
         bus_ids = tuple(dict.fromkeys(m.group(1) for m in _BUS_ID_RE.finditer(squashed)))
-        where = f"The GPU at {', '.join(bus_ids)}" if bus_ids else "A GPU on this host"
+        # faults.py puts the GPU's index in place of these words: the same msgids there
+        where = (
+            _("The GPU at {bus}").format(bus=", ".join(bus_ids))
+            if bus_ids
+            else _("A GPU on this host")
+        )
         if "gpuislost" in folded:
-            message = f"{where} is lost: the driver can no longer reach it."
+            message = _("{where} is lost: the driver can no longer reach it.").format(where=where)
         elif "requiresreset" in folded:
-            message = f"{where} has stopped working and needs a reset."
+            message = _("{where} has stopped working and needs a reset.").format(where=where)
         else:
-            message = f"{where} cannot be reached: nvidia-smi reports an unknown error."
-        return GpuError("gpu_lost", message, _LOST_HINT, bus_ids)
+            message = _("{where} cannot be reached: nvidia-smi reports an unknown error.").format(
+                where=where
+            )
+        return GpuError("gpu_lost", message, _(_LOST_HINT), bus_ids)
     for needles, message, hint in _NO_DRIVER_TEXT:
         if any(needle in folded for needle in needles):
-            return GpuError("no_driver", message, hint)
+            return GpuError("no_driver", _(message), _(hint))
     if "nodeviceswerefound" in folded:
         return GpuError(
             "no_devices",
-            "nvidia-smi finds no GPU on this host.",
-            "The instance may have no GPU attached, or the container was started without GPU "
-            "access (docker --gpus all). Check the instance type with your provider.",
+            _("nvidia-smi finds no GPU on this host."),
+            _(
+                "The instance may have no GPU attached, or the container was started without GPU "
+                "access (docker --gpus all). Check the instance type with your provider."
+            ),
         )
     return None

@@ -9,6 +9,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from gpu_companion.core.common.i18n import _
 from gpu_companion.core.hosts.registry import Host
 from gpu_companion.core.monitor.collector import (
     ClientFactory,
@@ -81,8 +82,9 @@ def take_snapshots(
         one.collector.stop()
         if not one.done.is_set():
             status = replace(status, state=HostState.RECONNECTING,
-                             message=f"No reading within {timeout:.0f} s.",
-                             hint="Check that the instance is running.")  # fmt: skip
+                             message=_("No reading within {seconds} s.").format(
+                                 seconds=f"{timeout:.0f}"),
+                             hint=_("Check that the instance is running."))  # fmt: skip
         apps = one.poll.apps if one.poll else ()
         results.append(Snapshot(host.alias, status, one.samples, apps, one.faults))
     return results

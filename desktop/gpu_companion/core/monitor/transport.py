@@ -16,6 +16,8 @@ import time
 from collections.abc import Sequence
 from typing import Any, Protocol
 
+from gpu_companion.core.common.i18n import _
+
 
 class StreamClosed(Exception):
     """The stream ended; `lost` when the connection dropped rather than the command exiting."""
@@ -39,6 +41,13 @@ class HostOutputTooLarge(Exception):
     `slow_retry`: the collector waits its longest backoff before trying again (never a spin)."""
 
     slow_retry = True
+
+
+def _too_long() -> str:
+    return _(
+        "The host sent a line longer than {kib} KiB, which is not nvidia-smi's output; the "
+        "stream was stopped and will be retried later."
+    ).format(kib=MAX_LINE_BYTES // 1024)
 
 
 class LineStream:
@@ -70,13 +79,10 @@ class LineStream:
         while end == -1:
             self._scanned = len(self._buf)
             if self._scanned > MAX_LINE_BYTES:
-                raise HostOutputTooLarge(
-                    f"The host sent a line longer than {MAX_LINE_BYTES // 1024} KiB, which is not "
-                    "nvidia-smi's output; the stream was stopped and will be retried later."
-                )
+                raise HostOutputTooLarge(_too_long())
             left = deadline - time.monotonic()
             if left <= 0:
-                raise TimeoutError("no line from nvidia-smi in time")
+                raise TimeoutError(_("no line from nvidia-smi in time"))
             data = self._recv(left)
             if not data:
                 if self._buf:  # the last line had no newline
@@ -87,10 +93,7 @@ class LineStream:
             self._buf += data
             end = self._buf.find(b"\n", self._scanned)
         if end > MAX_LINE_BYTES:
-            raise HostOutputTooLarge(
-                f"The host sent a line longer than {MAX_LINE_BYTES // 1024} KiB, which is not "
-                "nvidia-smi's output; the stream was stopped and will be retried later."
-            )
+            raise HostOutputTooLarge(_too_long())
         line = bytes(self._buf[:end])
         del self._buf[: end + 1]
         self._scanned = 0
@@ -117,7 +120,7 @@ class _SshLineStream(LineStream):
         super().__init__()
         transport = client.get_transport()
         if transport is None or not transport.is_active():
-            raise ConnectionError("the SSH connection is closed")
+            raise ConnectionError(_("the SSH connection is closed"))
         self._transport = transport
         self._chan = transport.open_session(timeout=15)
         self._chan.set_combine_stderr(True)
@@ -167,14 +170,19 @@ class SshTransport:
                 size += len(line) + 1
                 if size > MAX_RUN_BYTES or len(lines) >= MAX_RUN_LINES:
                     raise HostOutputTooLarge(
-                        f"`{argv[0] if argv else ''}` on the host answered with more than "
-                        f"{MAX_RUN_BYTES // (1024 * 1024)} MiB or {MAX_RUN_LINES} lines; "
-                        "it was stopped and will be retried later."
+                        _(
+                            "`{command}` on the host answered with more than {mib} MiB or {lines} "
+                            "lines; it was stopped and will be retried later."
+                        ).format(
+                            command=argv[0] if argv else "",
+                            mib=MAX_RUN_BYTES // (1024 * 1024),
+                            lines=MAX_RUN_LINES,
+                        )
                     )
                 lines.append(line)
         except StreamClosed as end:
             if end.lost:
-                raise ConnectionError("the SSH connection dropped") from None
+                raise ConnectionError(_("the SSH connection dropped")) from None
             return (end.exit_code if end.exit_code is not None else -1), "\n".join(lines)
         finally:
             stream.close()
@@ -200,7 +208,7 @@ class _ProcessLineStream(LineStream):
 
     def _recv(self, timeout: float) -> bytes:
         if sys.platform != "win32":
-            ready, _, _ = select.select([self._fd], [], [], timeout)
+            ready, _w, _x = select.select([self._fd], [], [], timeout)
             if not ready:
                 raise TimeoutError("no data")
         return os.read(self._fd, 65536)

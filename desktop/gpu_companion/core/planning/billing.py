@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 
 from gpu_companion.core.common.errors import ValidationError
+from gpu_companion.core.common.i18n import N_, _
 from gpu_companion.core.common.money import digits, from_minor, parse_decimal, sentence, to_minor
 
 HOURS_PER_MONTH_MAX = Decimal(730)  # 24 h x 365 days / 12: no plan can use more
@@ -21,10 +22,10 @@ DEFAULT_SPOT_REWORK = Decimal("0.10")  # share of spot hours repeated after inte
 CENT = Decimal("0.01")
 _CURRENCY_RE = re.compile(r"^[A-Z]{3}$")
 _PHRASES = {
-    "on-demand": "on-demand hours",
-    "spot": "spot instances",
-    "monthly": "a monthly plan",
-    "buy": "buying the card",
+    "on-demand": N_("on-demand hours"),
+    "spot": N_("spot instances"),
+    "monthly": N_("a monthly plan"),
+    "buy": N_("buying the card"),
 }
 
 
@@ -38,8 +39,29 @@ def to_decimal(field: str, value: Decimal | int | str, *, allow_zero: bool = Fal
     except ValueError as exc:
         raise ValidationError(field, sentence(exc)) from None
     if not number.is_finite() or number < 0 or (number == 0 and not allow_zero):
-        raise ValidationError(field, f"The {field.replace('_', ' ')} must be above 0, not {value}.")
+        raise ValidationError(
+            field,
+            _("The {field} must be above 0, not {value}.").format(
+                field=_(_FIELD_NAMES.get(field, field.replace("_", " "))), value=value
+            ),
+        )
     return number
+
+
+# What to_decimal's message calls each field (the words of its field name)
+_FIELD_NAMES = {
+    "hours_per_week": N_("hours per week"),
+    "weeks": N_("weeks"),
+    "hours_per_month": N_("hours per month"),
+    "months": N_("months"),
+    "on_demand_price": N_("on demand price"),
+    "spot_price": N_("spot price"),
+    "monthly_price": N_("monthly price"),
+    "card_price": N_("card price"),
+    "power_w": N_("power w"),
+    "electricity_price": N_("electricity price"),
+    "spot_rework": N_("spot rework"),
+}
 
 
 def _qty(value: Decimal) -> str:
@@ -80,7 +102,7 @@ class UsagePlan:
         """From the wizard's weekly inputs; a month is 52/12 weeks."""
         per_week, count = to_decimal("hours_per_week", hours_per_week), to_decimal("weeks", weeks)
         if per_week > 168:
-            raise ValidationError("hours_per_week", "A week has only 168 hours.")
+            raise ValidationError("hours_per_week", _("A week has only 168 hours."))
         return cls._checked(per_week * WEEKS_PER_MONTH, count / WEEKS_PER_MONTH, per_week * count)
 
     @classmethod
@@ -97,9 +119,9 @@ class UsagePlan:
     @classmethod
     def _checked(cls, per_month: Decimal, months: Decimal, total: Decimal) -> UsagePlan:
         if per_month > HOURS_PER_MONTH_MAX:
-            raise ValidationError("hours_per_month", "A month has only about 730 hours.")
+            raise ValidationError("hours_per_month", _("A month has only about 730 hours."))
         if months > 120:
-            raise ValidationError("months", "Plans longer than 10 years are not supported.")
+            raise ValidationError("months", _("Plans longer than 10 years are not supported."))
         return cls(per_month, months, total)
 
 
@@ -169,7 +191,10 @@ class BillingAdvice:
 
 def _checked_prices(prices: RentalPrices) -> RentalPrices:
     if not _CURRENCY_RE.match(prices.currency):
-        raise ValidationError("currency", f"{prices.currency!r} is not a 3-letter currency code.")
+        raise ValidationError(
+            "currency",
+            _("{code} is not a 3-letter currency code.").format(code=repr(prices.currency)),
+        )
     spot, monthly = prices.spot_per_hour, prices.monthly_price
     return RentalPrices(
         prices.currency,
@@ -181,16 +206,21 @@ def _checked_prices(prices: RentalPrices) -> RentalPrices:
 
 def _rentals(plan: UsagePlan, p: RentalPrices, rework: Decimal) -> list[OptionCost]:
     c, hours = p.currency, plan.total_hours
-    plan_line = (
-        f"{_qty(plan.hours_per_month)} h/month × {_qty(plan.months)} months = {_qty(hours)} h"
+    plan_line = _("{per_month} h/month × {months} months = {hours} h").format(
+        per_month=_qty(plan.hours_per_month), months=_qty(plan.months), hours=_qty(hours)
     )
     total = Money.of(hours * p.on_demand_per_hour, c)
     options = [
         OptionCost(
             "on-demand",
-            "On demand (hourly)",
+            _("On demand (hourly)"),
             total,
-            (plan_line, f"{_qty(hours)} h × {Money.of(p.on_demand_per_hour, c)}/h = {total}"),
+            (
+                plan_line,
+                _("{hours} h × {rate}/h = {total}").format(
+                    hours=_qty(hours), rate=Money.of(p.on_demand_per_hour, c), total=total
+                ),
+            ),
         )
     ]
     if p.spot_per_hour is not None:
@@ -199,29 +229,47 @@ def _rentals(plan: UsagePlan, p: RentalPrices, rework: Decimal) -> list[OptionCo
         options.append(
             OptionCost(
                 "spot",
-                "Spot (interruptible)",
+                _("Spot (interruptible)"),
                 total,
                 (
                     plan_line,
-                    f"{_qty(hours)} h × {1 + rework} ({rework:.0%} of the work redone after "
-                    f"interruptions) = {_qty(redone)} h",
-                    f"{_qty(redone)} h × {Money.of(p.spot_per_hour, c)}/h = {total}",
+                    _(
+                        "{hours} h × {factor} ({share} of the work redone after interruptions) = "
+                        "{redone} h"
+                    ).format(
+                        hours=_qty(hours),
+                        factor=1 + rework,
+                        share=f"{rework:.0%}",
+                        redone=_qty(redone),
+                    ),
+                    _("{hours} h × {rate}/h = {total}").format(
+                        hours=_qty(redone), rate=Money.of(p.spot_per_hour, c), total=total
+                    ),
                 ),
             )
         )
     if p.monthly_price is not None:
         billed = Decimal(math.ceil(plan.months))
         total = Money.of(billed * p.monthly_price, c)
-        lines = [f"{_qty(billed)} months × {Money.of(p.monthly_price, c)} = {total}"]
+        lines = [
+            _("{months} months × {price} = {total}").format(
+                months=_qty(billed), price=Money.of(p.monthly_price, c), total=total
+            )
+        ]
         if billed != plan.months:
-            lines.insert(0, f"{_qty(plan.months)} months are billed as {_qty(billed)} whole months")
-        options.append(OptionCost("monthly", "Monthly plan", total, tuple(lines)))
+            lines.insert(
+                0,
+                _("{months} months are billed as {billed} whole months").format(
+                    months=_qty(plan.months), billed=_qty(billed)
+                ),
+            )
+        options.append(OptionCost("monthly", _("Monthly plan"), total, tuple(lines)))
     return options
 
 
 def _checked_purchase(buy: PurchaseOption) -> PurchaseOption:
     if not 1 <= buy.depreciation_months <= 120:
-        raise ValidationError("depreciation_months", "Depreciation must be 1 to 120 months.")
+        raise ValidationError("depreciation_months", _("Depreciation must be 1 to 120 months."))
     return PurchaseOption(
         to_decimal("card_price", buy.card_price),
         to_decimal("power_w", buy.power_w),
@@ -240,14 +288,18 @@ def _buy(plan: UsagePlan, buy: PurchaseOption, c: str) -> tuple[OptionCost, Deci
     power = kwh * kwh_price
     total = Money.of(card_cost + power, c)
     lines = (
-        f"Card: {Money.of(price, c)} ÷ {_qty(dep)} months × {_qty(used)} months used = "
-        f"{Money.of(card_cost, c)}",
-        f"Power: {_qty(watts)} W × {_qty(plan.total_hours)} h ÷ 1,000 = {_qty(kwh)} kWh × "
-        f"{Money.of(kwh_price, c)}/kWh = {Money.of(power, c)}",
-        f"Total: {Money.of(card_cost, c)} + {Money.of(power, c)} = {total} (paid up front: "
-        f"{Money.of(price, c)}; the host PC, resale value and your time are not counted)",
-    )
-    return OptionCost("buy", "Buy the card", total, lines), watts * plan.hours_per_month / 1000
+        _("Card: {price} ÷ {months} months × {used} months used = {cost}").format(
+            price=Money.of(price, c), months=_qty(dep), used=_qty(used),
+            cost=Money.of(card_cost, c)),
+        _("Power: {watts} W × {hours} h ÷ 1,000 = {kwh} kWh × {rate}/kWh = {cost}").format(
+            watts=_qty(watts), hours=_qty(plan.total_hours), kwh=_qty(kwh),
+            rate=Money.of(kwh_price, c), cost=Money.of(power, c)),
+        _("Total: {card} + {power} = {total} (paid up front: {price}; the host PC, resale value "
+          "and your time are not counted)").format(
+            card=Money.of(card_cost, c), power=Money.of(power, c), total=total,
+            price=Money.of(price, c)),
+    )  # fmt: skip
+    return OptionCost("buy", _("Buy the card"), total, lines), watts * plan.hours_per_month / 1000
 
 
 def _monthly_break_even(plan: UsagePlan, p: RentalPrices) -> BreakEven | None:
@@ -255,18 +307,18 @@ def _monthly_break_even(plan: UsagePlan, p: RentalPrices) -> BreakEven | None:
         return None
     c, hourly = p.currency, p.on_demand_per_hour
     hours = p.monthly_price / hourly
-    line = (
-        f"{Money.of(p.monthly_price, c)} per month ÷ {Money.of(hourly, c)}/h = {_qty(hours)} "
-        f"h/month; you plan {_qty(plan.hours_per_month)} h/month"
-    )
+    line = _("{price} per month ÷ {rate}/h = {hours} h/month; you plan {plan} h/month").format(
+        price=Money.of(p.monthly_price, c), rate=Money.of(hourly, c), hours=_qty(hours),
+        plan=_qty(plan.hours_per_month),
+    )  # fmt: skip
     if hours > HOURS_PER_MONTH_MAX:
-        line += ": never, since a month has only about 730 hours"
+        line += _(": never, since a month has only about 730 hours")
         return BreakEven(
-            "monthly-vs-hourly", "Monthly beats hourly above", None, "hours/month", (line,)
+            "monthly-vs-hourly", _("Monthly beats hourly above"), None, "hours/month", (line,)
         )
     value = hours.quantize(Decimal("0.1"), ROUND_HALF_UP)
     return BreakEven(
-        "monthly-vs-hourly", "Monthly beats hourly above", value, "hours/month", (line,)
+        "monthly-vs-hourly", _("Monthly beats hourly above"), value, "hours/month", (line,)
     )
 
 
@@ -277,22 +329,26 @@ def _buy_break_even(
     rent = plan.hours_per_month * p.on_demand_per_hour
     power = kwh_month * buy.electricity_per_kwh
     lines = [
-        f"Renting: {_qty(plan.hours_per_month)} h/month × {Money.of(p.on_demand_per_hour, c)}/h = "
-        f"{Money.of(rent, c)}/month",
-        f"Power if you own it: {_qty(buy.power_w)} W × {_qty(plan.hours_per_month)} h ÷ 1,000 = "
-        f"{_qty(kwh_month)} kWh × {Money.of(buy.electricity_per_kwh, c)}/kWh = "
-        f"{Money.of(power, c)}/month",
-    ]
+        _("Renting: {hours} h/month × {rate}/h = {rent}/month").format(
+            hours=_qty(plan.hours_per_month), rate=Money.of(p.on_demand_per_hour, c),
+            rent=Money.of(rent, c)),
+        _("Power if you own it: {watts} W × {hours} h ÷ 1,000 = {kwh} kWh × {rate}/kWh = "
+          "{cost}/month").format(
+            watts=_qty(buy.power_w), hours=_qty(plan.hours_per_month), kwh=_qty(kwh_month),
+            rate=Money.of(buy.electricity_per_kwh, c), cost=Money.of(power, c)),
+    ]  # fmt: skip
+    label = _("Buying beats renting after")
     if rent <= power:
-        lines.append("Never: the electricity alone costs as much as renting.")
-        return BreakEven("buy-vs-rent", "Buying beats renting after", None, "months", tuple(lines))
+        lines.append(_("Never: the electricity alone costs as much as renting."))
+        return BreakEven("buy-vs-rent", label, None, "months", tuple(lines))
     months = buy.card_price / (rent - power)
     lines.append(
-        f"{Money.of(buy.card_price, c)} ÷ ({Money.of(rent, c)} − {Money.of(power, c)}) = "
-        f"{months:.2f} months"
-    )
+        _("{price} ÷ ({rent} − {power}) = {months} months").format(
+            price=Money.of(buy.card_price, c), rent=Money.of(rent, c), power=Money.of(power, c),
+            months=f"{months:.2f}")
+    )  # fmt: skip
     value = months.quantize(CENT, ROUND_HALF_UP)
-    return BreakEven("buy-vs-rent", "Buying beats renting after", value, "months", tuple(lines))
+    return BreakEven("buy-vs-rent", label, value, "months", tuple(lines))
 
 
 def advise(
@@ -315,9 +371,11 @@ def advise(
     warnings: list[str] = []
     if p.spot_per_hour is not None:
         warnings.append(
-            "Spot instances can be taken back at any moment: save a checkpoint to persistent "
-            "storage regularly (every 15-30 minutes) and make your script resume from the latest "
-            "one, or an interruption loses everything since the last save."
+            _(
+                "Spot instances can be taken back at any moment: save a checkpoint to persistent "
+                "storage regularly (every 15-30 minutes) and make your script resume from the "
+                "latest one, or an interruption loses everything since the last save."
+            )
         )
     if purchase is not None:
         purchase = _checked_purchase(purchase)
@@ -327,24 +385,29 @@ def advise(
         break_evens.append(pay_back)
         if pay_back.value is None or pay_back.value > purchase.depreciation_months:
             warnings.append(
-                f"At {_qty(plan.hours_per_month)} h/month the card does not pay for itself within "
-                f"its {purchase.depreciation_months}-month depreciation period."
+                _(
+                    "At {hours} h/month the card does not pay for itself within its "
+                    "{months}-month depreciation period."
+                ).format(hours=_qty(plan.hours_per_month), months=purchase.depreciation_months)
             )
     advice = BillingAdvice(plan, tuple(options), tuple(break_evens), tuple(warnings), "")
     cheapest = advice.cheapest
     if first_run:
-        text = (
+        text = _(
             "For a first run, rent on demand: you pay only for the hours you use, can stop at any "
             "time, and nothing interrupts you while you find the bugs and learn how many hours the "
             "job really takes."
         )
         if cheapest.key == "on-demand":
-            text += " It is also the cheapest option for this plan."
+            text += _(" It is also the cheapest option for this plan.")
         else:
-            text += f" Once the job runs reliably, consider {_PHRASES[cheapest.key]} "
-            text += f"({cheapest.total} for this plan)."
+            text += _(
+                " Once the job runs reliably, consider {option} ({total} for this plan)."
+            ).format(option=_(_PHRASES[cheapest.key]), total=cheapest.total)
     else:
-        text = f"Cheapest for this plan: {_PHRASES[cheapest.key]} at {cheapest.total}."
+        text = _("Cheapest for this plan: {option} at {total}.").format(
+            option=_(_PHRASES[cheapest.key]), total=cheapest.total
+        )
         if cheapest.key == "spot":
-            text += " Only with checkpoint-and-resume in place."
+            text += _(" Only with checkpoint-and-resume in place.")
     return BillingAdvice(plan, tuple(options), tuple(break_evens), tuple(warnings), text)

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from gpu_companion.core.common.errors import UserError, ValidationError
+from gpu_companion.core.common.i18n import _
 
 # Whole GB from the smallest card worth renting to the largest package sold: a 12, 94, 96 or 192 GB
 # card is real, while 14.1 (for 141) or 1410 is a typo.
@@ -94,16 +95,21 @@ class GpuSpec:
         """The multi-GPU link in words: it decides whether two cards can share one model well."""
         pcie = f"PCIe Gen{self.pcie_gen} x16"
         if self.nvlink_gb_s is None:
-            return f"{pcie}, no NVLink"
+            return _("{pcie}, no NVLink").format(pcie=pcie)
         if self.switched:
             return f"{self.link_name} {self.nvlink_gb_s:g} GB/s + {pcie}"
-        return f"{pcie} + NVLink bridge {self.nvlink_gb_s:g} GB/s (pairs of cards)"
+        return _("{pcie} + NVLink bridge {gb_s} GB/s (pairs of cards)").format(
+            pcie=pcie, gb_s=f"{self.nvlink_gb_s:g}"
+        )
 
     def link_bandwidth(self, gpus: int) -> tuple[float, str]:
         """GB/s per direction between `gpus` of these cards and the link's name: half the GPU
         link's total when it joins them all (switched, or a bridged pair), else PCIe."""
         if self.nvlink_gb_s is not None and (self.switched or gpus == 2):
-            return self.nvlink_gb_s / 2, f"{self.link_name} (half of {self.nvlink_gb_s:g} GB/s)"
+            half = _("{link} (half of {gb_s} GB/s)").format(
+                link=self.link_name, gb_s=f"{self.nvlink_gb_s:g}"
+            )
+            return self.nvlink_gb_s / 2, half
         return PCIE_GB_S[self.pcie_gen], f"PCIe Gen{self.pcie_gen} x16"
 
     @property
@@ -117,12 +123,14 @@ class GpuSpec:
         Cards without BF16 tensor cores fall back to FP16, the dtype people actually run on them.
         """
         if dtype == "fp32":
-            return self.fp32_tflops, f"{self.fp32_tflops:g} FP32 TFLOPS (non-tensor)"
+            return self.fp32_tflops, _("{n} FP32 TFLOPS (non-tensor)").format(
+                n=f"{self.fp32_tflops:g}"
+            )
         if dtype == "bf16" and self.bf16_tflops is not None:
-            return self.bf16_tflops, f"{self.bf16_tflops:g} BF16 TFLOPS (dense)"
-        label = f"{self.fp16_tflops:g} FP16 TFLOPS (dense, FP32 accumulate)"
+            return self.bf16_tflops, _("{n} BF16 TFLOPS (dense)").format(n=f"{self.bf16_tflops:g}")
+        label = _("{n} FP16 TFLOPS (dense, FP32 accumulate)").format(n=f"{self.fp16_tflops:g}")
         if dtype == "bf16":
-            label += f"; the {self.name} has no BF16 tensor cores, so run FP16"
+            label += _("; the {card} has no BF16 tensor cores, so run FP16").format(card=self.name)
         return self.fp16_tflops, label
 
 
@@ -152,7 +160,9 @@ class GpuCatalogue:
             if wanted in (_normalise(card.id), _normalise(card.name)):
                 return card
         known = ", ".join(card.id for card in self.cards)
-        raise ValidationError("gpu", f"Unknown GPU {key!r}. Known cards: {known}.")
+        raise ValidationError(
+            "gpu", _("Unknown GPU {key}. Known cards: {known}.").format(key=repr(key), known=known)
+        )
 
     def cards_that_fit(self, vram_gb: float) -> list[GpuSpec]:
         """Cards with at least `vram_gb` of memory, smallest and then cheapest first."""
@@ -357,7 +367,7 @@ def cards_that_fit(vram_gb: float, catalogue: GpuCatalogue | None = None) -> lis
 
 def explain_int8_tops(card: GpuSpec | None = None) -> str:
     """Why a big INT8 TOPS number does not make a training card, with the card's own figures."""
-    text = (
+    text = _(
         "INT8 TOPS count 8-bit integer multiply-adds, which serve quantised inference. "
         "Training runs BF16/FP16 matrix maths with FP32 accumulation and keeps FP32 optimiser "
         "state, so judge a training card on dense BF16 TFLOPS, VRAM and memory bandwidth (and "
@@ -367,8 +377,11 @@ def explain_int8_tops(card: GpuSpec | None = None) -> str:
     if card is None or card.int8_tops is None:
         return text
     bf16 = card.bf16_tflops or card.fp16_tflops
-    return (
-        f"{text} The {card.name} lists {card.int8_tops:g} dense INT8 TOPS but only {bf16:g} dense "
-        f"{'BF16' if card.bf16_tflops else 'FP16'} TFLOPS, {card.bandwidth_gb_s:g} GB/s and "
-        f"{card.vram_gb} GB."
-    )
+    return _(
+        "{text} The {card} lists {int8} dense INT8 TOPS but only {bf16} dense {dtype} TFLOPS, "
+        "{bandwidth} GB/s and {vram} GB."
+    ).format(
+        text=text, card=card.name, int8=f"{card.int8_tops:g}", bf16=f"{bf16:g}",
+        dtype="BF16" if card.bf16_tflops else "FP16", bandwidth=f"{card.bandwidth_gb_s:g}",
+        vram=card.vram_gb,
+    )  # fmt: skip

@@ -11,6 +11,7 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 
 from gpu_companion.core.common.errors import ValidationError
+from gpu_companion.core.common.i18n import N_, _
 from gpu_companion.core.planning import parallel
 from gpu_companion.core.planning.catalogue import GpuSpec
 from gpu_companion.core.planning.memory import (
@@ -56,37 +57,56 @@ TRAIN_MFU = 0.4  # share of peak a fine-tune reaches
 
 ASSUMPTIONS = (
     *WEIGHT_FORMAT_NOTES,
-    "KV cache and activations use 2 bytes per value (4 for fp32); sliding-window layers (gpt-oss) "
-    "cache only their window; MLA (DeepSeek-V3) caches a 512-value latent plus a 64-value RoPE key "
-    "per layer and token.",
-    "Training activations per layer and token: 4h + 2q + k + v + 4i values (SwiGLU, "
-    "FlashAttention, no dropout; i = the active experts' width for MoE), adapted from Korthikanti "
-    "et al. 2022 (arXiv:2205.05198); gradient checkpointing keeps one h-vector per layer and token "
-    "plus one layer recomputed; logits cost tokens x vocab x (2 + 4) bytes because the loss "
-    "upcasts them to fp32.",
-    "Gradient checkpointing is on by default for training, as PEFT's "
-    "prepare_model_for_kbit_training (QLoRA) and LLaMA-Factory (every method) turn it on; it "
-    "costs one extra forward pass (+2N FLOPs per token).",
-    "Inference activations: the largest forward pass through one layer, tokens x (3 x "
-    "intermediate + 3 x hidden) values (the MLP's gate, up and their product, plus residual, "
-    "normed input and output), where tokens is the whole batch of prompts for transformers, one "
-    "chunk of max_num_batched_tokens for vLLM and one n_ubatch for llama.cpp (f32); eager "
-    "attention adds heads x prompt x prompt scores; plus fp32 logits of the last token. The KV "
-    "cache is sized at prompt + output tokens.",
-    "Adam: mixed precision keeps an fp32 master copy plus fp32 m and v (16 bytes per parameter "
-    "with bf16 weights and gradients, Rajbhandari et al. 2020, arXiv:1910.02054); pure bf16 keeps "
-    "bf16 m and v; LoRA adapters are fp32 by default (PEFT) with fp32 Adam states.",
-    "Mixture of experts: memory holds every expert; a token runs through experts_per_token of them "
-    "(active parameters). A decode step over B sequences reads E x (1 - (1 - k/E)^B) experts per "
-    "layer (uniform routing); LoRA on all linear layers adapts every expert.",
-    "Outside the tensors: 0.5 GiB CUDA context and workspaces per GPU (nvidia-smi shows it, "
-    "torch.cuda.memory_allocated does not) and an allocator reserve of 5% of everything else.",
-    "Decode speed is an upper bound: the weights read per step and the whole KV cache at the "
-    "card's peak bandwidth, or 2 x active params x sequences FLOPs at 50% of peak if that is "
-    "slower; real engines reach 60-80% of it.",
-    "Prefill and training assume 50% and 40% of dense peak TFLOPS, and 2N and 6N FLOPs per token "
-    "with N the active parameters (4N for LoRA, whose frozen weights need no weight gradients; "
-    "+2N with checkpointing).",
+    N_(
+        "KV cache and activations use 2 bytes per value (4 for fp32); sliding-window layers "
+        "(gpt-oss) cache only their window; MLA (DeepSeek-V3) caches a 512-value latent plus a "
+        "64-value RoPE key per layer and token."
+    ),
+    N_(
+        "Training activations per layer and token: 4h + 2q + k + v + 4i values (SwiGLU, "
+        "FlashAttention, no dropout; i = the active experts' width for MoE), adapted from "
+        "Korthikanti et al. 2022 (arXiv:2205.05198); gradient checkpointing keeps one h-vector "
+        "per layer and token plus one layer recomputed; logits cost tokens x vocab x (2 + 4) "
+        "bytes because the loss upcasts them to fp32."
+    ),
+    N_(
+        "Gradient checkpointing is on by default for training, as PEFT's "
+        "prepare_model_for_kbit_training (QLoRA) and LLaMA-Factory (every method) turn it on; it "
+        "costs one extra forward pass (+2N FLOPs per token)."
+    ),
+    N_(
+        "Inference activations: the largest forward pass through one layer, tokens x (3 x "
+        "intermediate + 3 x hidden) values (the MLP's gate, up and their product, plus residual, "
+        "normed input and output), where tokens is the whole batch of prompts for transformers, "
+        "one chunk of max_num_batched_tokens for vLLM and one n_ubatch for llama.cpp (f32); eager "
+        "attention adds heads x prompt x prompt scores; plus fp32 logits of the last token. The "
+        "KV cache is sized at prompt + output tokens."
+    ),
+    N_(
+        "Adam: mixed precision keeps an fp32 master copy plus fp32 m and v (16 bytes per "
+        "parameter with bf16 weights and gradients, Rajbhandari et al. 2020, arXiv:1910.02054); "
+        "pure bf16 keeps bf16 m and v; LoRA adapters are fp32 by default (PEFT) with fp32 Adam "
+        "states."
+    ),
+    N_(
+        "Mixture of experts: memory holds every expert; a token runs through experts_per_token of "
+        "them (active parameters). A decode step over B sequences reads E x (1 - (1 - k/E)^B) "
+        "experts per layer (uniform routing); LoRA on all linear layers adapts every expert."
+    ),
+    N_(
+        "Outside the tensors: 0.5 GiB CUDA context and workspaces per GPU (nvidia-smi shows it, "
+        "torch.cuda.memory_allocated does not) and an allocator reserve of 5% of everything else."
+    ),
+    N_(
+        "Decode speed is an upper bound: the weights read per step and the whole KV cache at the "
+        "card's peak bandwidth, or 2 x active params x sequences FLOPs at 50% of peak if that is "
+        "slower; real engines reach 60-80% of it."
+    ),
+    N_(
+        "Prefill and training assume 50% and 40% of dense peak TFLOPS, and 2N and 6N FLOPs per "
+        "token with N the active parameters (4N for LoRA, whose frozen weights need no weight "
+        "gradients; +2N with checkpointing)."
+    ),
     *parallel.PARALLEL_NOTES,
 )
 
@@ -236,27 +256,35 @@ def _seconds(value: float) -> str:
 def fit_verdict(mem: MemoryEstimate, gpu: GpuSpec) -> Verdict:
     """Does the job fit the card, and if not, what to change first."""
     need, have = mem.total_gib, gpu.vram_gb
-    each = f" per GPU ({mem.request.gpus} GPUs)" if mem.request.gpus > 1 else ""
-    head = f"Needs {need:,.1f} GiB{each}; the {gpu.name} has {have} GB"
+    if mem.request.gpus > 1:
+        head = _("Needs {need} GiB per GPU ({n} GPUs); the {card} has {have} GB").format(
+            need=f"{need:,.1f}", n=mem.request.gpus, card=gpu.name, have=have
+        )
+    else:
+        head = _("Needs {need} GiB; the {card} has {have} GB").format(
+            need=f"{need:,.1f}", card=gpu.name, have=have
+        )
     if mem.fits(gpu):
-        return Verdict(True, f"{head}: fits with {have - need:,.1f} GiB to spare.")
+        return Verdict(True, _("{head}: fits with {spare} GiB to spare.").format(
+            head=head, spare=f"{have - need:,.1f}"))  # fmt: skip
     req, tips = mem.request, []
     if req.task is Task.INFERENCE:
-        tips += [] if mem.precision.quantised else ["int4 weights"]
-        tips.append("a shorter context or fewer users")
+        tips += [] if mem.precision.quantised else [_("int4 weights")]
+        tips.append(_("a shorter context or fewer users"))
     else:
-        tips += [] if req.checkpointing else ["gradient checkpointing"]
+        tips += [] if req.checkpointing else [_("gradient checkpointing")]
         if not req.task.uses_lora:
-            tips.append("LoRA or QLoRA")
+            tips.append(_("LoRA or QLoRA"))
         elif req.task not in (Task.QLORA_4BIT, Task.QLORA_2BIT):
-            tips.append("QLoRA 4-bit")
+            tips.append(_("QLoRA 4-bit"))
         if req.gpus > 1 and not req.split.shards_weights:
-            tips.append("ZeRO-3 or FSDP")
-        tips.append("a smaller batch or context")
+            tips.append(_("ZeRO-3 or FSDP"))
+        tips.append(_("a smaller batch or context"))
     return Verdict(
         False,
-        f"{head}: does not fit ({need - have:,.1f} GiB short). Try {', '.join(tips)}, or a card "
-        "with more memory.",
+        _(
+            "{head}: does not fit ({short} GiB short). Try {tips}, or a card with more memory."
+        ).format(head=head, short=f"{need - have:,.1f}", tips=", ".join(tips)),
     )
 
 
@@ -268,17 +296,20 @@ def checkpointing_suggestion(mem: MemoryEstimate, gpu: GpuSpec | None = None) ->
         return None
     with_ckpt = estimate_memory(replace(req, gradient_checkpointing=True))
     saved = mem.total_gib - with_ckpt.total_gib
-    text = (
-        f"Gradient checkpointing would cut this to {with_ckpt.total_gib:,.1f} GiB "
-        f"({saved:,.1f} GiB less, one extra forward pass: about 30% slower)"
-    )
+    values = {"total": f"{with_ckpt.total_gib:,.1f}", "saved": f"{saved:,.1f}"}
     if gpu is not None:
         if mem.fits(gpu) or not with_ckpt.fits(gpu):
             return None
-        return Verdict(True, f"{text}: then it fits the {gpu.name} ({gpu.vram_gb} GB).")
+        return Verdict(True, _(
+            "Gradient checkpointing would cut this to {total} GiB ({saved} GiB less, one extra "
+            "forward pass: about 30% slower): then it fits the {card} ({vram} GB)."
+        ).format(card=gpu.name, vram=gpu.vram_gb, **values))  # fmt: skip
     if saved < mem.total_gib / 10:
         return None
-    return Verdict(True, f"{text}.")
+    return Verdict(True, _(
+        "Gradient checkpointing would cut this to {total} GiB ({saved} GiB less, one extra "
+        "forward pass: about 30% slower)."
+    ).format(**values))  # fmt: skip
 
 
 def checkpointing_tip(mem: MemoryEstimate, cards: Sequence[GpuSpec]) -> Verdict | None:
@@ -293,16 +324,24 @@ def checkpointing_tip(mem: MemoryEstimate, cards: Sequence[GpuSpec]) -> Verdict 
         return None
     gained.sort(key=lambda c: (c.vram_gb, c.price.low, c.id))
     names = ", ".join(f"{c.name} ({c.vram_gb} GB)" for c in gained[:3])
-    more = f"the {names}" if len(gained) == 1 else f"{len(gained)} more cards, from the {names}"
+    more = (
+        _("the {names}").format(names=names)
+        if len(gained) == 1
+        else _("{n} more cards, from the {names}").format(n=len(gained), names=names)
+    )
     before = sum(1 for c in cards if mem.fits(c))
     now = (
-        "no card in the catalogue holds it without" if not before else f"{before} cards hold it now"
+        _("no card in the catalogue holds it without")
+        if not before
+        else _("{n} cards hold it now").format(n=before)
     )
     return Verdict(
         True,
-        f"Turn on gradient checkpointing: {mem.total_gib:,.1f} → {with_ckpt.total_gib:,.1f} GiB "
-        f"(one extra forward pass, about 30% slower) and it also fits {more}; {now}.",
-    )
+        _("Turn on gradient checkpointing: {before} → {after} GiB (one extra forward pass, about "
+          "30% slower) and it also fits {more}; {now}.").format(
+            before=f"{mem.total_gib:,.1f}", after=f"{with_ckpt.total_gib:,.1f}", more=more,
+            now=now),
+    )  # fmt: skip
 
 
 def vendor_note(gpu: GpuSpec) -> Verdict | None:
@@ -311,8 +350,10 @@ def vendor_note(gpu: GpuSpec) -> Verdict | None:
         return None
     return Verdict(
         True,
-        f"The {gpu.name} is an {gpu.vendor} card: nvidia-smi and CUDA do not apply; the monitor "
-        "and the self-check need an NVIDIA GPU, and PyTorch needs its ROCm build.",
+        _(
+            "The {card} is an {vendor} card: nvidia-smi and CUDA do not apply; the monitor and "
+            "the self-check need an NVIDIA GPU, and PyTorch needs its ROCm build."
+        ).format(card=gpu.name, vendor=gpu.vendor),
     )
 
 
@@ -324,11 +365,13 @@ def interconnect_verdict(tp: Throughput) -> Verdict | None:
     if tp.comm_bound:
         return Verdict(
             False,
-            f"Communication-bound: {tp.comm_formula}, longer than the compute. The {card.name} "
-            f"links over {card.interconnect}; cards with NVLink, fewer GPUs or a larger batch per "
-            "step spend less time waiting.",
+            _(
+                "Communication-bound: {formula}, longer than the compute. The {card} links over "
+                "{link}; cards with NVLink, fewer GPUs or a larger batch per step spend less time "
+                "waiting."
+            ).format(formula=tp.comm_formula, card=card.name, link=card.interconnect),
         )
-    return Verdict(True, f"The link keeps up: {tp.comm_formula}.")
+    return Verdict(True, _("The link keeps up: {formula}.").format(formula=tp.comm_formula))
 
 
 def latency_verdict(
@@ -341,12 +384,27 @@ def latency_verdict(
     """Time for one answer against the user's target, e.g. 3,000 tokens at 50 tokens/s = 60 s."""
     decode = output_tokens / tokens_per_s
     rate = f"{tokens_per_s:,.0f}" if tokens_per_s >= 100 else f"{tokens_per_s:.1f}".rstrip("0")
-    text = f"A {output_tokens:,}-token answer at {rate.rstrip('.')} tokens/s takes "
-    text += _seconds(decode)
-    if prefill_seconds > 0:
-        text += f", plus {_seconds(prefill_seconds)} to read the {prompt_tokens:,}-token prompt"
+    values = {"tokens": f"{output_tokens:,}", "rate": rate.rstrip("."), "time": _seconds(decode),
+              "prefill": _seconds(prefill_seconds), "prompt": f"{prompt_tokens:,}",
+              "target": f"{target_seconds:g}"}  # fmt: skip
     ok = decode + prefill_seconds <= target_seconds
-    return Verdict(ok, f"{text} — {'within' if ok else 'over'} your {target_seconds:g} s target.")
+    if prefill_seconds > 0:
+        text = (
+            _("A {tokens}-token answer at {rate} tokens/s takes {time}, plus {prefill} to read "
+              "the {prompt}-token prompt — within your {target} s target.")
+            if ok
+            else _("A {tokens}-token answer at {rate} tokens/s takes {time}, plus {prefill} to "
+                   "read the {prompt}-token prompt — over your {target} s target.")
+        )  # fmt: skip
+    else:
+        text = (
+            _("A {tokens}-token answer at {rate} tokens/s takes {time} — within your {target} s "
+              "target.")
+            if ok
+            else _("A {tokens}-token answer at {rate} tokens/s takes {time} — over your {target} "
+                   "s target.")
+        )  # fmt: skip
+    return Verdict(ok, text.format(**values))
 
 
 @dataclass(frozen=True)
@@ -370,18 +428,21 @@ def estimate(
     mem = estimate_memory(req)
     if target_seconds is not None:
         if req.task is not Task.INFERENCE:
-            raise ValidationError("target_seconds", "A time target applies to inference only.")
+            raise ValidationError("target_seconds", _("A time target applies to inference only."))
         if gpu is None or output_tokens is None:
             raise ValidationError(
-                "target_seconds", "A time target needs a GPU and an answer length (output tokens)."
+                "target_seconds",
+                _("A time target needs a GPU and an answer length (output tokens)."),
             )
         if not target_seconds > 0:
-            raise ValidationError("target_seconds", "The time target must be above 0 seconds.")
+            raise ValidationError("target_seconds", _("The time target must be above 0 seconds."))
     if output_tokens is not None and not 1 <= output_tokens < req.context:
         raise ValidationError(
             "output_tokens",
-            f"The answer length must be between 1 and the context length minus one "
-            f"({req.context - 1:,}), not {output_tokens:,}.",
+            _(
+                "The answer length must be between 1 and the context length minus one ({most}), "
+                "not {given}."
+            ).format(most=f"{req.context - 1:,}", given=f"{output_tokens:,}"),
         )
     if gpu is None:
         tip = checkpointing_suggestion(mem)
@@ -394,19 +455,24 @@ def estimate(
             verdicts.append(extra)
     ranks = tensor_parallel(req)
     if req.task is Task.INFERENCE and ranks > 1:
-        _, link = gpu.link_bandwidth(ranks)
+        _gb_s, link = gpu.link_bandwidth(ranks)
         pcie = link.startswith("PCIe")
         verdicts.append(
             Verdict(
                 not pcie,
-                f"Tensor parallel over {link}: every token waits for 2 all-reduces per layer "
-                f"({2 * req.model.layers} for this model)"
-                + (
-                    "; over PCIe that often costs more than the split saves, so expect well "
-                    "under the decode bound (cards with NVLink avoid it)."
+                (
+                    _(
+                        "Tensor parallel over {link}: every token waits for 2 all-reduces per "
+                        "layer ({n} for this model); over PCIe that often costs more than the "
+                        "split saves, so expect well under the decode bound (cards with NVLink "
+                        "avoid it)."
+                    )
                     if pcie
-                    else "."
-                ),
+                    else _(
+                        "Tensor parallel over {link}: every token waits for 2 all-reduces per "
+                        "layer ({n} for this model)."
+                    )
+                ).format(link=link, n=2 * req.model.layers),
             )
         )
     note = vendor_note(gpu)

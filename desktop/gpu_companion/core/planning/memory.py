@@ -13,6 +13,7 @@ from enum import Enum
 from fractions import Fraction
 
 from gpu_companion.core.common.errors import ValidationError
+from gpu_companion.core.common.i18n import N_, _
 from gpu_companion.core.planning import parallel
 from gpu_companion.core.planning.catalogue import GpuSpec
 from gpu_companion.core.planning.model_shapes import ModelArch
@@ -43,12 +44,18 @@ class Engine(str, Enum):
 
 
 ENGINE_NOTES = {
-    Engine.TRANSFORMERS: "transformers generate(): the whole prompt is prefilled in one forward "
-    "pass, the KV cache grows with the tokens (DynamicCache), logits only for the last token",
-    Engine.VLLM: "vLLM: gpu_memory_utilization × VRAM less the weights, the activation peak of "
-    "one chunk of max_num_batched_tokens and the CUDA context is pre-allocated as KV cache",
-    Engine.LLAMA_CPP: "llama.cpp (GGUF): a KV cache of n_ctx tokens in the --cache-type-k/v type, "
-    "the prompt in n_ubatch chunks, f32 compute buffers",
+    Engine.TRANSFORMERS: N_(
+        "transformers generate(): the whole prompt is prefilled in one forward "
+        "pass, the KV cache grows with the tokens (DynamicCache), logits only for the last token"
+    ),
+    Engine.VLLM: N_(
+        "vLLM: gpu_memory_utilization × VRAM less the weights, the activation peak of "
+        "one chunk of max_num_batched_tokens and the CUDA context is pre-allocated as KV cache"
+    ),
+    Engine.LLAMA_CPP: N_(
+        "llama.cpp (GGUF): a KV cache of n_ctx tokens in the --cache-type-k/v type, "
+        "the prompt in n_ubatch chunks, f32 compute buffers"
+    ),
 }
 
 
@@ -277,7 +284,10 @@ def _resolve(req: EstimateRequest) -> Precision:
     if precision not in allowed:
         names = ", ".join(p.value for p in allowed)
         raise ValidationError(
-            "precision", f"{req.task.value} keeps base weights in {names}, not {precision.value}."
+            "precision",
+            _("{task} keeps base weights in {names}, not {precision}.").format(
+                task=req.task.value, names=names, precision=precision.value
+            ),
         )
     if req.context_tokens is not None and (
         req.prompt_tokens is not None
@@ -285,31 +295,40 @@ def _resolve(req: EstimateRequest) -> Precision:
     ):
         raise ValidationError(
             "context_tokens",
-            f"The context ({req.context_tokens:,}) is the prompt plus the output "
-            f"({req.prompt:,} + {req.output_tokens or 0:,}); give one or the other.",
-        )
+            _("The context ({context}) is the prompt plus the output ({prompt} + {output}); give "
+              "one or the other.").format(
+                context=f"{req.context_tokens:,}", prompt=f"{req.prompt:,}",
+                output=f"{req.output_tokens or 0:,}"),
+        )  # fmt: skip
     if req.kv_cache_type not in KV_CACHE_TYPES:
         raise ValidationError(
             "kv_cache_type",
-            f"KV cache types: {', '.join(KV_CACHE_TYPES)}, not {req.kv_cache_type}.",
+            _("KV cache types: {types}, not {given}.").format(
+                types=", ".join(KV_CACHE_TYPES), given=req.kv_cache_type
+            ),
         )
     if req.kv_cache_type != "f16" and req.engine is not Engine.LLAMA_CPP:
         raise ValidationError(
-            "kv_cache_type", "A quantised KV cache type (q8_0, q4_0) is llama.cpp's option."
+            "kv_cache_type", _("A quantised KV cache type (q8_0, q4_0) is llama.cpp's option.")
         )
     checks = (
-        ("context_tokens", req.context, 1 << 20, "The context length"),
-        ("prompt_tokens", req.prompt, 1 << 20, "The prompt length"),
-        ("output_tokens", req.output_tokens or 1, 1 << 20, "The output length"),
-        ("batched_tokens", req.batched_tokens or 1, 1 << 20, "The batched tokens"),
-        ("batch", req.batch, 4096, "The batch or number of users"),
-        ("lora_rank", req.lora_rank, 4096, "The LoRA rank"),
+        ("context_tokens", req.context, 1 << 20, _("The context length")),
+        ("prompt_tokens", req.prompt, 1 << 20, _("The prompt length")),
+        ("output_tokens", req.output_tokens or 1, 1 << 20, _("The output length")),
+        ("batched_tokens", req.batched_tokens or 1, 1 << 20, _("The batched tokens")),
+        ("batch", req.batch, 4096, _("The batch or number of users")),
+        ("lora_rank", req.lora_rank, 4096, _("The LoRA rank")),
     )
     for field, value, high, what in checks:
         if not 1 <= value <= high:
-            raise ValidationError(field, f"{what} must be between 1 and {high:,}, not {value}.")
+            raise ValidationError(
+                field,
+                _("{what} must be between 1 and {high}, not {value}.").format(
+                    what=what, high=f"{high:,}", value=value
+                ),
+            )
     if req.adapter_precision not in _16BIT:
-        raise ValidationError("adapter_precision", "LoRA adapters train in fp32, bf16 or fp16.")
+        raise ValidationError("adapter_precision", _("LoRA adapters train in fp32, bf16 or fp16."))
     bits_per_weight(precision, req.group_size)  # validates the group size
     parallel.check(
         req.gpus, req.split, req.task is not Task.INFERENCE, req.model.heads, req.model.kv_heads
@@ -319,7 +338,7 @@ def _resolve(req: EstimateRequest) -> Precision:
 
 def _weights(m: ModelArch, p: Precision, group: int) -> MemoryLine:
     """Quantisation shrinks only the blocks' linear layers (MXFP4: only the experts)."""
-    label = f"weights ({p.value})"
+    label = _("weights ({precision})").format(precision=p.value)
     if not p.quantised:
         size = m.params * int(bits_per_weight(p)[0]) // 8
         bytes_each = int(bits_per_weight(p)[0]) // 8
@@ -365,7 +384,7 @@ def _activations(req: EstimateRequest, e: int) -> MemoryLine:
         formula = f"{m.layers} layers × {t:,} tokens × {shape} × {e} bytes"
     size += t * m.vocab * (e + 4) // tp
     formula += f" + {t:,} tokens × {m.vocab:,} vocab × ({e} + 4) bytes{split} (logits)"
-    return _line("activations", "activations", size, formula)
+    return _line("activations", _("activations"), size, formula)
 
 
 def _prefill_peak(req: EstimateRequest, e: int) -> MemoryLine:
@@ -405,7 +424,7 @@ def _prefill_peak(req: EstimateRequest, e: int) -> MemoryLine:
     if req.split is Strategy.LAYERS and req.gpus > 1:
         total = req.gpus * size + logits  # every GPU runs its layers; the last one the logits
         formula += f"; each of {req.gpus} GPUs, logits on the last"
-    return _line("activations", "prefill activation peak", size + logits, formula, total)
+    return _line("activations", _("prefill activation peak"), size + logits, formula, total)
 
 
 def _lora_params(req: EstimateRequest) -> tuple[int, str]:
@@ -433,23 +452,28 @@ def _training_state(req: EstimateRequest) -> tuple[int, list[MemoryLine]]:
     if req.task.uses_lora:
         n, how = _lora_params(req)
         ab = int(bits_per_weight(req.adapter_precision)[0]) // 8
-        label = f"trainable parameters (LoRA r={req.lora_rank}, {req.adapter_precision.value})"
+        label = _("trainable parameters (LoRA r={rank}, {precision})").format(
+            rank=req.lora_rank, precision=req.adapter_precision.value
+        )
         return n, [
             _line("trainable", label, n * ab, f"{how} = {n:,} params × {ab} bytes"),
-            _line("gradients", "gradients", n * ab, f"{n:,} params × {ab} bytes"),
+            _line("gradients", _("gradients"), n * ab, f"{n:,} params × {ab} bytes"),
             _line(
-                "optimizer", "optimizer states (Adam)", n * 8, f"{n:,} params × (4 + 4) bytes m, v"
+                "optimizer", _("optimizer states (Adam)"), n * 8,
+                f"{n:,} params × (4 + 4) bytes m, v",
             ),
-        ]
+        ]  # fmt: skip
     n = m.params
     if req.task is Task.FULL_MIXED:
         state, what = 12, "(4 + 4 + 4) bytes fp32 master, m, v"
     else:
         state, what = 4, "(2 + 2) bytes bf16 m, v"
     return n, [
-        MemoryLine("trainable", "trainable parameters", 0, f"all {n:,} params: the weights line"),
-        _line("gradients", "gradients", n * 2, f"{n:,} params × 2 bytes"),
-        _line("optimizer", "optimizer states (Adam)", n * state, f"{n:,} params × {what}"),
+        MemoryLine(
+            "trainable", _("trainable parameters"), 0, f"all {n:,} params: the weights line"
+        ),
+        _line("gradients", _("gradients"), n * 2, f"{n:,} params × 2 bytes"),
+        _line("optimizer", _("optimizer states (Adam)"), n * state, f"{n:,} params × {what}"),
     ]
 
 
@@ -469,7 +493,7 @@ def _kv_cache(req: EstimateRequest, e: int) -> MemoryLine:
             f"{m.layers} layers × ({m.kv_lora_rank} latent + {m.rope_dim} RoPE key) × "
             f"{req.context:,} tokens × {req.batch} seq × {each_text}"
         )
-        return _line("kv_cache", "KV cache (MLA latent)", size, formula)
+        return _line("kv_cache", _("KV cache (MLA latent)"), size, formula)
     per_gpu = f" (of {m.kv_heads}, per GPU)" if heads != m.kv_heads else ""
     per_token = f"{heads} KV heads{per_gpu} × {m.dim} head dim"
     full, window = m.layers - m.sliding_layers, min(req.context, m.sliding_window)
@@ -483,8 +507,12 @@ def _kv_cache(req: EstimateRequest, e: int) -> MemoryLine:
             f" + 2 × {m.sliding_layers} sliding-window layers × {per_token} × {window:,} tokens "
             f"× {req.batch} seq × {each_text}"
         )
-    kind = f" ({req.kv_cache_type})" if req.engine is Engine.LLAMA_CPP else ""
-    return _line("kv_cache", f"KV cache{kind}", math.ceil(values * each), formula)
+    label = (
+        _("KV cache ({type})").format(type=req.kv_cache_type)
+        if req.engine is Engine.LLAMA_CPP
+        else _("KV cache")
+    )
+    return _line("kv_cache", label, math.ceil(values * each), formula)
 
 
 def _layer_split(req: EstimateRequest, lines: list[MemoryLine], e: int) -> list[MemoryLine]:
@@ -514,13 +542,14 @@ def _layer_split(req: EstimateRequest, lines: list[MemoryLine], e: int) -> list[
     return out
 
 
-def _shard(req: EstimateRequest, lines: list[MemoryLine]) -> list[MemoryLine]:
-    """Divide the lines the strategy splits; ZeRO-3/FSDP add the gathered-layer buffer."""
+def _shard(req: EstimateRequest, lines: list[MemoryLine], e: int) -> list[MemoryLine]:
+    """Divide the lines the strategy splits; ZeRO-3/FSDP add the gathered-layer buffer. `e`:
+    bytes per value, 4 when the weights are fp32."""
     n, split = req.gpus, req.split
     if n == 1:
         return lines
     if split is Strategy.LAYERS:
-        return _layer_split(req, lines, 4 if lines[0].label.endswith("(fp32)") else 2)
+        return _layer_split(req, lines, e)
     name = parallel.strategy_name(split)
     out = []
     for line in lines:
@@ -535,7 +564,7 @@ def _shard(req: EstimateRequest, lines: list[MemoryLine]) -> list[MemoryLine]:
         out.append(
             _line(
                 "gathered",
-                "gathered layers (ZeRO-3/FSDP)",
+                _("gathered layers (ZeRO-3/FSDP)"),
                 2 * layer * 2,
                 f"2 layers (current + prefetched) × {layer:,} params × 2 bytes",
             )
@@ -556,18 +585,18 @@ def estimate_memory(req: EstimateRequest) -> MemoryEstimate:
     if req.task is not Task.INFERENCE:
         trainable, state = _training_state(req)
         lines += state
-    lines = _shard(req, lines)
+    lines = _shard(req, lines, e)
     subtotal = sum(line.bytes for line in lines)
     lines.append(
         _line(
             "cuda_context",
-            "CUDA context (outside PyTorch's allocator)",
+            _("CUDA context (outside PyTorch's allocator)"),
             CUDA_CONTEXT_BYTES,
             "1 process × CUDA context and cuBLAS workspaces",
         )
     )
     reserve = math.ceil(subtotal * FRAGMENTATION)
     formula = f"5% × {_gib(subtotal)} (cached, fragmented blocks)"
-    lines.append(_line("allocator_reserve", "allocator reserve", reserve, formula))
+    lines.append(_line("allocator_reserve", _("allocator reserve"), reserve, formula))
     active = m.active_params if m.is_moe else 0
     return MemoryEstimate(req, precision, m.params, trainable, tuple(lines), active)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpu_companion.core.common.errors import ValidationError
+from gpu_companion.core.common.i18n import _
 
 
 @dataclass(frozen=True)
@@ -54,22 +55,29 @@ class ModelArch:
         if min(sizes) < 1 or self.head_dim < 0 or self.heads % self.kv_heads:
             raise ValidationError(
                 "model",
-                f"{self.name}: layers, sizes and heads must be positive, and the attention heads "
-                f"({self.heads}) a multiple of the KV heads ({self.kv_heads}).",
-            )
+                _("{model}: layers, sizes and heads must be positive, and the attention heads "
+                  "({heads}) a multiple of the KV heads ({kv_heads}).").format(
+                    model=self.name, heads=self.heads, kv_heads=self.kv_heads),
+            )  # fmt: skip
         if self.experts and not 1 <= self.experts_per_token <= self.experts:
             raise ValidationError(
                 "model",
-                f"{self.name}: {self.experts} experts need 1 to {self.experts} experts per token, "
-                f"not {self.experts_per_token}.",
+                _(
+                    "{model}: {experts} experts need 1 to {experts} experts per token, not {given}."
+                ).format(model=self.name, experts=self.experts, given=self.experts_per_token),
             )
         if not 0 <= self.dense_layers <= self.layers:
-            raise ValidationError("model", f"{self.name}: more dense layers than layers.")
+            raise ValidationError(
+                "model", _("{model}: more dense layers than layers.").format(model=self.name)
+            )
         if not 0 <= self.sliding_layers <= self.layers or (
             self.sliding_layers and self.sliding_window < 1
         ):
             raise ValidationError(
-                "model", f"{self.name}: sliding-window layers need a window and at most all layers."
+                "model",
+                _("{model}: sliding-window layers need a window and at most all layers.").format(
+                    model=self.name
+                ),
             )
 
     @property
@@ -366,12 +374,12 @@ def get_model(key: str) -> ModelArch:
     if found:
         return MODEL_PRESETS[found]
     near = closest_models(key)
-    hint = f" Closest: {', '.join(near)}." if near else ""
+    hint = _(" Closest: {names}.").format(names=", ".join(near)) if near else ""
     raise ValidationError(
         "model",
-        f"Unknown model {key!r}.{hint} Give a config.json (--config-json) for any other model; "
-        "--list-models shows the presets.",
-    )
+        _("Unknown model {key}.{hint} Give a config.json (--config-json) for any other model; "
+          "--list-models shows the presets.").format(key=repr(key), hint=hint),
+    )  # fmt: skip
 
 
 def model_from_config(config: Mapping[str, Any], name: str = "") -> ModelArch:
@@ -386,10 +394,17 @@ def model_from_config(config: Mapping[str, Any], name: str = "") -> ModelArch:
             if value is None:
                 continue
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise ValidationError("config", f"config.json: {key} = {value!r} is not a count.")
+                raise ValidationError(
+                    "config",
+                    _("config.json: {key} = {value} is not a count.").format(
+                        key=key, value=repr(value)
+                    ),
+                )
             return value
         if default is None:
-            raise ValidationError("config", f"config.json has no {keys[0]!r}: is it an LLM?")
+            raise ValidationError(
+                "config", _("config.json has no {key}: is it an LLM?").format(key=repr(keys[0]))
+            )
         return default
 
     hidden, heads = pick("hidden_size", "n_embd", "d_model"), pick("num_attention_heads", "n_head")
@@ -399,8 +414,10 @@ def model_from_config(config: Mapping[str, Any], name: str = "") -> ModelArch:
     if experts > 1 and per_token == 0:
         raise ValidationError(
             "config",
-            f"config.json names {experts} experts but not how many run per token "
-            "(num_experts_per_tok): the speed estimate needs it.",
+            _(
+                "config.json names {n} experts but not how many run per token "
+                "(num_experts_per_tok): the speed estimate needs it."
+            ).format(n=experts),
         )
     moe_width = pick("moe_intermediate_size", default=0)
     shared = pick("shared_expert_intermediate_size", default=0)

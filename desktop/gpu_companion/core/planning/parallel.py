@@ -11,6 +11,7 @@ from __future__ import annotations
 from enum import Enum
 
 from gpu_companion.core.common.errors import ValidationError
+from gpu_companion.core.common.i18n import N_, _
 
 
 class Strategy(str, Enum):
@@ -41,36 +42,40 @@ _SPLIT: dict[Strategy, frozenset[str]] = {
     Strategy.LAYERS: frozenset({"weights", "kv_cache"}),
 }
 _NAMES = {
-    Strategy.DDP: "DDP, a full copy per GPU",
-    Strategy.ZERO1: "ZeRO-1",
-    Strategy.ZERO2: "ZeRO-2",
-    Strategy.ZERO3: "ZeRO-3",
-    Strategy.FSDP: "FSDP full shard",
-    Strategy.TP: "tensor parallel",
-    Strategy.LAYERS: "layer split",
+    Strategy.DDP: N_("DDP, a full copy per GPU"),
+    Strategy.ZERO1: N_("ZeRO-1"),
+    Strategy.ZERO2: N_("ZeRO-2"),
+    Strategy.ZERO3: N_("ZeRO-3"),
+    Strategy.FSDP: N_("FSDP full shard"),
+    Strategy.TP: N_("tensor parallel"),
+    Strategy.LAYERS: N_("layer split"),
 }
 PARALLEL_NOTES = (
-    "Several GPUs: memory is per GPU. ZeRO-1 divides the optimizer states by N, ZeRO-2 also the "
-    "gradients, ZeRO-3 and FSDP also the weights (Rajbhandari et al. 2020, arXiv:1910.02054) and "
-    "hold two gathered layers in 16-bit; tensor parallel divides weights, training states, KV "
-    "heads and the attention/MLP activations (Megatron-LM, arXiv:1909.08053); MLA's latent KV "
-    "cache is "
-    "copied on every rank, as vLLM does. The batch is per GPU. Tensor parallel needs the "
-    "attention heads and the KV heads to divide over the GPUs (or the GPUs over the KV heads); "
-    "a layer split (transformers' device_map=\"auto\", llama.cpp's default, vLLM's pipeline "
-    "parallel) runs on any GPU count: each GPU holds ceil(layers / N) layers with their KV cache, "
-    "and each runs the whole prompt through its layers, so each has the full activation peak.",
-    "Communication per step and GPU with ring collectives: DDP/ZeRO-1/2 send 2 × (N-1)/N × the "
-    "gradients, ZeRO-3/FSDP (N-1)/N × (2 × the 16-bit weights + the gradients), tensor parallel 4 "
-    "all-reduces of the activations per layer (2 forward, 2 backward); the step takes the longer "
-    "of compute and communication (they overlap). Links per direction: half the NVLink total, PCIe "
-    "Gen3/4/5 x16 = 16/32/64 GB/s.",
+    N_(
+        "Several GPUs: memory is per GPU. ZeRO-1 divides the optimizer states by N, ZeRO-2 also "
+        "the gradients, ZeRO-3 and FSDP also the weights (Rajbhandari et al. 2020, "
+        "arXiv:1910.02054) and hold two gathered layers in 16-bit; tensor parallel divides "
+        "weights, training states, KV heads and the attention/MLP activations (Megatron-LM, "
+        "arXiv:1909.08053); MLA's latent KV cache is copied on every rank, as vLLM does. The "
+        "batch is per GPU. Tensor parallel needs the attention heads and the KV heads to divide "
+        "over the GPUs (or the GPUs over the KV heads); a layer split (transformers' "
+        "device_map=\"auto\", llama.cpp's default, vLLM's pipeline parallel) runs on any GPU "
+        "count: each GPU holds ceil(layers / N) layers with their KV cache, and each runs the "
+        "whole prompt through its layers, so each has the full activation peak."
+    ),
+    N_(
+        "Communication per step and GPU with ring collectives: DDP/ZeRO-1/2 send 2 × (N-1)/N × "
+        "the gradients, ZeRO-3/FSDP (N-1)/N × (2 × the 16-bit weights + the gradients), tensor "
+        "parallel 4 all-reduces of the activations per layer (2 forward, 2 backward); the step "
+        "takes the longer of compute and communication (they overlap). Links per direction: half "
+        "the NVLink total, PCIe Gen3/4/5 x16 = 16/32/64 GB/s."
+    ),
 )
 
 
 def strategy_name(strategy: Strategy) -> str:
     """The strategy as the tools name it."""
-    return _NAMES[strategy]
+    return _(_NAMES[strategy])
 
 
 def splits(strategy: Strategy, key: str) -> bool:
@@ -87,24 +92,29 @@ def tp_divides(gpus: int, heads: int, kv_heads: int) -> bool:
 def check(gpus: int, strategy: Strategy, training: bool, heads: int, kv_heads: int) -> None:
     """Refuse combinations the tools do not run, with what to use instead."""
     if not 1 <= gpus <= 1024:
-        raise ValidationError("gpus", f"The number of GPUs must be 1 to 1,024, not {gpus}.")
+        raise ValidationError(
+            "gpus", _("The number of GPUs must be 1 to 1,024, not {gpus}.").format(gpus=gpus)
+        )
     if gpus > 1 and not training and strategy not in (Strategy.TP, Strategy.LAYERS):
         raise ValidationError(
             "strategy",
-            f"{strategy_name(strategy)} splits training state; to serve one model over {gpus} "
-            "GPUs use tensor parallel (tp) or a layer split (layers), or run one copy per GPU.",
-        )
+            _("{strategy} splits training state; to serve one model over {gpus} GPUs use tensor "
+              "parallel (tp) or a layer split (layers), or run one copy per GPU.").format(
+                strategy=strategy_name(strategy), gpus=gpus),
+        )  # fmt: skip
     if training and strategy is Strategy.LAYERS:
         raise ValidationError(
-            "strategy", "A layer split is sized for inference; to train use ddp, zero1-3 or fsdp."
+            "strategy",
+            _("A layer split is sized for inference; to train use ddp, zero1-3 or fsdp."),
         )
     if gpus > 1 and strategy is Strategy.TP and not tp_divides(gpus, heads, kv_heads):
         raise ValidationError(
             "gpus",
-            f"Tensor parallel needs the {heads} attention heads and the {kv_heads} KV heads to "
-            f"divide evenly over the GPUs (or the GPUs over the KV heads); {gpus} GPUs do not. "
-            "A layer split (--strategy layers) runs on any number of GPUs.",
-        )
+            _("Tensor parallel needs the {heads} attention heads and the {kv_heads} KV heads to "
+              "divide evenly over the GPUs (or the GPUs over the KV heads); {gpus} GPUs do not. "
+              "A layer split (--strategy layers) runs on any number of GPUs.").format(
+                heads=heads, kv_heads=kv_heads, gpus=gpus),
+        )  # fmt: skip
 
 
 def comm_bytes(

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from gpu_companion.core.common.errors import ValidationError
+from gpu_companion.core.common.i18n import N_, _
 from gpu_companion.core.planning.catalogue import GpuSpec
 from gpu_companion.core.planning.estimate import (
     GB,
@@ -32,14 +33,15 @@ from gpu_companion.core.planning.memory import (
 
 GPU_MEMORY_UTILIZATION = 0.9  # vLLM's default share of each GPU's memory
 SERVING_NOTES = (
-    "Serving: vLLM's gpu-memory-utilization (0.9) of each GPU's memory, less the weights, the "
-    "activation peak of one chunk of max_num_batched_tokens (8,192) and the CUDA context, is the "
-    "KV cache pool, reported as the longest context one sequence can hold and as the sequences "
-    "that fit at the given length; every user is "
-    "counted at the full context (a worst case: shorter chats leave room for more). Tokens/s per "
-    "user at N users: one decode step reads the weights once (MoE: the experts the N tokens are "
-    "routed to) and all N users' KV cache, or runs 2 x active params x N FLOPs at 50% of peak if "
-    "that is slower.",
+    N_(
+        "Serving: vLLM's gpu-memory-utilization (0.9) of each GPU's memory, less the weights, the "
+        "activation peak of one chunk of max_num_batched_tokens (8,192) and the CUDA context, is "
+        "the KV cache pool, reported as the longest context one sequence can hold and as the "
+        "sequences that fit at the given length; every user is counted at the full context (a "
+        "worst case: shorter chats leave room for more). Tokens/s per user at N users: one decode "
+        "step reads the weights once (MoE: the experts the N tokens are routed to) and all N "
+        "users' KV cache, or runs 2 x active params x N FLOPs at 50% of peak if that is slower."
+    ),
 )
 
 
@@ -82,15 +84,20 @@ def estimate_serving(
     as total, when known) less the weights, the activation peak of its profiling pass (one chunk
     of max_num_batched_tokens) and the CUDA context."""
     if req.task is not Task.INFERENCE:
-        raise ValidationError("serve", "Serving concurrency applies to inference only.")
+        raise ValidationError("serve", _("Serving concurrency applies to inference only."))
     if not 1 <= users <= 100_000:
-        raise ValidationError("users", f"The number of users must be 1 to 100,000, not {users}.")
+        raise ValidationError(
+            "users", _("The number of users must be 1 to 100,000, not {users}.").format(users=users)
+        )
     if not 0.1 <= utilization <= 1.0:
         raise ValidationError(
-            "utilization", f"GPU memory utilization must be 0.1 to 1.0, not {utilization:g}."
+            "utilization",
+            _("GPU memory utilization must be 0.1 to 1.0, not {value}.").format(
+                value=f"{utilization:g}"
+            ),
         )
     if target_tokens_s is not None and not target_tokens_s > 0:
-        raise ValidationError("target_tokens_s", "The tokens/s target must be above 0.")
+        raise ValidationError("target_tokens_s", _("The tokens/s target must be above 0."))
     one = estimate_memory(replace(req, batch=1, engine=Engine.VLLM))
     weights, kv_user = one.line("weights").bytes, one.line("kv_cache").bytes
     activations = one.line("activations").bytes
@@ -111,7 +118,7 @@ def estimate_serving(
     )
     read, read_text = decode_read_bytes(one, users)
     memory_s = (read + users * kv_user) / (gpu.bandwidth_gb_s * GB)
-    tflops, _ = gpu.matmul_tflops("fp32" if one.precision.value == "fp32" else "bf16")
+    tflops, _label = gpu.matmul_tflops("fp32" if one.precision.value == "fp32" else "bf16")
     compute_s = 2 * one.flop_params * users / (tp * tflops * 1e12 * PREFILL_MFU)
     step = max(memory_s, compute_s)
     bound = "memory" if memory_s >= compute_s else "compute"
@@ -122,31 +129,46 @@ def estimate_serving(
         f"= {compute_s * 1000:,.1f} ms) = {step * 1000:,.1f} ms ({bound}-bound)"
     )
     per_user, total = 1 / step, users / step
-    cards = f"{tp} × {gpu.name}" if tp > 1 else f"the {gpu.name}"
+    cards = f"{tp} × {gpu.name}" if tp > 1 else _("the {card}").format(card=gpu.name)
+    room = {"users": f"{users:,}", "context": f"{req.context:,}", "cards": cards,
+            "fit": f"{users_fit:,}"}  # fmt: skip
     verdicts = [
         Verdict(
             users <= users_fit,
-            f"{users:,} users at {req.context:,} tokens each "
-            + (
-                f"fit in {cards}'s KV cache (room for {users_fit:,})."
+            (
+                _(
+                    "{users} users at {context} tokens each fit in {cards}'s KV cache (room for "
+                    "{fit})."
+                )
                 if users <= users_fit
-                else f"do not fit in {cards}'s KV cache (room for {users_fit:,}); try a shorter "
-                "context, quantised weights or more GPUs."
-            ),
-        ),
+                else _(
+                    "{users} users at {context} tokens each do not fit in {cards}'s KV cache "
+                    "(room for {fit}); try a shorter context, quantised weights or more GPUs."
+                )
+            ).format(**room),
+        ),  # fmt: skip
         Verdict(
             True,
-            f"At {users:,} users each gets {per_user:,.1f} tokens/s, {total:,.0f} tokens/s in "
-            "total (upper bound).",
-        ),
+            _(
+                "At {users} users each gets {per_user} tokens/s, {total} tokens/s in total (upper "
+                "bound)."
+            ).format(users=f"{users:,}", per_user=f"{per_user:,.1f}", total=f"{total:,.0f}"),
+        ),  # fmt: skip
     ]
     if target_tokens_s is not None:
         ok = total >= target_tokens_s and users <= users_fit
         verdicts.append(
             Verdict(
                 ok,
-                f"{'Meets' if ok else 'Misses'} your {target_tokens_s:,g} tokens/s target "
-                f"({total:,.0f} tokens/s for {users:,} users).",
+                (
+                    _("Meets your {target} tokens/s target ({total} tokens/s for {users} users).")
+                    if ok
+                    else _(
+                        "Misses your {target} tokens/s target ({total} tokens/s for {users} users)."
+                    )
+                ).format(
+                    target=f"{target_tokens_s:,g}", total=f"{total:,.0f}", users=f"{users:,}"
+                ),  # fmt: skip
             )
         )
     return ServingEstimate(

@@ -11,6 +11,7 @@ from enum import Enum
 from fractions import Fraction
 
 from gpu_companion.core.common.errors import ValidationError
+from gpu_companion.core.common.i18n import N_, _
 
 DEFAULT_GROUP = 128  # GPTQ and AWQ default group size
 
@@ -90,7 +91,10 @@ def bits_per_weight(precision: Precision, group_size: int = DEFAULT_GROUP) -> tu
     if precision in _GROUPED:
         if not 8 <= group_size <= 1 << 16:
             raise ValidationError(
-                "group_size", f"The quantisation group size must be 8 to 65,536, not {group_size}."
+                "group_size",
+                _("The quantisation group size must be 8 to 65,536, not {size}.").format(
+                    size=group_size
+                ),
             )
         if precision in _PACKED_BITS:
             k = _PACKED_BITS[precision]
@@ -106,13 +110,14 @@ def bits_per_weight(precision: Precision, group_size: int = DEFAULT_GROUP) -> tu
 
 
 WEIGHT_FORMAT_NOTES = (
-    "Weights: int8 = 8 bits (bitsandbytes LLM.int8); gptq-int8/gptq-int4/awq = 8/4 bits plus an "
-    "fp16 scale and a packed zero point per group of 128 (8.19/4.16 bits; GPTQ "
-    "adds an int32 g_idx per input row); int4/int3/int2 = 4/3/2 bits plus an fp16 scale and an "
-    "fp16 zero point per group of 128 weights (--group-size changes it), so int4 is 4.25 bits; "
-    "NF4 "
-    "4.127 bits (bitsandbytes, double quantisation); MXFP4 4.25 bits; FP8 8 bits; GGUF types by "
-    "their block size (Q8_0 8.5, Q6_K 6.5625, Q5_K 5.5, Q4_K 4.5, Q3_K 3.4375, Q2_K 2.625 bits; "
-    "the _S/_M mixes keep some tensors one type higher). Embeddings, lm_head, norms and MoE "
-    "routers stay 16-bit; MXFP4 shrinks only the MoE experts, as gpt-oss ships them.",
+    N_(
+        "Weights: int8 = 8 bits (bitsandbytes LLM.int8); gptq-int8/gptq-int4/awq = 8/4 bits plus "
+        "an fp16 scale and a packed zero point per group of 128 (8.19/4.16 bits; GPTQ adds an "
+        "int32 g_idx per input row); int4/int3/int2 = 4/3/2 bits plus an fp16 scale and an fp16 "
+        "zero point per group of 128 weights (--group-size changes it), so int4 is 4.25 bits; NF4 "
+        "4.127 bits (bitsandbytes, double quantisation); MXFP4 4.25 bits; FP8 8 bits; GGUF types "
+        "by their block size (Q8_0 8.5, Q6_K 6.5625, Q5_K 5.5, Q4_K 4.5, Q3_K 3.4375, Q2_K 2.625 "
+        "bits; the _S/_M mixes keep some tensors one type higher). Embeddings, lm_head, norms and "
+        "MoE routers stay 16-bit; MXFP4 shrinks only the MoE experts, as gpt-oss ships them."
+    ),
 )

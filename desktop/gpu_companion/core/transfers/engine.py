@@ -10,6 +10,7 @@ import logging
 import os
 import shlex
 import shutil
+import stat
 import subprocess
 import time
 from collections.abc import Callable, Generator, Sequence
@@ -20,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from gpu_companion.core.common.backoff import Backoff
 from gpu_companion.core.common.children import run_group
 from gpu_companion.core.common.errors import UserError
+from gpu_companion.core.common.i18n import _, ngettext
 from gpu_companion.core.common.lazy import lazy_import
 from gpu_companion.core.common.ssh_problems import SshProblem, openssh_problem
 from gpu_companion.core.hosts.registry import Host
@@ -67,6 +69,23 @@ log = logging.getLogger(__name__)
 
 MKPATH_SINCE: RsyncVersion = (3, 2, 3)
 ClientFactory = Callable[[Host], Any]  # returns a connected paramiko.SSHClient
+
+
+def local_size(path: Path) -> int | None:
+    """What an upload sends: the regular files under `path` (links are not followed, as rsync
+    runs with --safe-links), or None when it cannot be read."""
+    try:
+        if not path.is_dir():
+            return path.stat().st_size if path.is_file() else None
+        total = 0
+        for root, _dirs, files in os.walk(path):
+            for name in files:
+                st = os.lstat(os.path.join(root, name))
+                if stat.S_ISREG(st.st_mode):
+                    total += st.st_size
+        return total
+    except OSError:
+        return None
 
 
 def _connection_errors() -> tuple[type[BaseException], ...]:
@@ -139,7 +158,7 @@ class TransferEngine:
         if proc.returncode == 255:
             if explain_exit_code(255, proc.stderr).category == "auth":
                 raise AuthRefused(self._auth_message(host, proc.stderr))
-            raise ConnectionError(proc.stderr.strip() or "ssh could not connect")
+            raise ConnectionError(proc.stderr.strip() or _("ssh could not connect"))
         version = parse_rsync_version(proc.stdout) if proc.returncode == 0 else None
         self._remote_rsync[host.alias] = version
         return version
@@ -147,11 +166,13 @@ class TransferEngine:
     def choose(self, host: Host) -> tuple[EngineName, str]:
         local = self.local_rsync()
         if local is None:
-            return "sftp", "rsync 3.1+ is not installed on this computer: using SFTP"
+            return "sftp", _("rsync 3.1+ is not installed on this computer: using SFTP")
         remote = self.remote_rsync_version(host)
         if not (supports_progress2(remote) and supports_protect_args(remote)):
-            return "sftp", f"rsync 3.1+ is not installed on {host.alias}: using SFTP"
-        return "rsync", "rsync on both sides"
+            return "sftp", _("rsync 3.1+ is not installed on {host}: using SFTP").format(
+                host=host.alias
+            )
+        return "rsync", _("rsync on both sides")
 
     # --- running -------------------------------------------------------------------------
 
@@ -163,7 +184,7 @@ class TransferEngine:
         engine: EngineName | None = None
         attempt = 0
         total_sent = 0
-        outcome = TransferOutcome("failed", message="not started")
+        outcome = TransferOutcome("failed", message=_("not started"))
         while True:
             attempt += 1
             try:
@@ -178,8 +199,10 @@ class TransferEngine:
                     if engine == "sftp" and job.options.delete:
                         return TransferOutcome(
                             "failed",
-                            message="Deleting files at the destination needs rsync on both "
-                            "sides; turn deletion off for this job or install rsync.",
+                            message=_(
+                                "Deleting files at the destination needs rsync on both "
+                                "sides; turn deletion off for this job or install rsync."
+                            ),
                         )
                 if engine == "rsync":
                     outcome = yield from self._rsync_once(job, host, control)
@@ -197,13 +220,16 @@ class TransferEngine:
                         bytes_sent=total_sent,
                     )
                 outcome = TransferOutcome(
-                    "failed", message=f"The connection failed: {exc}", retryable=True
+                    "failed",
+                    message=_("The connection failed: {problem}").format(problem=exc),
+                    retryable=True,
                 )
             total_sent += outcome.bytes_sent
             if outcome.outcome != "failed" or not outcome.retryable:
                 break
             if attempt >= self.retry.attempts:
-                return _with_sent(outcome, total_sent, f" Gave up after {attempt} attempts.")
+                gave_up = _(" Gave up after {n} attempts.").format(n=attempt)
+                return _with_sent(outcome, total_sent, gave_up)
             delay = self.retry.delay(attempt)
             yield Retrying(attempt, delay, outcome.message)
             if control.wait(delay):
@@ -217,22 +243,28 @@ class TransferEngine:
         except _connection_errors() as exc:
             return TransferOutcome(
                 "failed",
-                message=f"Verification could not run: {exc}",
+                message=_("Verification could not run: {problem}").format(problem=exc),
                 bytes_sent=total_sent,
                 retryable=True,
             )
         if bad:
-            shown = ", ".join(bad[:5]) + (f" and {len(bad) - 5} more" if len(bad) > 5 else "")
+            shown = ", ".join(bad[:5]) + (
+                _(" and {n} more").format(n=len(bad) - 5) if len(bad) > 5 else ""
+            )
             return TransferOutcome(
                 "failed",
-                message=f"Verification failed: {len(bad)} file(s) differ between the two sides "
-                f"({shown}). Retry the job to copy them again.",
+                message=_(
+                    "Verification failed: {n} file(s) differ between the two sides "
+                    "({shown}). Retry the job to copy them again."
+                ).format(n=len(bad), shown=shown),
                 bytes_sent=total_sent,
                 literal_bytes=outcome.literal_bytes,
             )
         return TransferOutcome(
             "done",
-            message=f"Verified. {outcome.message}" if outcome.message else "",  # e.g. skipped links
+            message=(  # e.g. skipped links
+                _("Verified. {note}").format(note=outcome.message) if outcome.message else ""
+            ),
             verified=True,
             bytes_sent=total_sent,
             literal_bytes=outcome.literal_bytes,
@@ -246,15 +278,22 @@ class TransferEngine:
             if job.first_started_at:
                 moved = salvage_temp_files(Path(job.local_path), job.first_started_at)
                 if moved:
-                    yield TransferNote(f"Kept {len(moved)} partly received file(s) for resume.")
+                    yield TransferNote(
+                        ngettext("Kept {n} partly received file(s) for resume.",
+                                 "Kept {n} partly received file(s) for resume.", len(moved))
+                        .format(n=len(moved))
+                    )  # fmt: skip
         cmd = self._command(job, host, "transfer")
-        run = RsyncRun(cmd, control)
+        run = RsyncRun(cmd, control, local_size(Path(job.local_path)) if job.direction == "upload"
+                       else None)  # fmt: skip
         started = time.time()
         outcome = yield from run.events()
         if outcome.outcome == "failed" and job.direction == "download":
             full = self._rsync_disk_full(job, cmd, run, started)
             if full is not None:
-                message = f"{full} (rsync exit code {run.returncode})"
+                message = _("{problem} (rsync exit code {code})").format(
+                    problem=full, code=run.returncode
+                )
                 return replace(outcome, message=message, retryable=False)
         # ssh refused (255), or rsync noticed the closed pipe first and exited 12: ssh's own
         # lines in the output say which
@@ -334,7 +373,7 @@ class TransferEngine:
     def _command(self, job: TransferJob, host: Host, purpose: str) -> RsyncCommand:
         rsync = self.local_rsync()
         if rsync is None:
-            raise UserError("rsync is not installed on this computer.")
+            raise UserError(_("rsync is not installed on this computer."))
         remote = self._remote_rsync.get(host.alias)
         return RsyncCommand.prepare(
             job,
@@ -350,7 +389,11 @@ class TransferEngine:
         if engine == "rsync":
             code, out = run_capture(self._command(job, host, "verify"))
             if code != 0:
-                raise ConnectionError(f"rsync exit code {code}: {out.strip()[-300:]}")
+                raise ConnectionError(
+                    _("rsync exit code {code}: {output}").format(
+                        code=code, output=out.strip()[-300:]
+                    )
+                )
             return itemized_differences(out)
         client = self.client_factory(host)
         try:
@@ -368,7 +411,10 @@ class TransferEngine:
         """What `--delete` would remove at the destination (a dry run); needs rsync."""
         code, out = run_capture(self._command(job, host, "preview-delete"))
         if code != 0:
-            raise UserError(f"The delete preview failed (rsync exit code {code}).", hint=out[-300:])
+            raise UserError(
+                _("The delete preview failed (rsync exit code {code}).").format(code=code),
+                hint=out[-300:],
+            )
         return deletions(out)
 
     def discard_partial(self, job: TransferJob, host: Host) -> None:

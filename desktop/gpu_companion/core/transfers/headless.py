@@ -12,6 +12,7 @@ import queue as queues
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from gpu_companion.core.common.i18n import _
 from gpu_companion.core.transfers.job import JobState, TransferJob, human_bytes
 from gpu_companion.core.transfers.queue import TransferQueue
 
@@ -93,7 +94,7 @@ def progress_line(job: TransferJob) -> str:
         f"{pct}%" if pct is not None else "",
         f"{human_bytes(job.bytes_done)} / {human_bytes(job.bytes_total)}",
         f"{human_bytes(job.rate_bps)}/s" if job.rate_bps else "",
-        f"{job.eta_s} s left" if job.eta_s is not None else "",
+        _("{seconds} s left").format(seconds=job.eta_s) if job.eta_s is not None else "",
         job.current_file or "",
     ]
     return "  ".join(p for p in parts if p)

@@ -14,6 +14,7 @@ from enum import Enum
 from typing import Literal
 
 from gpu_companion.core.common.errors import ValidationError
+from gpu_companion.core.common.i18n import _
 
 PARTIAL_DIR = ".rsync-partial"
 DEFAULT_UPLOAD_EXCLUDES: tuple[str, ...] = (".git", "__pycache__", "*.tmp")
@@ -115,16 +116,21 @@ class TransferJob:
 
     def validated(self) -> TransferJob:
         if self.direction not in ("upload", "download"):
-            raise ValidationError("direction", f"Unknown direction {self.direction!r}.")
+            raise ValidationError(
+                "direction",
+                _("Unknown direction {direction}.").format(direction=repr(self.direction)),
+            )
         if not self.local_path.strip():
-            raise ValidationError("local_path", "Choose a local file or folder.")
+            raise ValidationError("local_path", _("Choose a local file or folder."))
         if "\x00" in self.local_path or "\n" in self.local_path:
-            raise ValidationError("local_path", "The local path has a control character in it.")
+            raise ValidationError("local_path", _("The local path has a control character in it."))
         if self.options.bwlimit_kbps < 0:
-            raise ValidationError("bwlimit", "The bandwidth limit cannot be negative.")
+            raise ValidationError("bwlimit", _("The bandwidth limit cannot be negative."))
         for pattern in self.options.excludes:
             if not pattern.strip() or "\n" in pattern:
-                raise ValidationError("excludes", "An exclude pattern is empty or has a newline.")
+                raise ValidationError(
+                    "excludes", _("An exclude pattern is empty or has a newline.")
+                )
         return replace(self, remote_path=validate_remote_path(self.remote_path))
 
 
@@ -140,17 +146,19 @@ def validate_remote_path(value: str) -> str:
     elif path.startswith("~/"):
         path = path[2:]
     if not path:
-        raise ValidationError("remote_path", "Choose a folder on the host.")
+        raise ValidationError("remote_path", _("Choose a folder on the host."))
     if any(ord(c) < 32 or ord(c) == 127 for c in path):
-        raise ValidationError("remote_path", "The remote path has a control character in it.")
+        raise ValidationError("remote_path", _("The remote path has a control character in it."))
     if path.startswith("~"):
         raise ValidationError(
             "remote_path",
-            "Paths like ~user/... are not supported; give an absolute path or one relative to "
-            "your home folder on the host.",
+            _(
+                "Paths like ~user/... are not supported; give an absolute path or one relative to "
+                "your home folder on the host."
+            ),
         )
     if len(path.encode()) > 4096:
-        raise ValidationError("remote_path", "The remote path is longer than 4096 bytes.")
+        raise ValidationError("remote_path", _("The remote path is longer than 4096 bytes."))
     return path
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import posixpath
 from pathlib import Path, PurePosixPath
 
+from gpu_companion.core.common.i18n import _
 from gpu_companion.core.hosts.registry import Host
 from gpu_companion.core.transfers.job import DEFAULT_UPLOAD_EXCLUDES, TransferJob, TransferOptions
 from gpu_companion.core.transfers.queue import TransferQueue
@@ -47,7 +48,7 @@ def sync_checkpoints(
         options=TransferOptions(
             excludes=CHECKPOINT_EXCLUDES, bwlimit_kbps=bwlimit_kbps, verify=True
         ),
-        label=f"Sync checkpoints: {host.alias}:{name}",
+        label=_("Sync checkpoints: {host}:{name}").format(host=host.alias, name=name),
     )
     return queue.add(job)
 

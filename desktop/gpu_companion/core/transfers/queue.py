@@ -35,6 +35,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from gpu_companion.core.common.errors import UserError, ValidationError
+from gpu_companion.core.common.i18n import N_, _
 from gpu_companion.core.common.listeners import Listeners
 from gpu_companion.core.common.owner import owner_alive, this_machine, this_owner
 from gpu_companion.core.hosts.registry import Host
@@ -57,7 +58,7 @@ from gpu_companion.core.transfers.scheduler import HEARTBEAT_S, LaneScheduler
 
 log = logging.getLogger(__name__)
 
-INTERRUPTED = "Interrupted when the app closed; resume to continue from where it stopped."
+INTERRUPTED = N_("Interrupted when the app closed; resume to continue from where it stopped.")
 # A job whose owner is on another computer counts as orphaned after this long without a beat:
 # four missed beats (the heartbeat is written every HEARTBEAT_S while lanes run).
 OWNER_STALE_S = 4 * HEARTBEAT_S
@@ -232,7 +233,9 @@ class TransferQueue:
     def add(self, job: TransferJob) -> TransferJob:
         job = job.validated()
         if self.hosts(job.host_alias) is None:
-            raise ValidationError("host", f"No host named {job.host_alias!r}.")
+            raise ValidationError(
+                "host", _("No host named {alias}.").format(alias=repr(job.host_alias))
+            )
         job = replace(job, id=None, state=JobState.QUEUED, created_at=self.clock())
         with self.store.transaction() as db:
             rowid = db.table("transfer_jobs").insert(_row(job) | _claimed_by_me()).last_rowid
@@ -280,7 +283,7 @@ class TransferQueue:
         if job is None:
             return
         if job.state is JobState.RUNNING:
-            raise UserError("Pause or cancel the transfer before removing it.")
+            raise UserError(_("Pause or cancel the transfer before removing it."))
         with self.store.transaction() as db:
             db.table("transfer_jobs").delete(job_id)
 
@@ -355,7 +358,7 @@ class TransferQueue:
                 cur = db.execute(  # unless its owner changed meanwhile (another start resumed it)
                     "UPDATE transfer_jobs SET state = 'paused', message = ? "
                     f"WHERE id = ? AND owner = ? AND state IN {_PENDING_STATES}",
-                    [INTERRUPTED, job_id, owner or ""],
+                    [_(INTERRUPTED), job_id, owner or ""],
                 )
                 if cur.rowcount:
                     paused.append(job_id)
@@ -383,7 +386,7 @@ class TransferQueue:
                 db.execute(
                     "UPDATE transfer_jobs SET state = 'paused', message = ? "
                     f"WHERE id = ? AND state IN {_PENDING_STATES}",
-                    [INTERRUPTED, job_id],
+                    [_(INTERRUPTED), job_id],
                 )
         self._emit_ids(job_ids)
 
@@ -467,7 +470,9 @@ class TransferQueue:
         try:
             yield job
             if host is None:
-                outcome = TransferOutcome("failed", message=f"No host named {job.host_alias!r}.")
+                outcome = TransferOutcome(
+                    "failed", message=_("No host named {alias}.").format(alias=repr(job.host_alias))
+                )
                 return
             events = self.engine.run(job, host, control)
             last_save = time.monotonic()
@@ -493,7 +498,9 @@ class TransferQueue:
             outcome = TransferOutcome("failed", message=str(exc))
         except Exception as exc:  # a bug or an unexpected library error: log it, fail the job
             log.exception("transfer job %s failed", job.id)
-            outcome = TransferOutcome("failed", message=f"Unexpected error: {exc}")
+            outcome = TransferOutcome(
+                "failed", message=_("Unexpected error: {problem}").format(problem=exc)
+            )
         finally:
             final = self._finish(job, outcome, time.monotonic() - started)
         yield final
@@ -504,7 +511,7 @@ class TransferQueue:
         job_id = job.id
         assert job_id is not None
         if outcome is None:
-            outcome = TransferOutcome("paused", message=INTERRUPTED)
+            outcome = TransferOutcome("paused", message=_(INTERRUPTED))
         state = {
             "done": JobState.DONE,
             "failed": JobState.FAILED,
@@ -514,10 +521,10 @@ class TransferQueue:
         message = (
             outcome.message
             or {
-                JobState.DONE: "Verified." if outcome.verified else "Done (not verified).",
-                JobState.PAUSED: "Paused; partial data kept.",
-                JobState.CANCELLED: "Cancelled.",
-                JobState.FAILED: "Failed.",
+                JobState.DONE: _("Verified.") if outcome.verified else _("Done (not verified)."),
+                JobState.PAUSED: _("Paused; partial data kept."),
+                JobState.CANCELLED: _("Cancelled."),
+                JobState.FAILED: _("Failed."),
             }[state]
         )
         job = replace(
@@ -552,10 +559,14 @@ class TransferQueue:
 
 def _apply(job: TransferJob, event: EngineEvent) -> TransferJob:
     if isinstance(event, TransferProgress):
+        total = event.bytes_total or job.bytes_total
+        # a resumed job's rsync counts from 0 again while the data it paused with is still at
+        # the destination: the shown progress never goes back below it
+        kept = job.bytes_done if total is None or job.bytes_done <= total else 0
         return replace(
             job,
-            bytes_done=event.bytes_done,
-            bytes_total=event.bytes_total or job.bytes_total,
+            bytes_done=max(event.bytes_done, kept),
+            bytes_total=total,
             rate_bps=event.rate_bps,
             eta_s=event.eta_s,
             current_file=event.current_file or job.current_file,
@@ -565,11 +576,12 @@ def _apply(job: TransferJob, event: EngineEvent) -> TransferJob:
     if isinstance(event, Retrying):
         return replace(
             job,
-            message=f"Connection dropped; retry {event.attempt} in {event.delay_s:.0f} s. "
-            f"{event.reason}",
+            message=_("Connection dropped; retry {attempt} in {seconds} s. {reason}").format(
+                attempt=event.attempt, seconds=f"{event.delay_s:.0f}", reason=event.reason
+            ),
         )
     if isinstance(event, Verifying):
-        return replace(job, message="Verifying checksums on both sides…")
+        return replace(job, message=_("Verifying checksums on both sides…"))
     if isinstance(event, TransferNote) and event.level != "info":
         return replace(job, message=event.text)
     return job

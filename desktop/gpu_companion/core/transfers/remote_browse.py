@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpu_companion.core.common.errors import UserError
+from gpu_companion.core.common.i18n import _
 from gpu_companion.core.hosts.registry import Host
 from gpu_companion.core.transfers.engine import ClientFactory
 from gpu_companion.core.transfers.remote_names import (
@@ -49,7 +50,11 @@ def list_remote_dir(
             absolute = sftp.normalize(path)
             attrs = listdir_attr(sftp, absolute)
         except OSError as exc:
-            raise UserError(f"Cannot list {path} on {host.alias}: {exc}") from exc
+            raise UserError(
+                _("Cannot list {path} on {host}: {problem}").format(
+                    path=path, host=host.alias, problem=exc
+                )
+            ) from exc
         finally:
             sftp.close()
     finally:

@@ -13,6 +13,7 @@ import stat
 from typing import Any
 
 from gpu_companion.core.common.errors import UserError
+from gpu_companion.core.common.i18n import _
 
 # What a received file may keep: rwx for the owner, r-x for others; never setuid, setgid, sticky
 # or group/other write.
@@ -25,9 +26,11 @@ class UnsafeRemoteName(UserError):
     def __init__(self, name: str, where: str) -> None:
         shown = ascii(name) if not name.isprintable() else repr(name)
         super().__init__(
-            f"The host listed an unsafe name {shown} in {where}: a file name must not contain "
-            "'/', NUL, or be '.' or '..'. Nothing was written outside the download folder.",
-            hint="Rename or remove that entry on the host, then retry.",
+            _(
+                "The host listed an unsafe name {name} in {where}: a file name must not contain "
+                "'/', NUL, or be '.' or '..'. Nothing was written outside the download folder."
+            ).format(name=shown, where=where),
+            hint=_("Rename or remove that entry on the host, then retry."),
         )
         self.name = name
 
@@ -81,7 +84,7 @@ def listdir_attr(sftp: Any, path: str) -> list[Any]:
                 break
             if t != CMD_NAME:
                 raise SFTPError("Expected name response")
-            for _ in range(msg.get_int()):
+            for _i in range(msg.get_int()):
                 filename = decode_name(msg.get_string())
                 longname = decode_name(msg.get_string())
                 attr = SFTPAttributes._from_msg(msg, filename, longname)

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from gpu_companion.core.common.i18n import _, ngettext
 from gpu_companion.core.transfers.job import (
     PARTIAL_DIR,
     TransferControl,
@@ -74,15 +75,16 @@ def disk_full_message(folder: Path, needed: int | None) -> str:
     `needed` is what the rest of the job still has to write there (None when unknown)."""
     figures = []
     if needed is not None:
-        figures.append(f"{max(math.ceil(needed / _MIB), 1 if needed else 0)} MiB needed")
+        mib = max(math.ceil(needed / _MIB), 1 if needed else 0)
+        figures.append(_("{n} MiB needed").format(n=mib))
     free = _free_bytes(folder)
     if free is not None:
-        figures.append(f"{free // _MIB} MiB free")
+        figures.append(_("{n} MiB free").format(n=free // _MIB))
     shown = f" ({', '.join(figures)})" if figures else ""
-    return (
-        f"The disk holding {folder} is full: free space there{shown}, then retry the transfer. "
+    return _(
+        "The disk holding {folder} is full: free space there{figures}, then retry the transfer. "
         "Files that already arrived are kept and are not downloaded again."
-    )
+    ).format(folder=folder, figures=shown)
 
 
 def _free_bytes(folder: Path) -> int | None:
@@ -182,12 +184,16 @@ class SftpRun:
                     if link_stays_inside(rel, target):
                         files.append(_File(rel, 0, int(st.st_mtime), 0o777, link=target))
                     else:
-                        self.skipped.append(f"{display_name(rel)} (a link out of the folder)")
+                        self.skipped.append(
+                            _("{name} (a link out of the folder)").format(name=display_name(rel))
+                        )
                 elif stat.S_ISREG(st.st_mode):
                     mode = stat.S_IMODE(st.st_mode)
                     files.append(_File(rel, st.st_size, int(st.st_mtime), mode))
                 else:
-                    self.skipped.append(f"{display_name(rel)} (not a regular file)")
+                    self.skipped.append(
+                        _("{name} (not a regular file)").format(name=display_name(rel))
+                    )
         return files
 
     def _remote_exists(self, path: str) -> bool:
@@ -205,7 +211,9 @@ class SftpRun:
         if not stat.S_ISDIR(st.st_mode or 0) or not self.job.options.source_is_dir:
             name = posixpath.basename(root.rstrip("/"))
             if not stat.S_ISREG(st.st_mode or 0):  # /dev/zero, a fifo: endless, even to hash
-                self.skipped.append(f"{display_name(name)} (not a regular file)")
+                self.skipped.append(
+                    _("{name} (not a regular file)").format(name=display_name(name))
+                )
                 return []
             return [_File(name, _size(st.st_size), _mtime(st.st_mtime), safe_mode(st.st_mode))]
         files: list[_File] = []
@@ -224,8 +232,12 @@ class SftpRun:
                     mode = safe_mode(attr.st_mode)
                     files.append(_File(rel, _size(attr.st_size), _mtime(attr.st_mtime), mode))
                 else:  # a link, fifo, device or socket on the host: never recreated here
-                    kind = "a link" if stat.S_ISLNK(attr.st_mode or 0) else "not a regular file"
-                    self.skipped.append(f"{display_name(rel)} ({kind})")
+                    kind = (
+                        _("{name} (a link)")
+                        if stat.S_ISLNK(attr.st_mode or 0)
+                        else _("{name} (not a regular file)")
+                    )
+                    self.skipped.append(kind.format(name=display_name(rel)))
         return files
 
     def skipped_note(self) -> str:
@@ -233,9 +245,11 @@ class SftpRun:
             return ""
         named = ", ".join(self.skipped[:_MAX_NAMED])
         more = len(self.skipped) - _MAX_NAMED
-        return f"Skipped {len(self.skipped)} entr{'y' if len(self.skipped) == 1 else 'ies'}: " + (
-            named + (f" and {more} more" if more > 0 else "") + "."
-        )
+        more_text = _(" and {n} more").format(n=more) if more > 0 else ""
+        return ngettext(
+            "Skipped {n} entry: {names}{more}.", "Skipped {n} entries: {names}{more}.",
+            len(self.skipped),
+        ).format(n=len(self.skipped), names=named, more=more_text)  # fmt: skip
 
     # --- running -------------------------------------------------------------------------
 
@@ -248,10 +262,15 @@ class SftpRun:
         except UnsafeRemoteName as exc:
             return TransferOutcome("failed", message=str(exc))
         if upload and not local_root.exists():
-            return TransferOutcome("failed", message=f"{local_root} does not exist.")
+            return TransferOutcome(
+                "failed", message=_("{path} does not exist.").format(path=local_root)
+            )
         if not upload and not files and not self._remote_exists(job.remote_path):
             return TransferOutcome(
-                "failed", message=f"{job.remote_path} does not exist on {job.host_alias}."
+                "failed",
+                message=_("{path} does not exist on {host}.").format(
+                    path=job.remote_path, host=job.host_alias
+                ),
             )
         total = sum(f.size for f in files)
         done = 0
@@ -263,8 +282,10 @@ class SftpRun:
             if not upload and not (inside(str(local_root), dst) and inside(dst, partial, True)):
                 return TransferOutcome(
                     "failed",
-                    message=f"{f.rel!r} from the host would be written outside {local_root} "
-                    "(through a link there); nothing was written for it.",
+                    message=_(
+                        "{name} from the host would be written outside {folder} "
+                        "(through a link there); nothing was written for it."
+                    ).format(name=repr(f.rel), folder=local_root),
                     bytes_sent=self.bytes_sent,
                 )
             if self._up_to_date(f, dst, upload):

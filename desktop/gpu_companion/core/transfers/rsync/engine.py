@@ -18,6 +18,7 @@ from pathlib import Path
 
 from gpu_companion.core.common.children import child_options, kill_group, run_group
 from gpu_companion.core.common.errors import UserError
+from gpu_companion.core.common.i18n import _
 from gpu_companion.core.transfers.job import (
     PARTIAL_DIR,
     TransferControl,
@@ -81,8 +82,8 @@ class RsyncCommand:
         opts = job.options
         if opts.delete and not opts.delete_previewed and purpose == "transfer":
             raise UserError(
-                "Deleting files at the destination needs a preview first.",
-                hint="Run the delete preview, check the list, then start the job.",
+                _("Deleting files at the destination needs a preview first."),
+                hint=_("Run the delete preview, check the list, then start the job."),
             )
         argv = [rsync, "-a", "--protect-args", f"--partial-dir={PARTIAL_DIR}"]
         argv += list(SAFE_TREE_OPTIONS)
@@ -124,9 +125,12 @@ def _endpoints(job: TransferJob, target: str) -> list[str]:
 class RsyncRun:
     """Runs a prepared command; `events()` yields progress and returns the outcome."""
 
-    def __init__(self, command: RsyncCommand, control: TransferControl) -> None:
+    def __init__(
+        self, command: RsyncCommand, control: TransferControl, known_total: int | None = None
+    ) -> None:
         self.command = command
         self.control = control
+        self.known_total = known_total  # an upload's size, summed here before rsync starts
         self.output_tail = ""
         self.returncode: int | None = None
         self._proc: subprocess.Popen[bytes] | None = None
@@ -151,7 +155,8 @@ class RsyncRun:
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         assert proc.stdout is not None
         fd = proc.stdout.fileno()
-        total: int | None = None
+        total: int | None = self.known_total
+        best_percent = 0  # rsync gives whole percents: the estimate from the highest is closest
         current: str | None = None
         try:
             while True:
@@ -162,8 +167,14 @@ class RsyncRun:
                     if isinstance(ev, FileStarted):
                         current = ev.name
                     elif isinstance(ev, Progress):
-                        if ev.percent and ev.percent > 0 and not ev.incremental_scan:
-                            total = max(total or 0, round(ev.bytes_done * 100 / ev.percent))
+                        if (
+                            self.known_total is None
+                            and ev.percent
+                            and not ev.incremental_scan
+                            and ev.percent >= best_percent
+                        ):
+                            best_percent = ev.percent
+                            total = round(ev.bytes_done * 100 / ev.percent)
                         yield TransferProgress(ev.bytes_done, total, ev.rate_bps, ev.eta_s, current)
                     elif isinstance(ev, RsyncMessage) and ev.level != "info":
                         yield TransferNote(ev.text, ev.level)
@@ -201,10 +212,12 @@ class RsyncRun:
             for line in self.output_tail.replace("\r", "\n").splitlines()
             if classify_line(line.strip()) == "error" and "rsync error:" not in line
         ]
-        detail = f" rsync said: {said[-1]}" if said else ""
+        detail = _(" rsync said: {line}").format(line=said[-1]) if said else ""
         return TransferOutcome(
             "failed",
-            message=f"{info.message} (rsync exit code {code}).{detail}",
+            message=_("{problem} (rsync exit code {code}).{detail}").format(
+                problem=info.message, code=code, detail=detail
+            ),
             bytes_sent=sent,
             literal_bytes=stats.literal_data,
             retryable=info.retryable,

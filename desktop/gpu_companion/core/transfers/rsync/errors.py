@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from gpu_companion.core.common.i18n import N_, _
 from gpu_companion.core.common.ssh_problems import SshProblem, openssh_problem
 from gpu_companion.core.transfers.rsync.versions import RsyncVersion, parse_version_string
 
@@ -83,7 +84,7 @@ def last_error_line(output: str) -> RsyncErrorLine | None:
     return found
 
 
-_RETRY = " Start the transfer again: files that already arrived are not sent twice."
+_RETRY = N_(" Start the transfer again: files that already arrived are not sent twice.")
 
 # A write that failed for want of space (or quota): rsync prints the errno's text.
 DISK_FULL_RE = re.compile(r"No space left on device|Disk quota exceeded")
@@ -110,130 +111,169 @@ def disk_full_path(output: str) -> str | None:
 
 
 _CONNECTION_DROP = (
-    "The connection to the instance dropped in the middle of the transfer. Usually the network "
-    "blinked, the instance was stopped or preempted, or SSH timed out." + _RETRY
+    N_(
+        "The connection to the instance dropped in the middle of the transfer. Usually the network "
+        "blinked, the instance was stopped or preempted, or SSH timed out."
+    )
+    + _RETRY
 )
 
 _EXITS: dict[int, tuple[ExitCategory, str, bool]] = {
-    0: ("ok", "The transfer finished.", False),
+    0: ("ok", N_("The transfer finished."), False),
     1: (
         "usage",
-        "rsync rejected its command line (syntax or usage error). If you added your own rsync "
-        "options, check them; otherwise report this with the log.",
+        N_(
+            "rsync rejected its command line (syntax or usage error). If you added your own rsync "
+            "options, check them; otherwise report this with the log."
+        ),
         False,
     ),
     2: (
         "usage",
-        "The rsync programs on your computer and on the instance could not agree on a protocol. "
-        "Update rsync on the older side (rsync --version on both).",
+        N_(
+            "The rsync programs on your computer and on the instance could not agree on a "
+            "protocol. Update rsync on the older side (rsync --version on both)."
+        ),
         False,
     ),
     3: (
         "usage",
-        "A source or destination folder could not be used: it is missing, not a folder, or not "
-        "readable. Check both paths exist on the side they belong to.",
+        N_(
+            "A source or destination folder could not be used: it is missing, not a folder, or not "
+            "readable. Check both paths exist on the side they belong to."
+        ),
         False,
     ),
     4: (
         "usage",
-        "The rsync on one side does not support an option this transfer needs. Update rsync on "
-        "the instance (or on your computer) and try again.",
+        N_(
+            "The rsync on one side does not support an option this transfer needs. Update rsync on "
+            "the instance (or on your computer) and try again."
+        ),
         False,
     ),
     5: (
         "auth",
-        "The rsync service on the other side refused the login. Check the user name, the module "
-        "name and the password or key for this host.",
+        N_(
+            "The rsync service on the other side refused the login. Check the user name, the "
+            "module name and the password or key for this host."
+        ),
         False,
     ),
     10: (
         "connection",
-        "The network connection to the instance failed. Check the instance is running and its "
-        "address and port are right." + _RETRY,
+        N_(
+            "The network connection to the instance failed. Check the instance is running and its "
+            "address and port are right."
+        )
+        + _RETRY,
         True,
     ),
     11: (
         "disk_full",
-        "rsync could not write a file; usually the destination disk is full or over its quota "
-        "(sometimes it is read-only). Free space there (df -h) and start the transfer again.",
+        N_(
+            "rsync could not write a file; usually the destination disk is full or over its quota "
+            "(sometimes it is read-only). Free space there (df -h) and start the transfer again."
+        ),
         False,
     ),
     12: ("connection", _CONNECTION_DROP, True),
-    13: ("unknown", "rsync could not report its own diagnostics (code 13).", False),
-    14: ("unknown", "rsync's processes could not talk to each other (IPC error, code 14).", False),
+    13: ("unknown", N_("rsync could not report its own diagnostics (code 13)."), False),
+    14: (
+        "unknown",
+        N_("rsync's processes could not talk to each other (IPC error, code 14)."),
+        False,
+    ),
     15: (
         "unknown",
-        "One of rsync's processes crashed (code 15). Try again; report if it repeats.",
+        N_("One of rsync's processes crashed (code 15). Try again; report if it repeats."),
         False,
     ),
     16: (
         "unknown",
-        "One of rsync's processes was killed (code 16), often by the OOM killer.",
+        N_("One of rsync's processes was killed (code 16), often by the OOM killer."),
         False,
     ),
-    19: ("cancelled", "The transfer was stopped before it finished." + _RETRY, False),
-    20: ("cancelled", "The transfer was stopped before it finished." + _RETRY, False),
-    21: ("unknown", "rsync lost track of one of its processes (waitpid failed, code 21).", False),
+    19: ("cancelled", N_("The transfer was stopped before it finished.") + _RETRY, False),
+    20: ("cancelled", N_("The transfer was stopped before it finished.") + _RETRY, False),
+    21: (
+        "unknown",
+        N_("rsync lost track of one of its processes (waitpid failed, code 21)."),
+        False,
+    ),
     22: (
         "unknown",
-        "rsync ran out of memory (code 22). Free memory on the machine that failed, or split the "
-        "transfer into smaller folders.",
+        N_(
+            "rsync ran out of memory (code 22). Free memory on the machine that failed, or split "
+            "the transfer into smaller folders."
+        ),
         False,
     ),
     23: (
         "partial",
-        "Some files or their attributes were not transferred; the rest arrived. The lines above "
-        "name the files and why (often permissions or a missing path).",
+        N_(
+            "Some files or their attributes were not transferred; the rest arrived. The lines "
+            "above name the files and why (often permissions or a missing path)."
+        ),
         False,
     ),
     24: (
         "partial",
-        "Some files vanished while they were being copied (deleted or renamed during the "
-        "transfer, e.g. rotating checkpoints). Everything else arrived.",
+        N_(
+            "Some files vanished while they were being copied (deleted or renamed during the "
+            "transfer, e.g. rotating checkpoints). Everything else arrived."
+        ),
         False,
     ),
     25: (
         "usage",
-        "The --max-delete limit stopped rsync from deleting more files at the destination.",
+        N_("The --max-delete limit stopped rsync from deleting more files at the destination."),
         False,
     ),
     30: (
         "connection",
-        "No data moved for longer than the time-out: the connection or the instance stalled."
+        N_("No data moved for longer than the time-out: the connection or the instance stalled.")
         + _RETRY,
         True,
     ),
     35: (
         "connection",
-        "The rsync service on the instance did not answer in time." + _RETRY,
+        N_("The rsync service on the instance did not answer in time.") + _RETRY,
         True,
     ),
     124: (
         "connection",
-        "The remote shell (ssh) failed before rsync could start on the instance." + _RETRY,
+        N_("The remote shell (ssh) failed before rsync could start on the instance.") + _RETRY,
         True,
     ),
     125: (
         "connection",
-        "The remote shell (ssh) was killed during the transfer." + _RETRY,
+        N_("The remote shell (ssh) was killed during the transfer.") + _RETRY,
         True,
     ),
     126: (
         "connection",
-        "rsync exists on the remote host but could not be run (no permission or a broken "
-        "install). Reinstall it on the instance, e.g. apt-get install --reinstall rsync.",
+        N_(
+            "rsync exists on the remote host but could not be run (no permission or a broken "
+            "install). Reinstall it on the instance, e.g. apt-get install --reinstall rsync."
+        ),
         False,
     ),
     127: (
         "connection",
-        "rsync is not installed on the remote host. Install it on the instance (for example "
-        "apt-get install -y rsync) and start the transfer again.",
+        N_(
+            "rsync is not installed on the remote host. Install it on the instance (for example "
+            "apt-get install -y rsync) and start the transfer again."
+        ),
         False,
     ),
     255: (
         "connection",
-        "The SSH connection to the instance failed or dropped. Check the instance is still "
-        "running and reachable." + _RETRY,
+        N_(
+            "The SSH connection to the instance failed or dropped. Check the instance is still "
+            "running and reachable."
+        )
+        + _RETRY,
         True,
     ),
 }
@@ -252,50 +292,61 @@ _OUTPUT_HINTS: tuple[tuple[re.Pattern[str], ExitCategory, str, bool], ...] = (
     (
         DISK_FULL_RE,
         "disk_full",
-        "The destination disk is full (or over its quota). Free space there (df -h), or pick a "
-        "bigger volume, then start the transfer again; what already arrived is kept.",
+        N_(
+            "The destination disk is full (or over its quota). Free space there (df -h), or pick a "
+            "bigger volume, then start the transfer again; what already arrived is kept."
+        ),
         False,
     ),
     (
         re.compile(r"Permission denied \((?:publickey|password|keyboard-interactive)"),
         "auth",
-        "The instance refused the SSH key (Permission denied). Check that this platform's public "
-        "key is installed on the instance and that the user name is right.",
+        N_(
+            "The instance refused the SSH key (Permission denied). Check that this platform's "
+            "public key is installed on the instance and that the user name is right."
+        ),
         False,
     ),
     (
         re.compile(r"Host key verification failed|REMOTE HOST IDENTIFICATION HAS CHANGED"),
         "auth",
-        "The instance's host key does not match the one saved for this address. On rented "
-        "machines this usually means a new instance got a recycled IP: confirm the new key "
-        "on the Hosts page (Test connection, then 'This is a new instance…', or Forget "
-        "trusted key… under Edit) before connecting again.",
+        N_(
+            "The instance's host key does not match the one saved for this address. On rented "
+            "machines this usually means a new instance got a recycled IP: confirm the new key "
+            "on the Hosts page (Test connection, then 'This is a new instance…', or Forget "
+            "trusted key… under Edit) before connecting again."
+        ),
         False,
     ),
     (
         re.compile(r"@ERROR: auth failed"),
         "auth",
-        "The rsync service refused the user name or password for this module.",
+        N_("The rsync service refused the user name or password for this module."),
         False,
     ),
     (
         re.compile(r"Could not resolve hostname"),
         "connection",
-        "The host name could not be found. Check the address of the instance; a released "
-        "instance's name stops resolving.",
+        N_(
+            "The host name could not be found. Check the address of the instance; a released "
+            "instance's name stops resolving."
+        ),
         False,
     ),
     (
         re.compile(r"Connection refused"),
         "connection",
-        "Nothing accepts connections at that address and port. The instance may still be "
-        "booting or stopped, or the SSH port is wrong." + _RETRY,
+        N_(
+            "Nothing accepts connections at that address and port. The instance may still be "
+            "booting or stopped, or the SSH port is wrong."
+        )
+        + _RETRY,
         True,
     ),
     (
         re.compile(r"(?:Connection|Operation) timed out|timed out during banner exchange"),
         "connection",
-        "The instance did not answer in time: it may be stopped, busy, or behind a firewall."
+        N_("The instance did not answer in time: it may be stopped, busy, or behind a firewall.")
         + _RETRY,
         True,
     ),
@@ -309,19 +360,30 @@ def explain_exit_code(code: int, output: str = "") -> ExitInfo:
     an auth problem and "No space left on device" makes any failure a full disk.
     """
     if code < 0:  # Python's returncode for a process killed by a signal
-        return ExitInfo(code, "cancelled", f"rsync was stopped by signal {-code}." + _RETRY, False)
+        stopped = _("rsync was stopped by signal {signal}.").format(signal=-code) + _(_RETRY)
+        return ExitInfo(code, "cancelled", stopped, False)
     if code != 0 and output:
         problem = openssh_problem(output)
         for pattern, category, message, retryable in _OUTPUT_HINTS:
             if pattern.search(output):
-                return ExitInfo(code, category, message, retryable, problem)
+                return ExitInfo(code, category, _said(message), retryable, problem)
     known = _EXITS.get(code)
     if known is not None:
-        return ExitInfo(code, *known)
+        category, message, retryable = known
+        return ExitInfo(code, category, _said(message), retryable)
     return ExitInfo(
         code,
         "unknown",
-        f"rsync stopped with an unexpected exit code {code}. The log above says more; "
-        "try again, and report it if it repeats.",
+        _(
+            "rsync stopped with an unexpected exit code {code}. The log above says more; "
+            "try again, and report it if it repeats."
+        ).format(code=code),
         False,
     )
+
+
+def _said(message: str) -> str:
+    """A message of the tables above in the current language (the retry advice on its own)."""
+    if message.endswith(_RETRY):
+        return _(message[: -len(_RETRY)]) + _(_RETRY)
+    return _(message)

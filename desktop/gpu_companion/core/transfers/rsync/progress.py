@@ -12,6 +12,8 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from gpu_companion.core.common.i18n import _
+
 MessageLevel = Literal["info", "warning", "error"]
 
 _HUMAN_POWERS = {"K": 1, "M": 2, "G": 3, "T": 4, "P": 5, "E": 6}
@@ -250,8 +252,10 @@ class RsyncProgressParser:
         self._flush_pending(events)
         events.append(
             RsyncMessage(
-                f"Skipped a line of more than {MAX_LINE_CHARS} characters from the transfer "
-                "output (not rsync progress).",
+                _(
+                    "Skipped a line of more than {n} characters from the transfer output (not "
+                    "rsync progress)."
+                ).format(n=MAX_LINE_CHARS),
                 "warning",
             )
         )
