@@ -220,17 +220,24 @@ if any(p.startswith("release") for p in pages):  # a checklist half-way: Release
     rel = win.pages["release"]
     rel.open_host("vast-4090")
     now = datetime.now(timezone.utc)
+    from gpu_companion.core.common.i18n import _, ngettext  # the app's own words, in its language
     demo = {
-        "checkpoints": (ItemState.PASSED, "1 directory fully copied", (),
-                        {"directories": 1, "files_pending": 0}),
-        "archive": (ItemState.PASSED, "llama-lora-20260307-bf16.tar.zst: 2143289344 bytes, "
-                    "sha256 9f2c41d07be3… on both sides", (), {"remote_bytes": 2143289344}),
-        "leftovers": (ItemState.FAILED, "2 file(s) to sync or dismiss",
+        "checkpoints": (ItemState.PASSED, ngettext(
+            "{n} directory downloaded and verified (transfer {jobs}), nothing newer on the host",
+            "{n} directories downloaded and verified (transfer {jobs}), nothing newer on the host",
+            1).format(n=1, jobs="#41"), (), {"directories": 1, "files_pending": 0}),
+        "archive": (ItemState.PASSED, _("{archive}: {size} bytes, sha256 {sha}… on both sides")
+                    .format(archive="llama-lora-20260307-bf16.tar.zst", size=2143289344,
+                            sha="9f2c41d07be3"), (), {"remote_bytes": 2143289344}),
+        "leftovers": (ItemState.FAILED, _("{n} file(s) to sync or dismiss").format(n=2),
                       ("/root/data/shard-07.arrow\t812.4 MiB", "/root/eval_notes.md\t0.0 MiB"),
                       {"listed": 2, "dismissed": 0, "open": 2}),
-        "processes": (ItemState.FAILED, "2 still running",
-                      ("GPU process 31337 python train.py, 20112 MiB",
-                       "tmux session 'train' (socket /tmp/tmux-0/default): python, pid 31330"),
+        "processes": (ItemState.FAILED, _("{n} still running").format(n=2),
+                      (_("GPU process {pid} {name}{memory}").format(
+                          pid=31337, name="python train.py", memory=", 20112 MiB"),
+                       _("tmux session {name} (socket {socket}): {command}, pid {pid}").format(
+                           name="'train'", socket="/tmp/tmux-0/default", command="python",
+                           pid=31330)),
                       {"gpu_processes": 1, "processes": 0, "sessions": 1}),
     }
     for key, (state, summary, details, figures) in demo.items():
@@ -425,8 +432,9 @@ def prepare(i):
             for step in judge(record, findings):
                 wiz.selfcheck_page.view.add_step(step)
         wiz.selfcheck_page.view.status.setText(wiz.selfcheck_page.view.summary())
-        wiz.selfcheck_page.notice.setText("Sample results from a test host with the CPU build "
-                                          "of PyTorch.")
+        wiz.selfcheck_page.notice.setText(
+            "示例结果：来自装有 CPU 版 PyTorch 的测试主机。" if os.environ.get("SCREENSHOT_LANG") == "zh_CN"
+            else "Sample results from a test host with the CPU build of PyTorch.")
 
 def shoot(i=0):
     prepare(i)

@@ -120,3 +120,22 @@ def test_linux_bundle_builds_starts_and_finds_the_keyring(keyring_session, tmp_p
     )
     # keyring finds its backends by entry point: this fails if the bundle lost their metadata
     assert "[ok ] keyring: usable: SecretService" in doctor.stdout, doctor.stdout
+
+
+def test_the_wheel_carries_every_compiled_catalog(tmp_path):
+    """The zh_CN .qm (Qt) and .mo (gettext) files are package data: an installed app speaks
+    Chinese without the source tree."""
+    import zipfile
+
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
+         "-w", str(tmp_path), str(REPO)],
+        check=True, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    wheel = next(tmp_path.glob("gpu_companion-*.whl"))
+    names = set(zipfile.ZipFile(wheel).namelist())
+    catalogs = sorted((REPO / "resources" / "i18n" / "zh_CN").glob("*.[qm][mo]"))
+    assert catalogs and all(p.suffix in (".qm", ".mo") for p in catalogs)
+    missing = [p.name for p in catalogs
+               if f"gpu_companion/resources/i18n/zh_CN/{p.name}" not in names]  # fmt: skip
+    assert missing == []

@@ -29,7 +29,7 @@ def _populate(ctx):  # type: ignore[no-untyped-def]
     past = ctx.ledger.start_rental(
         lam.id, "2.49", gpu_model="H100", started_at=ctx.ledger.now() - timedelta(hours=5)
     )
-    ctx.ledger.end_rental(past.id)
+    ctx.ledger.end_rental(past.id, reason="released")
     ctx.ledger.start_rental(vast.id, "0.78", host_id=host.id, gpu_model="RTX 4090", gpu_count=2,
                             max_runtime=timedelta(hours=6), tag="dpo")  # fmt: skip
     ctx.budgets.set_budget("month", "150", "USD")

@@ -305,6 +305,10 @@
         <translation>在花费页面停止</translation>
     </message>
     <message>
+        <source>released</source>
+        <translation>已释放</translation>
+    </message>
+    <message>
         <source>price change</source>
         <translation>价格变动</translation>
     </message>

@@ -54,6 +54,7 @@ KIND_LABELS = dict(  # an import row's type: a rental or one of the charge kinds
 END_REASONS = {
     "stopped on the Spend page": str(QT_TRANSLATE_NOOP("SpendLabels", "stopped on the Spend page")),
     "stopped": str(QT_TRANSLATE_NOOP("SpendLabels", "stopped")),
+    "released": str(QT_TRANSLATE_NOOP("SpendLabels", "released")),
     "price change": str(QT_TRANSLATE_NOOP("SpendLabels", "price change")),
     "restarted": str(QT_TRANSLATE_NOOP("SpendLabels", "restarted")),
     "gone": str(QT_TRANSLATE_NOOP("SpendLabels", "gone")),
