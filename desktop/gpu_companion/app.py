@@ -130,21 +130,10 @@ def run_gui(
         window.after_first_paint_calls.insert(0, instance.listen)  # first: a later launch waits
     if smoke_test:
         return smoke(services, window, errors)
-    from gpu_companion.ui.common.worker import run_in_thread
 
     def start_after_first_paint() -> None:
-        """Watching the rented hosts, the app's ssh-agent (ssh modules load now), its keys and
-        the managed ssh config off the GUI thread, then auto-release: right after the first
-        paint, or 1 s after launch in the tray; a page can reach a host only after it."""
         rotate_logs(log_handler, paths.log_file)
-        services.start_watching()  # rented hosts stream from launch, page or tray alike
-        try:
-            services.start()
-        except UserError as exc:
-            log.warning("ssh-agent: %s", exc)
-            services.notifier.warning(str(exc), source="ssh-agent")
-        shows_balloons = window.tray is not None and window.tray.icon is not None
-        run_in_thread(_start_background, services, shows_balloons)
+        start_services(services, window)
 
     in_tray = background and window.tray is not None and window.tray.available
     if os.environ.get("GPU_COMPANION_EXIT_AFTER_FIRST_PAINT"):  # benchmarks/startup.py
@@ -210,6 +199,28 @@ def _welcome(services: Services, window: MainWindow) -> None:
     from gpu_companion.ui.shell.welcome import show_welcome_once
 
     show_welcome_once(services, window)
+
+
+def start_services(
+    services: Services, window: MainWindow, run: Callable[..., object] | None = None
+) -> None:
+    """What the app starts once its window has painted (or 1 s after a launch in the tray):
+    watching the rented hosts, the app's ssh-agent (ssh modules load now), then off the GUI
+    thread its keys, the managed ssh config and the always-on rules; a page can reach a host
+    only after it. `run` runs that last part (a thread by default; the journey tests pass one
+    that waits) — the tests start the app through this very function."""
+    if run is None:
+        from gpu_companion.ui.common.worker import run_in_thread
+
+        run = run_in_thread
+    services.start_watching()  # rented hosts stream from launch, page or tray alike
+    try:
+        services.start()
+    except UserError as exc:
+        log.warning("ssh-agent: %s", exc)
+        services.notifier.warning(str(exc), source="ssh-agent")
+    shows_balloons = window.tray is not None and window.tray.icon is not None
+    run(_start_background, services, shows_balloons)
 
 
 def _start_background(services: Services, shows_balloons: bool) -> None:

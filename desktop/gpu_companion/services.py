@@ -305,6 +305,11 @@ class Services:
         self.monitor().subscribe(service.on_event)
         return service
 
+    @property
+    def always_on_here(self) -> bool:
+        """Whether this process runs the always-on rules (it took the data dir's lock)."""
+        return self._core_loop is not None
+
     def start_always_on(self, every_s: float = 30.0, desktop_shown_here: bool = False) -> bool:
         """The rules that must work while the user is away, on threads of their own: spend
         alerts, auto-release and unreachable hosts (every `every_s`), the providers' instances

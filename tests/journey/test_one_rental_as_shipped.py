@@ -8,6 +8,7 @@ Spend page. Only the GPU and the provider's CLI are stand-ins; time moves on the
 
 from __future__ import annotations
 
+import logging
 import os
 import uuid
 from collections.abc import Iterator
@@ -18,6 +19,7 @@ from pathlib import Path
 import pytest
 from PySide6.QtWidgets import QWizard
 
+from gpu_companion.app import start_services
 from gpu_companion.core.common.clock import ManualClock
 from gpu_companion.core.common.notifier import Message
 from gpu_companion.core.release import ChecklistConfig, ItemState
@@ -50,9 +52,10 @@ class App:
 
 
 @pytest.fixture
-def app(app_paths, keyring_backend, qapp, qtbot, monkeypatch) -> Iterator[App]:  # type: ignore[no-untyped-def]
-    """What `run_gui` runs, in its order: services, window, watching, the app's agent, keys,
-    auto-release; the one test seam is the clock, set before any service is made."""
+def app(app_paths, keyring_backend, qapp, qtbot, monkeypatch, caplog) -> Iterator[App]:  # type: ignore[no-untyped-def]
+    """What `run_gui` runs, in its order and through its own `start_services`: services,
+    window, watching, the app's agent, keys, auto-release; the one test seam is the clock, set
+    before any service is made."""
     import keyring.backend
     import keyring.core
 
@@ -69,10 +72,10 @@ def app(app_paths, keyring_backend, qapp, qtbot, monkeypatch) -> Iterator[App]: 
     window = build_window(services)
     qtbot.addWidget(window)
     window.show()
-    services.start_watching()
-    services.start()
-    assert services.start_background() == []
-    assert services.start_always_on()  # its policies tick too, as in the app
+    with caplog.at_level(logging.WARNING, logger="gpu_companion.app"):
+        start_services(services, window, run=lambda fn, *args: fn(*args))  # as run_gui does
+    assert [r.getMessage() for r in caplog.records if r.name == "gpu_companion.app"] == []
+    assert services.always_on_here  # its policies tick too, as in the app
     platform = f"journey-{uuid.uuid4().hex[:8]}"  # the keyring outlives a test: a fresh name
     try:
         yield App(services, window, clock, platform, messages)
