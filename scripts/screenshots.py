@@ -70,11 +70,18 @@ import os
 from gpu_companion.ui.common.i18n import install_translators
 install_translators(app, os.environ.get("SCREENSHOT_LANG", "en"))
 ctx = build_services(AppPaths.default())
+ZH = os.environ.get("SCREENSHOT_LANG") == "zh_CN"  # a Chinese renter's week: ¥, AutoDL, 恒源云
+CUR = "CNY" if ZH else "USD"
+def price(usd, cny):
+    return cny if ZH else usd
 vast = lam = None
 if not ctx.registry.platforms():
-    vast = ctx.registry.save_platform(Platform("vast.ai", "https://cloud.vast.ai", "second", "USD"))
+    vast = ctx.registry.save_platform(
+        Platform("AutoDL", "https://www.autodl.com", "second", CUR) if ZH
+        else Platform("vast.ai", "https://cloud.vast.ai", "second", CUR))
     lam = ctx.registry.save_platform(
-        Platform("Lambda", "https://cloud.lambdalabs.com", "minute", "USD"))
+        Platform("恒源云", "https://www.gpushare.com", "minute", CUR) if ZH
+        else Platform("Lambda", "https://cloud.lambdalabs.com", "minute", CUR))
     ctx.registry.save_host(Host("vast-4090", "ssh4.vast.ai", 41022, "root", vast.id, "RTX 4090", 2,
                                 "LoRA runs"))
     ctx.registry.save_host(Host("lambda-h100", "192.0.2.10", 22, "ubuntu", lam.id, "H100 SXM", 8,
@@ -82,7 +89,8 @@ if not ctx.registry.platforms():
     # more of a real week: a per-minute cloud and a university cluster
     runpod = ctx.registry.save_platform(
         Platform("RunPod", "https://www.runpod.io", "minute", "USD"))
-    uni = ctx.registry.save_platform(Platform("Uni cluster", "", "hour", "EUR"))
+    uni = ctx.registry.save_platform(
+        Platform("学校集群", "", "hour", CUR) if ZH else Platform("Uni cluster", "", "hour", "EUR"))
     ctx.registry.save_host(Host("runpod-a100", "203.0.113.24", 22079, "root", runpod.id,
                                 "A100 80GB", 1, "eval sweeps"))
     ctx.registry.save_host(Host("lab-l40s", "gpu07.cluster.example.edu", 22, "mlab", uni.id,
@@ -92,12 +100,12 @@ if "spend" in pages and not ctx.ledger.history():
     now = ctx.ledger.now()
     host = ctx.registry.host("vast-4090")
     for day, (plat, gpu, rate, hours, tag, outcome) in enumerate([
-        (vast, "RTX 4090", "0.39", 6, "lora-7b", "failure"),
-        (lam, "H100 SXM", "2.49", 3, "lora-7b", "success"),
-        (vast, "RTX 4090", "0.39", 9, "sweep", ""),
-        (lam, "H100 SXM", "2.49", 5, "lora-7b", "success"),
-        (vast, "RTX 4090", "0.78", 7, "dpo", "failure"),
-        (lam, "H100 SXM", "2.49", 4, "dpo", "success"),
+        (vast, "RTX 4090", price("0.39", "1.98"), 6, "lora-7b", "failure"),
+        (lam, "H100 SXM", price("2.49", "15.80"), 3, "lora-7b", "success"),
+        (vast, "RTX 4090", price("0.39", "1.98"), 9, "sweep", ""),
+        (lam, "H100 SXM", price("2.49", "15.80"), 5, "lora-7b", "success"),
+        (vast, "RTX 4090", price("0.78", "3.96"), 7, "dpo", "failure"),
+        (lam, "H100 SXM", price("2.49", "15.80"), 4, "dpo", "success"),
     ] * 3):
         start = now - timedelta(days=19 - day, hours=3)
         r = ctx.ledger.start_rental(plat.id, rate, gpu_model=gpu, gpu_count=1, tag=tag,
@@ -105,12 +113,13 @@ if "spend" in pages and not ctx.ledger.history():
         ctx.ledger.end_rental(r.id, at=start + timedelta(hours=hours), reason="released")
         if outcome:
             ctx.ledger.update_rental(r.id, outcome=outcome)
-    ctx.ledger.add_charge(vast.id, "storage", "4.20", description="200 GB volume")
-    ctx.ledger.start_rental(vast.id, "0.78", host_id=host.id, gpu_model="RTX 4090", gpu_count=2,
+    ctx.ledger.add_charge(vast.id, "storage", price("4.20", "20.00"),
+                          description="数据盘 200 GB" if ZH else "200 GB volume")
+    ctx.ledger.start_rental(vast.id, price("0.78", "3.96"), host_id=host.id, gpu_model="RTX 4090", gpu_count=2,
                             started_at=now - timedelta(hours=2, minutes=14),
                             max_runtime=timedelta(hours=6), tag="dpo")
-    ctx.budgets.set_budget("month", "150", "USD")
-    ctx.budgets.set_budget("day", "20", "USD", platform_id=vast.id)
+    ctx.budgets.set_budget("month", price("150", "1000"), CUR)
+    ctx.budgets.set_budget("day", price("20", "100"), CUR, platform_id=vast.id)
 class DemoKeyring:  # screenshot process only: secrets stay in this process's memory
     def __init__(self): self.secrets = {}
     def get_password(self, s, u): return self.secrets.get((s, u))
@@ -118,9 +127,10 @@ class DemoKeyring:  # screenshot process only: secrets stay in this process's me
     def delete_password(self, s, u): self.secrets.pop((s, u), None)
 if "keys" in pages and not ctx.vault.keys():
     ctx.vault.backend = DemoKeyring()
-    ctx.vault.generate("vast.ai")
-    ctx.vault.generate("Lambda")
-    ctx.vault.rotate("Lambda")
+    first, second = ("AutoDL", "恒源云") if ZH else ("vast.ai", "Lambda")
+    ctx.vault.generate(first)
+    ctx.vault.generate(second)
+    ctx.vault.rotate(second)
 if not ctx.transfers.jobs():
     import json, time
     now = time.time()
@@ -359,7 +369,9 @@ def shoot():
         page = win.navigate(key)
     if key == "keys":
         page.view.selectRow(0)
-        page.status.setText("Public key of Lambda copied: paste it into the platform's console.")
+        page.status.setText(page.tr(  # the app's own words, in its language
+            "Public key of {platform} copied: paste it into the platform's SSH keys page."
+        ).format(platform=page.selected().platform))
     if key == "runs" and page.shards_model.rowCount() > 6:
         page.shards_table.selectRow(6)  # the failed shard: its exit code, host and stderr
     def grab():

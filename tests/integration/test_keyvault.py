@@ -63,6 +63,15 @@ def test_generate_keeps_the_private_key_only_in_the_keyring(vault, isolated_home
     assert stored.public_path.read_text().startswith("ssh-ed25519 ")
 
 
+def test_a_platform_named_in_chinese_gets_a_key_with_an_ascii_comment(vault):
+    """恒源云, as a Chinese renter names the platform: the key is made, its public line (pasted
+    into the provider's console) is ASCII, and ssh-keygen reads it."""
+    stored = vault.generate("恒源云")
+    assert stored.comment.startswith("gpu-companion:xn--9kqr64bsmk:")
+    assert stored.public_line.isascii() and stored.public_path.read_text().isascii()
+    assert keygen_l(stored.public_path) == stored.fingerprint_line
+
+
 def test_rsa_and_a_passphrase(vault):
     stored = vault.generate("Lambda", kind="rsa", passphrase="correct horse")
     assert (stored.kind, stored.bits, stored.encrypted) == ("rsa", 4096, True)

@@ -367,7 +367,7 @@ class KeyVault:
         self, platform: str, key: PrivateKey, passphrase: str | None, previous: bool = False
     ) -> StoredKey:
         kind = key_kind(key)
-        comment = f"gpu-companion:{platform}:{date.today().isoformat()}"
+        comment = f"gpu-companion:{key_comment_name(platform)}:{date.today().isoformat()}"
         pub = public_line(key, comment)
         bits = 256 if isinstance(key, ed25519.Ed25519PrivateKey) else key.key_size
         platform_id = self._platform_id(platform)
@@ -543,3 +543,10 @@ class KeyVault:
         stored.public_path.unlink(missing_ok=True)
         with self.store.transaction() as db:
             db.execute("DELETE FROM ssh_keys WHERE platform_id = ?", [stored.platform_id])
+
+
+def key_comment_name(platform: str) -> str:
+    """The platform as it appears in a public key's comment: ASCII, because the key is pasted
+    into web consoles and written to authorized_keys files that may expect it. A name like
+    恒源云 is written in punycode (xn--9kqr64bsmk), as in domain names."""
+    return platform if platform.isascii() else "xn--" + platform.encode("punycode").decode("ascii")
