@@ -86,7 +86,9 @@ def zh_cn(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     from gpu_companion.core.common import i18n
 
     monkeypatch.setenv("LANG", "zh_CN.UTF-8")
-    i18n.install("zh_CN")
+    language = i18n.choose(None, None)  # as the app chooses: no --lang, no setting
+    assert language == "zh_CN"
+    i18n.install(language)
     app = None
     if "PySide6.QtWidgets" in sys.modules:
         from PySide6.QtWidgets import QApplication
@@ -95,8 +97,8 @@ def zh_cn(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     if app is not None:
         from gpu_companion.ui.common.i18n import install_translators
 
-        install_translators(app, "zh_CN")
-    yield "zh_CN"
+        install_translators(app, language)
+    yield language
     if app is not None:
         from gpu_companion.ui.common.i18n import install_translators
 
