@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 
 from gpu_companion.core.transfers.job import JobState, TransferJob
-from tests.integration.transfer_helpers import make_queue
 
 pytestmark = pytest.mark.sshd
 SECRET = b"TOP-SECRET-do-not-leave-this-machine\n"
@@ -66,14 +65,14 @@ def _run(queue, job: TransferJob):  # type: ignore[no-untyped-def]
 
 @pytest.mark.parametrize("engine", ["rsync", "sftp"])
 def test_a_hostile_folder_downloaded_then_uploaded_carries_no_secret(
-    tmp_path: Path, store, ssh_target, engine: str
+    tmp_path: Path, shipped_transfers, engine: str
 ) -> None:
     secret = tmp_path / "secret"
     secret.write_bytes(SECRET)
     host_dir = _hostile_folder(tmp_path / "host" / "data", secret)
     if engine == "sftp":
-        _no_rsync_on_host(tmp_path, ssh_target)
-    queue = make_queue(store, ssh_target)
+        _no_rsync_on_host(tmp_path, shipped_transfers)
+    queue = shipped_transfers.queue
     dl = tmp_path / "dl"
     down = _run(queue, TransferJob("gpu-test", "download", str(dl), str(host_dir)))
     assert down.state is JobState.DONE and down.engine == engine, down.message
@@ -84,9 +83,9 @@ def test_a_hostile_folder_downloaded_then_uploaded_carries_no_secret(
         assert "notes.txt" in down.message and "fifo" in down.message, down.message
 
     if engine == "rsync":  # the upload goes over SFTP either way
-        _no_rsync_on_host(tmp_path, ssh_target)
+        _no_rsync_on_host(tmp_path, shipped_transfers)
     up_dir = tmp_path / "host" / "up"
-    queue = make_queue(store, ssh_target)  # a new engine: it learns the host has no rsync
+    queue = shipped_transfers.restart()  # the app starts again: it learns the host has no rsync
     up = _run(queue, TransferJob("gpu-test", "upload", str(dl), str(up_dir)))
     assert up.state is JobState.DONE and up.engine == "sftp", up.message
     assert (up_dir / "ok.txt").read_bytes() == b"fine\n"
@@ -94,13 +93,13 @@ def test_a_hostile_folder_downloaded_then_uploaded_carries_no_secret(
 
 
 def test_an_sftp_upload_never_follows_a_link_out_of_the_folder(
-    tmp_path: Path, store, ssh_target
+    tmp_path: Path, shipped_transfers
 ) -> None:
     secret = tmp_path / "secret"
     secret.write_bytes(SECRET)
     local = _hostile_folder(tmp_path / "mine" / "data", secret)
-    _no_rsync_on_host(tmp_path, ssh_target)
-    queue = make_queue(store, ssh_target)
+    _no_rsync_on_host(tmp_path, shipped_transfers)
+    queue = shipped_transfers.queue
     up_dir = tmp_path / "host" / "up"
     up = _run(queue, TransferJob("gpu-test", "upload", str(local), str(up_dir)))
     assert up.state is JobState.DONE and up.engine == "sftp" and up.verified, up.message
@@ -111,11 +110,11 @@ def test_an_sftp_upload_never_follows_a_link_out_of_the_folder(
         assert name in up.message, up.message
 
 
-def test_rsync_upload_skips_links_out_and_special_files(tmp_path: Path, store, ssh_target) -> None:
+def test_rsync_upload_skips_links_out_and_special_files(tmp_path: Path, shipped_transfers) -> None:
     secret = tmp_path / "secret"
     secret.write_bytes(SECRET)
     local = _hostile_folder(tmp_path / "mine" / "data", secret)
-    queue = make_queue(store, ssh_target)
+    queue = shipped_transfers.queue
     up_dir = tmp_path / "host" / "up"
     up = _run(queue, TransferJob("gpu-test", "upload", str(local), str(up_dir)))
     assert up.state is JobState.DONE and up.engine == "rsync", up.message

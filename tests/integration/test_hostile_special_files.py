@@ -12,7 +12,6 @@ import pytest
 
 from gpu_companion.core.transfers.job import JobState, TransferJob, TransferOptions
 from tests.integration.test_hostile_links_transfers import _no_rsync_on_host, _run
-from tests.integration.transfer_helpers import make_queue
 
 pytestmark = pytest.mark.sshd
 STRANGER = 54321  # a uid no local user has
@@ -20,7 +19,7 @@ STRANGER = 54321  # a uid no local user has
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="only root makes device nodes and chowns")
 def test_rsync_as_root_makes_no_device_node_and_keeps_no_owner(
-    tmp_path: Path, store, ssh_target
+    tmp_path: Path, shipped_transfers
 ) -> None:
     host_dir = tmp_path / "host" / "data"
     host_dir.mkdir(parents=True)
@@ -28,7 +27,7 @@ def test_rsync_as_root_makes_no_device_node_and_keeps_no_owner(
     os.chown(host_dir / "ok.txt", STRANGER, STRANGER)
     os.mknod(host_dir / "disk", 0o644 | stat.S_IFBLK, os.makedev(7, 0))  # a loop device
     os.mknod(host_dir / "tty", 0o666 | stat.S_IFCHR, os.makedev(5, 0))
-    queue = make_queue(store, ssh_target)
+    queue = shipped_transfers.queue
     dl = tmp_path / "dl"
     down = _run(queue, TransferJob("gpu-test", "download", str(dl), str(host_dir)))
     assert down.state is JobState.DONE and down.engine == "rsync", down.message
@@ -40,7 +39,7 @@ def test_rsync_as_root_makes_no_device_node_and_keeps_no_owner(
 
 @pytest.mark.parametrize("kind", ["dev-zero", "fifo"])
 def test_an_sftp_download_of_an_endless_file_ends(
-    tmp_path: Path, store, ssh_target, kind: str
+    tmp_path: Path, shipped_transfers, kind: str
 ) -> None:
     host_dir = tmp_path / "host"
     host_dir.mkdir()
@@ -49,8 +48,8 @@ def test_an_sftp_download_of_an_endless_file_ends(
         endless.symlink_to("/dev/zero")
     else:
         os.mkfifo(endless)
-    _no_rsync_on_host(tmp_path, ssh_target)
-    queue = make_queue(store, ssh_target)
+    _no_rsync_on_host(tmp_path, shipped_transfers)
+    queue = shipped_transfers.queue
     dl = tmp_path / "dl"
     job = TransferJob(
         "gpu-test", "download", str(dl), str(endless), options=TransferOptions(source_is_dir=False)

@@ -10,18 +10,18 @@ import pytest
 
 from gpu_companion.core.transfers.job import JobState, TransferJob, TransferOptions
 from gpu_companion.core.transfers.presets import upload_options
-from tests.integration.transfer_helpers import make_queue, make_tree, tree_hashes
+from tests.integration.transfer_helpers import make_tree, tree_hashes
 
 pytestmark = pytest.mark.sshd
 
 
-def test_upload_then_download_awkward_names_end_verified(tmp_path: Path, store, ssh_target) -> None:
+def test_upload_then_download_awkward_names_end_verified(tmp_path: Path, shipped_transfers) -> None:
     src = make_tree(tmp_path / "src")
     (src / ".git").mkdir()
     (src / ".git" / "HEAD").write_text("ref")
     (src / "scratch.tmp").write_text("x")
     remote = tmp_path / "remote side" / "-data ünï"
-    queue = make_queue(store, ssh_target)
+    queue = shipped_transfers.queue
     up = queue.add(
         TransferJob("gpu-test", "upload", str(src), str(remote), options=upload_options())
     )
@@ -43,11 +43,11 @@ def test_upload_then_download_awkward_names_end_verified(tmp_path: Path, store, 
     assert got.mean_rate_bps and got.active_s > 0
 
 
-def test_flipped_byte_fails_verification(tmp_path: Path, store, ssh_target) -> None:
+def test_flipped_byte_fails_verification(tmp_path: Path, shipped_transfers) -> None:
     src = make_tree(tmp_path / "src")
     remote = tmp_path / "remote"
     shutil.copytree(src, remote)  # an exact copy, times included, made without the engine
-    queue = make_queue(store, ssh_target)
+    queue = shipped_transfers.queue
     target = remote / "sub dir" / "-nested" / "weights.pt"
     data = bytearray(target.read_bytes())
     data[100] ^= 0xFF
@@ -63,8 +63,8 @@ def test_flipped_byte_fails_verification(tmp_path: Path, store, ssh_target) -> N
     assert "sub dir/-nested/weights.pt" in failed.message
 
 
-def test_missing_local_folder_fails_with_a_message(tmp_path: Path, store, ssh_target) -> None:
-    queue = make_queue(store, ssh_target)
+def test_missing_local_folder_fails_with_a_message(tmp_path: Path, shipped_transfers) -> None:
+    queue = shipped_transfers.queue
     job = queue.add(
         TransferJob("gpu-test", "upload", str(tmp_path / "nope"), "x", TransferOptions())
     )
@@ -75,7 +75,7 @@ def test_missing_local_folder_fails_with_a_message(tmp_path: Path, store, ssh_ta
 
 
 def test_a_download_drops_setuid_setgid_and_group_other_write(
-    tmp_path: Path, store, ssh_target
+    tmp_path: Path, shipped_transfers
 ) -> None:
     remote = tmp_path / "remote"
     remote.mkdir()
@@ -83,7 +83,7 @@ def test_a_download_drops_setuid_setgid_and_group_other_write(
         (remote / name).write_bytes(name.encode())
         os.chmod(remote / name, mode)
     local = tmp_path / "local"
-    queue = make_queue(store, ssh_target)
+    queue = shipped_transfers.queue
     job = queue.add(TransferJob("gpu-test", "download", str(local), str(remote)))
     queue.run_until_idle(60)
     done = queue.get(job.id)

@@ -13,7 +13,7 @@ from gpu_companion.core.common.errors import UserError
 from gpu_companion.core.transfers.job import PARTIAL_DIR, JobState, TransferJob, TransferOptions
 from gpu_companion.core.transfers.presets import sync_checkpoints
 from gpu_companion.core.transfers.remote_browse import list_remote_dir
-from tests.integration.transfer_helpers import make_queue, tree_hashes
+from tests.integration.transfer_helpers import tree_hashes
 
 pytestmark = pytest.mark.sshd
 SIZE = 3_000_000
@@ -28,11 +28,11 @@ def _run_until(queue, job_id: int, fraction: float) -> threading.Thread:  # type
     return t
 
 
-def test_pause_keeps_partial_data_and_resume_finishes(tmp_path: Path, store, ssh_target) -> None:
+def test_pause_keeps_partial_data_and_resume_finishes(tmp_path: Path, shipped_transfers) -> None:
     local, remote = tmp_path / "local", tmp_path / "remote"
     local.mkdir()
     (local / "w.bin").write_bytes(os.urandom(SIZE))
-    queue = make_queue(store, ssh_target)
+    queue = shipped_transfers.queue
     job = queue.add(
         TransferJob(
             "gpu-test", "upload", str(local), str(remote), TransferOptions(bwlimit_kbps=2000)
@@ -53,12 +53,12 @@ def test_pause_keeps_partial_data_and_resume_finishes(tmp_path: Path, store, ssh
 
 @pytest.mark.parametrize("keep", [True, False])
 def test_cancel_keeps_or_discards_partial_data(
-    keep: bool, tmp_path: Path, store, ssh_target
+    keep: bool, tmp_path: Path, shipped_transfers
 ) -> None:
     local, remote = tmp_path / "local", tmp_path / "remote"
     local.mkdir()
     (local / "w.bin").write_bytes(os.urandom(SIZE))
-    queue = make_queue(store, ssh_target)
+    queue = shipped_transfers.queue
     job = queue.add(
         TransferJob(
             "gpu-test", "upload", str(local), str(remote), TransferOptions(bwlimit_kbps=2000)
@@ -71,13 +71,13 @@ def test_cancel_keeps_or_discards_partial_data(
     assert (remote / PARTIAL_DIR / "w.bin").exists() is keep
 
 
-def test_delete_needs_a_preview_that_lists_what_goes(tmp_path: Path, store, ssh_target) -> None:
+def test_delete_needs_a_preview_that_lists_what_goes(tmp_path: Path, shipped_transfers) -> None:
     local, remote = tmp_path / "local", tmp_path / "remote"
     local.mkdir()
     remote.mkdir()
     (local / "keep.txt").write_text("k")
     (remote / "stale ckpt.pt").write_text("old")
-    queue = make_queue(store, ssh_target)
+    queue = shipped_transfers.queue
     unpreviewed = TransferJob(
         "gpu-test", "upload", str(local), str(remote), TransferOptions(delete=True)
     )
@@ -87,7 +87,7 @@ def test_delete_needs_a_preview_that_lists_what_goes(tmp_path: Path, store, ssh_
     assert refused.state is JobState.FAILED and "preview" in refused.message
     assert (remote / "stale ckpt.pt").exists()
 
-    preview = queue.engine.preview_delete(unpreviewed, ssh_target.host)
+    preview = queue.engine.preview_delete(unpreviewed, shipped_transfers.host)
     assert preview == ["stale ckpt.pt"]
     assert (remote / "stale ckpt.pt").exists()  # a preview changes nothing
     ok = queue.add(
@@ -104,20 +104,20 @@ def test_delete_needs_a_preview_that_lists_what_goes(tmp_path: Path, store, ssh_
     assert sorted(p.name for p in remote.iterdir()) == ["keep.txt"]
 
 
-def test_sync_checkpoints_is_incremental_and_verified(tmp_path: Path, store, ssh_target) -> None:
+def test_sync_checkpoints_is_incremental_and_verified(tmp_path: Path, shipped_transfers) -> None:
     out = tmp_path / "remote" / "outputs"
     out.mkdir(parents=True)
     (out / "step-100.pt").write_bytes(os.urandom(300_000))
     (out / "run.log.tmp").write_text("scratch")
     backup = tmp_path / "backup"
-    queue = make_queue(store, ssh_target)
-    first = sync_checkpoints(queue, ssh_target.host, str(out), str(backup))
+    queue = shipped_transfers.queue
+    first = sync_checkpoints(queue, shipped_transfers.host, str(out), str(backup))
     queue.run_until_idle(30)
     assert queue.get(first.id).verified
     assert sorted(p.name for p in backup.iterdir()) == ["step-100.pt"]
     (out / "step-200.pt").write_bytes(os.urandom(300_000))
     (out / "step-100.pt").unlink()  # rotated away on the instance: the backup keeps it
-    second = sync_checkpoints(queue, ssh_target.host, str(out), str(backup))
+    second = sync_checkpoints(queue, shipped_transfers.host, str(out), str(backup))
     queue.run_until_idle(30)
     done = queue.get(second.id)
     assert done.verified and done.label.startswith("Sync checkpoints")
@@ -126,23 +126,24 @@ def test_sync_checkpoints_is_incremental_and_verified(tmp_path: Path, store, ssh
     assert tree_hashes(backup)["step-200.pt"] == tree_hashes(out)["step-200.pt"]
 
 
-def test_remote_listing_folders_first_and_unreadable_path(tmp_path: Path, ssh_target) -> None:
+def test_remote_listing_folders_first_and_unreadable_path(
+    tmp_path: Path, shipped_transfers
+) -> None:
     base = tmp_path / "r"
     (base / "b dir").mkdir(parents=True)
     (base / "A-dir").mkdir()
     (base / "file.txt").write_text("x")
-    path, entries = list_remote_dir(ssh_target.client_factory, ssh_target.host, str(base))
+    connect, host = shipped_transfers.client_factory, shipped_transfers.host
+    path, entries = list_remote_dir(connect, host, str(base))
     assert path == str(base)
     assert [e.name for e in entries] == ["A-dir", "b dir"]
-    _, everything = list_remote_dir(
-        ssh_target.client_factory, ssh_target.host, str(base), dirs_only=False
-    )
+    _, everything = list_remote_dir(connect, host, str(base), dirs_only=False)
     assert [e.name for e in everything] == ["A-dir", "b dir", "file.txt"]
     with pytest.raises(UserError, match="Cannot list"):
-        list_remote_dir(ssh_target.client_factory, ssh_target.host, str(base / "missing"))
+        list_remote_dir(connect, host, str(base / "missing"))
 
 
-def test_progress_while_paused_and_after_resume_is_true(tmp_path: Path, store, ssh_target) -> None:
+def test_progress_while_paused_and_after_resume_is_true(tmp_path: Path, shipped_transfers) -> None:
     """The total is the upload's real size from the start (not rsync's percent estimate), the
     paused job shows what reached the host, and the resumed job never shows less than that
     (rsync counts from 0 again while the partial data is reused)."""
@@ -153,7 +154,7 @@ def test_progress_while_paused_and_after_resume_is_true(tmp_path: Path, store, s
     (local / "w.bin").write_bytes(os.urandom(SIZE))
     (local / "v.bin").write_bytes(os.urandom(SIZE // 2))
     exact = SIZE + SIZE // 2
-    queue = make_queue(store, ssh_target)
+    queue = shipped_transfers.queue
     job = queue.add(
         TransferJob(
             "gpu-test", "upload", str(local), str(remote), TransferOptions(bwlimit_kbps=2000)

@@ -20,11 +20,10 @@ from typing import Any
 
 import pytest
 
-from gpu_companion.core.transfers.engine import RetryPolicy, TransferEngine
 from gpu_companion.core.transfers.job import PARTIAL_DIR, JobState, TransferJob
 from gpu_companion.core.transfers.queue import TransferQueue
 from tests.conftest import missing_component
-from tests.integration.test_transfers_hostile import _target as hostile_target
+from tests.integration.test_transfers_hostile import _server as hostile_server
 
 TMPFS_BYTES = 2 * 1024 * 1024
 MESSAGE_RE = re.compile(
@@ -77,28 +76,17 @@ def _digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def _queue(store, target, client_factory, env: dict[str, str] | None = None) -> TransferQueue:  # type: ignore[no-untyped-def]
-    engine = TransferEngine(
-        target.ssh_argv,
-        client_factory,
-        env=env,
-        retry=RetryPolicy(attempts=4, base_delay_s=0.2, max_delay_s=1.0),
-    )
-    return TransferQueue(
-        store, engine, lambda a: target.host if a == target.host.alias else None, save_every_s=0.2
-    )
-
-
 def _run_lane(queue: TransferQueue, alias: str) -> list[str]:
     """Runs the host's lane here and returns every message the job showed on the way."""
     return [job.message for job in queue.run_lane(alias)]
 
 
-def _no_local_rsync(tmp_path: Path) -> dict[str, str]:
-    bare = tmp_path / "bare-bin"  # ssh only: this computer has no rsync, so SFTP runs
+def _no_local_rsync(tmp_path: Path) -> str:
+    """A PATH with ssh only: this computer has no rsync, so SFTP runs."""
+    bare = tmp_path / "bare-bin"
     bare.mkdir(exist_ok=True)
     os.symlink(shutil.which("ssh") or "/usr/bin/ssh", bare / "ssh")
-    return {**os.environ, "PATH": str(bare)}
+    return str(bare)
 
 
 def _check_disk_full_message(message: str, dest: Path) -> re.Match[str]:
@@ -111,18 +99,21 @@ def _check_disk_full_message(message: str, dest: Path) -> re.Match[str]:
 
 @pytest.mark.sshd
 def test_an_sftp_download_into_a_full_disk_fails_once_with_what_to_do(
-    tmp_path: Path, store, ssh_target, small_disk: Path
+    tmp_path: Path, shipped_transfers, small_disk: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     remote = _remote_tree(tmp_path / "remote")
     dest = small_disk / "run 7"
     before = _renters_files(dest)
     connects: list[object] = []
+    sessions = shipped_transfers.services.sessions
+    connect = sessions.connect
 
-    def counting_factory(host: Any) -> Any:
+    def counting_connect(host: Any, *args: Any, **kwargs: Any) -> Any:  # a spy, then the app's
         connects.append(host)
-        return ssh_target.client_factory(host)
+        return connect(host, *args, **kwargs)
 
-    queue = _queue(store, ssh_target, counting_factory, env=_no_local_rsync(tmp_path))
+    monkeypatch.setattr(sessions, "connect", counting_connect)  # before the queue is built
+    queue = shipped_transfers.queue_on_path(_no_local_rsync(tmp_path))
     job = queue.add(TransferJob("gpu-test", "download", str(dest), str(remote)))
     messages = _run_lane(queue, "gpu-test")
 
@@ -153,7 +144,7 @@ def test_an_sftp_download_into_a_full_disk_fails_once_with_what_to_do(
 
 @pytest.mark.sshd
 def test_an_rsync_download_into_a_full_disk_fails_once_with_what_to_do(
-    tmp_path: Path, store, ssh_target, small_disk: Path
+    tmp_path: Path, shipped_transfers, small_disk: Path
 ) -> None:
     remote = _remote_tree(tmp_path / "remote")
     dest = small_disk / "run 8"
@@ -167,9 +158,7 @@ def test_an_rsync_download_into_a_full_disk_fails_once_with_what_to_do(
         f'#!/bin/sh\nprintf "%s\\n" "$*" >> "{log}"\nexec "{real_rsync}" "$@"\n'
     )
     (wrapper / "rsync").chmod(0o755)
-    env = {**os.environ, "PATH": f"{wrapper}:{os.environ.get('PATH', os.defpath)}"}
-
-    queue = _queue(store, ssh_target, ssh_target.client_factory, env=env)
+    queue = shipped_transfers.queue_on_path(f"{wrapper}:{os.environ.get('PATH', os.defpath)}")
     job = queue.add(TransferJob("gpu-test", "download", str(dest), str(remote)))
     messages = _run_lane(queue, "gpu-test")
 
@@ -191,14 +180,14 @@ def test_an_rsync_download_into_a_full_disk_fails_once_with_what_to_do(
 
 
 def test_a_file_that_never_ends_is_read_up_to_its_listed_size(
-    tmp_path: Path, store, small_disk: Path
+    tmp_path: Path, ship, small_disk: Path
 ) -> None:
     """Listed at 10 bytes, its reads keep returning data: 10 bytes arrive, the job is done, and
     the host was never asked for more (a disk of any size cannot be filled this way)."""
-    target = hostile_target(tmp_path, ())
-    target.server.endless["/data/endless.bin"] = 10
+    server = hostile_server(tmp_path, ())
+    server.endless["/data/endless.bin"] = 10
     try:
-        queue = _queue(store, target, target.client_factory)
+        queue = ship(server).queue
         dest = small_disk / "dl"
         job = queue.add(TransferJob("gpu-test", "download", str(dest), "/data"))
         queue.run_until_idle(30)
@@ -206,7 +195,7 @@ def test_a_file_that_never_ends_is_read_up_to_its_listed_size(
         assert done.state is JobState.DONE and done.verified, done.message
         assert (dest / "endless.bin").read_bytes() == b"\xee" * 10
         assert (dest / "ok.txt").read_bytes() == b"fine\n"
-        assert target.server.served_up_to["/data/endless.bin"] <= 10
+        assert server.served_up_to["/data/endless.bin"] <= 10
         assert shutil.disk_usage(small_disk).free > TMPFS_BYTES // 2
     finally:
-        target.server.stop()
+        server.stop()

@@ -4,50 +4,31 @@
 from __future__ import annotations
 
 import os
-import subprocess
 import time
 from pathlib import Path
 
 import pytest
 
-from gpu_companion.core.hosts.registry import Host
 from gpu_companion.core.transfers.job import JobState, TransferJob
 from gpu_companion.core.transfers.remote_browse import list_remote_dir
-from tests.conftest import SshTarget
 from tests.harness.hostile_sftp import PAYLOAD, HostileSftpHost
-from tests.integration.transfer_helpers import make_queue
 
 
-def _target(tmp_path: Path, names: tuple[str, ...]):  # type: ignore[no-untyped-def]
-    import paramiko
-
+def _server(tmp_path: Path, names: tuple[str, ...]) -> HostileSftpHost:
     server = HostileSftpHost(tmp_path / "host files", names).start()
     (server.files / "data").mkdir()
     (server.files / "data" / "ok.txt").write_bytes(b"fine\n")
-    d = tmp_path / "ssh cfg"
-    d.mkdir()
-    key = d / "id_ed25519"
-    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True)
-    server.authorize((d / "id_ed25519.pub").read_text())
-    (d / "known_hosts").write_text(server.known_hosts_line())
-    config = d / "config"
-    config.write_text(
-        "Host gpu-test\n  HostName 127.0.0.1\n"
-        f"  Port {server.port}\n  User {server.user}\n"
-        f'  IdentityFile "{key}"\n  IdentitiesOnly yes\n'
-        f'  UserKnownHostsFile "{d / "known_hosts"}"\n'
-        "  StrictHostKeyChecking yes\n  BatchMode yes\n  ConnectTimeout 10\n"
-    )
-    pkey = paramiko.Ed25519Key.from_private_key_file(str(key))
-    host = Host(alias="gpu-test", hostname="127.0.0.1", port=server.port, user=server.user, id=1)
-    return SshTarget(host, ["ssh", "-F", str(config)], config, key, server, pkey)  # type: ignore[arg-type]
+    return server
 
 
 @pytest.fixture
-def hostile(tmp_path: Path, request: pytest.FixtureRequest):  # type: ignore[no-untyped-def]
-    target = _target(tmp_path, request.param)
-    yield target
-    target.server.stop()
+def hostile(tmp_path: Path, ship, request: pytest.FixtureRequest):  # type: ignore[no-untyped-def]
+    """The app's queue and host `gpu-test` on the hostile server, wired as shipped."""
+    server = _server(tmp_path, request.param)
+    try:
+        yield ship(server)
+    finally:
+        server.stop()
 
 
 def files_under(root: Path) -> set[str]:
@@ -60,11 +41,11 @@ def files_under(root: Path) -> set[str]:
     indirect=["hostile"],
 )
 def test_a_hostile_listing_cannot_write_outside_the_download_folder(
-    tmp_path: Path, store, hostile, named: str
+    tmp_path: Path, hostile, named: str
 ) -> None:
     out = tmp_path / "out"
     local = out / "deep" / "dl"
-    queue = make_queue(store, hostile)
+    queue = hostile.queue
     job = queue.add(TransferJob("gpu-test", "download", str(local), "/data"))
     queue.run_until_idle(60)
     done = queue.get(job.id)
@@ -78,9 +59,9 @@ def test_a_hostile_listing_cannot_write_outside_the_download_folder(
 
 
 @pytest.mark.parametrize("hostile", [()], indirect=True)
-def test_the_same_host_without_hostile_names_downloads(tmp_path: Path, store, hostile) -> None:
+def test_the_same_host_without_hostile_names_downloads(tmp_path: Path, hostile) -> None:
     local = tmp_path / "dl"
-    queue = make_queue(store, hostile)
+    queue = hostile.queue
     job = queue.add(TransferJob("gpu-test", "download", str(local), "/data"))
     queue.run_until_idle(60)
     done = queue.get(job.id)
@@ -89,13 +70,13 @@ def test_the_same_host_without_hostile_names_downloads(tmp_path: Path, store, ho
 
 
 @pytest.mark.parametrize("hostile", [()], indirect=True)
-def test_a_link_in_the_download_folder_is_not_followed_out(tmp_path: Path, store, hostile) -> None:
+def test_a_link_in_the_download_folder_is_not_followed_out(tmp_path: Path, hostile) -> None:
     local = tmp_path / "dl"
     local.mkdir()
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     os.symlink(elsewhere / "ok.txt", local / "ok.txt")  # e.g. left by an earlier rsync -a run
-    queue = make_queue(store, hostile)
+    queue = hostile.queue
     job = queue.add(TransferJob("gpu-test", "download", str(local), "/data"))
     queue.run_until_idle(60)
     done = queue.get(job.id)
@@ -115,13 +96,13 @@ def test_the_remote_picker_leaves_unsafe_and_undecodable_names_out(hostile) -> N
     ]
 
 
-def test_a_size_the_host_lies_about_neither_hangs_nor_grows_memory(tmp_path: Path, store) -> None:
+def test_a_size_the_host_lies_about_neither_hangs_nor_grows_memory(tmp_path: Path, ship) -> None:
     """1 PB listed for a 5-byte file: reads are pipelined a window at a time and end at the
     real end of file (paramiko's prefetch(size) would queue 3e10 requests first)."""
-    target = _target(tmp_path, ())
-    target.server.claim_size = 10**15
+    server = _server(tmp_path, ())
+    server.claim_size = 10**15
     try:
-        queue = make_queue(store, target)
+        queue = ship(server).queue
         job = queue.add(TransferJob("gpu-test", "download", str(tmp_path / "dl"), "/data"))
         started = time.monotonic()
         queue.run_until_idle(30)
@@ -130,4 +111,4 @@ def test_a_size_the_host_lies_about_neither_hangs_nor_grows_memory(tmp_path: Pat
         assert done.state is JobState.DONE and done.verified, done.message
         assert (tmp_path / "dl" / "ok.txt").read_bytes() == b"fine\n"
     finally:
-        target.server.stop()
+        server.stop()

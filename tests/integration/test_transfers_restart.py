@@ -14,38 +14,31 @@ import pytest
 from gpu_companion.core.storage.store import Store
 from gpu_companion.core.transfers.job import JobState, TransferJob, TransferOptions
 from tests.conftest import REPO
-from tests.integration.transfer_helpers import make_queue, tree_hashes
+from tests.integration.transfer_helpers import tree_hashes
 
 pytestmark = pytest.mark.sshd
 SIZE = 3_000_000
 
 
-def test_killed_app_comes_back_paused_and_resumes(tmp_path: Path, app_paths, ssh_target) -> None:
+def test_killed_app_comes_back_paused_and_resumes(tmp_path: Path, shipped_transfers) -> None:
     # A download: the killed receiver is local, so this also covers salvaging its temp file.
     direction = "download"
     local, remote = tmp_path / "local", tmp_path / "remote"
     src = remote
     src.mkdir()
     (src / "ckpt-0001.pt").write_bytes(os.urandom(SIZE))
-    store = Store(app_paths.database)
-    queue = make_queue(store, ssh_target)
+    app_paths = shipped_transfers.app_paths
+    queue = shipped_transfers.queue
     job = queue.add(
         TransferJob(
             "gpu-test", direction, str(local), str(remote), TransferOptions(bwlimit_kbps=2000)
         )
     )
     queue.pause(job.id)  # queued by this (live) process: the "app" below resumes it as its own
-    store.close()
+    shipped_transfers.quit()  # this app closes; the next one (a process of its own) runs it
 
-    app = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "tests.integration.queue_runner",
-            str(app_paths.database),
-            str(ssh_target.config_path),
-            "gpu-test",
-        ],
+    app = subprocess.Popen(  # the app as shipped, from the same data dir, keyring and config
+        [sys.executable, "-m", "tests.integration.transfer_helpers"],
         cwd=REPO,
         start_new_session=True,
         stdout=subprocess.PIPE,
@@ -67,8 +60,7 @@ def test_killed_app_comes_back_paused_and_resumes(tmp_path: Path, app_paths, ssh
         app.wait(10)
         app.stdout.close()
 
-    store = Store(app_paths.database)
-    queue = make_queue(store, ssh_target)
+    queue = shipped_transfers.restart()  # the app starts again
     back = queue.get(job.id)
     assert back.state is JobState.PAUSED
     assert SIZE * 0.3 <= back.bytes_done < SIZE
@@ -79,4 +71,3 @@ def test_killed_app_comes_back_paused_and_resumes(tmp_path: Path, app_paths, ssh
     assert done.state is JobState.DONE and done.verified, done.message
     assert tree_hashes(local) == tree_hashes(remote)
     assert done.bytes_sent - back.bytes_sent <= 1.1 * (SIZE - back.bytes_done) + 200_000
-    store.close()

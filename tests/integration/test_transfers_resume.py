@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from gpu_companion.core.transfers.job import JobState, TransferJob, TransferOptions
-from tests.integration.transfer_helpers import make_queue, tree_hashes
+from tests.integration.transfer_helpers import tree_hashes
 
 pytestmark = pytest.mark.sshd
 
@@ -43,14 +43,14 @@ def _rsync_children() -> list[int]:
     return [int(p) for p in out.split()]
 
 
-def test_sigkill_at_half_resumes_with_little_resent(tmp_path: Path, store, ssh_target) -> None:
+def test_sigkill_at_half_resumes_with_little_resent(tmp_path: Path, shipped_transfers) -> None:
     # An upload; the killed download (a local receiver) is in test_transfers_restart.
     direction = "upload"
     local, remote = tmp_path / "local", tmp_path / "remote"
     src = local if direction == "upload" else remote
     src.mkdir()
     (src / "model.safetensors").write_bytes(os.urandom(SIZE))
-    queue = make_queue(store, ssh_target)
+    queue = shipped_transfers.queue
     job = queue.add(
         TransferJob(
             "gpu-test", direction, str(local), str(remote), TransferOptions(bwlimit_kbps=BW)
@@ -76,17 +76,17 @@ def test_sigkill_at_half_resumes_with_little_resent(tmp_path: Path, store, ssh_t
     assert tree_hashes(local) == tree_hashes(remote)
 
 
-def test_cut_connection_retries_without_a_click(tmp_path: Path, store, ssh_target) -> None:
+def test_cut_connection_retries_without_a_click(tmp_path: Path, shipped_transfers) -> None:
     local, remote = tmp_path / "local", tmp_path / "remote"
     local.mkdir()
     (local / "data.bin").write_bytes(os.urandom(SIZE))
-    queue = make_queue(store, ssh_target)
+    queue = shipped_transfers.queue
     job = queue.add(
         TransferJob("gpu-test", "upload", str(local), str(remote), TransferOptions(bwlimit_kbps=BW))
     )
     t = _start(queue, job)
     _wait_half(queue, job.id)
-    assert ssh_target.server.kill_sessions() >= 1
+    assert shipped_transfers.server.kill_sessions() >= 1
     t.join(60)
     done = queue.get(job.id)
     assert done.state is JobState.DONE and done.verified, done.message

@@ -11,22 +11,22 @@ from pathlib import Path
 import pytest
 
 from gpu_companion.core.transfers.job import PARTIAL_DIR, JobState, TransferJob, TransferOptions
-from tests.integration.transfer_helpers import make_queue, make_tree, tree_hashes
+from tests.integration.transfer_helpers import make_tree, tree_hashes
 
 pytestmark = pytest.mark.sshd
 SIZE = 3_000_000
 
 
 @pytest.fixture
-def rsyncless_host(tmp_path: Path, ssh_target):  # type: ignore[no-untyped-def]
-    """The host's PATH starts with an `rsync` that says it is not there (exit 127)."""
+def rsyncless_host(tmp_path: Path, shipped_transfers):  # type: ignore[no-untyped-def]
+    """The app's host, whose PATH starts with an `rsync` that says it is not there (exit 127)."""
     fake = tmp_path / "no-rsync"
     fake.mkdir()
     (fake / "rsync").write_text("#!/bin/sh\necho 'bash: rsync: command not found' >&2\nexit 127\n")
     (fake / "rsync").chmod(0o755)
-    ssh_target.server.path_prefix.insert(0, fake)
-    ssh_target.server.restart()
-    return ssh_target
+    shipped_transfers.server.path_prefix.insert(0, fake)
+    shipped_transfers.server.restart()
+    return shipped_transfers
 
 
 def _pause_midway(queue, job_id: int) -> None:  # type: ignore[no-untyped-def]
@@ -40,12 +40,10 @@ def _pause_midway(queue, job_id: int) -> None:  # type: ignore[no-untyped-def]
     assert not t.is_alive()
 
 
-def test_upload_without_remote_rsync_uses_sftp_and_resumes(
-    tmp_path: Path, store, rsyncless_host
-) -> None:
+def test_upload_without_remote_rsync_uses_sftp_and_resumes(tmp_path: Path, rsyncless_host) -> None:
     local = make_tree(tmp_path / "local", big=SIZE)
     remote = tmp_path / "remote dir" / "-x"
-    queue = make_queue(store, rsyncless_host)
+    queue = rsyncless_host.queue
     job = queue.add(
         TransferJob(
             "gpu-test", "upload", str(local), str(remote), TransferOptions(bwlimit_kbps=2000)
@@ -67,13 +65,13 @@ def test_upload_without_remote_rsync_uses_sftp_and_resumes(
     assert not (remote / PARTIAL_DIR).exists()
 
 
-def test_download_without_local_rsync_uses_sftp(tmp_path: Path, store, ssh_target) -> None:
+def test_download_without_local_rsync_uses_sftp(tmp_path: Path, shipped_transfers) -> None:
     remote = make_tree(tmp_path / "remote", big=200_000)
     local = tmp_path / "local"
     bare = tmp_path / "bare-bin"  # ssh only: this computer has no rsync
     bare.mkdir()
     os.symlink("/usr/bin/ssh", bare / "ssh")
-    queue = make_queue(store, ssh_target, env={**os.environ, "PATH": str(bare)})
+    queue = shipped_transfers.queue_on_path(str(bare))
     job = queue.add(TransferJob("gpu-test", "download", str(local), str(remote)))
     queue.run_until_idle(60)
     done = queue.get(job.id)
@@ -81,10 +79,10 @@ def test_download_without_local_rsync_uses_sftp(tmp_path: Path, store, ssh_targe
     assert tree_hashes(local) == tree_hashes(remote)
 
 
-def test_sftp_verification_catches_a_flipped_byte(tmp_path: Path, store, rsyncless_host) -> None:
+def test_sftp_verification_catches_a_flipped_byte(tmp_path: Path, rsyncless_host) -> None:
     local = make_tree(tmp_path / "local")
     remote = tmp_path / "remote"
-    queue = make_queue(store, rsyncless_host)
+    queue = rsyncless_host.queue
     job = queue.add(TransferJob("gpu-test", "upload", str(local), str(remote)))
     queue.run_until_idle(60)
     assert queue.get(job.id).verified
@@ -96,10 +94,8 @@ def test_sftp_verification_catches_a_flipped_byte(tmp_path: Path, store, rsyncle
     assert bad == ["with space.txt"]
 
 
-def test_delete_is_refused_on_sftp_rather_than_skipped(
-    tmp_path: Path, store, rsyncless_host
-) -> None:
-    queue = make_queue(store, rsyncless_host)
+def test_delete_is_refused_on_sftp_rather_than_skipped(tmp_path: Path, rsyncless_host) -> None:
+    queue = rsyncless_host.queue
     opts = TransferOptions(delete=True, delete_previewed=True)
     job = queue.add(TransferJob("gpu-test", "upload", str(tmp_path), "x", opts))
     queue.run_until_idle(30)
@@ -107,19 +103,20 @@ def test_delete_is_refused_on_sftp_rather_than_skipped(
     assert got.state is JobState.FAILED and "needs rsync on both sides" in got.message
 
 
-def _no_local_rsync(tmp_path: Path) -> dict[str, str]:
-    bare = tmp_path / "bare-bin"  # ssh only: this computer has no rsync
+def _no_local_rsync(tmp_path: Path) -> str:
+    """A PATH with ssh only: this computer has no rsync."""
+    bare = tmp_path / "bare-bin"
     bare.mkdir(exist_ok=True)
     if not (bare / "ssh").exists():
         os.symlink("/usr/bin/ssh", bare / "ssh")
-    return {**os.environ, "PATH": str(bare)}
+    return str(bare)
 
 
 LATIN1 = os.fsdecode(b"caf\xe9 \xff.bin")  # not UTF-8: a name from an old Latin-1 host
 
 
 def test_download_keeps_names_that_are_not_utf8_and_masks_modes(
-    tmp_path: Path, store, ssh_target
+    tmp_path: Path, shipped_transfers
 ) -> None:
     remote = tmp_path / "remote"
     remote.mkdir()
@@ -127,7 +124,7 @@ def test_download_keeps_names_that_are_not_utf8_and_masks_modes(
         (remote / name).write_bytes(name.encode("utf-8", "surrogateescape") * 10)
         os.chmod(remote / name, mode)
     local = tmp_path / "local"
-    queue = make_queue(store, ssh_target, env=_no_local_rsync(tmp_path))
+    queue = shipped_transfers.queue_on_path(_no_local_rsync(tmp_path))
     job = queue.add(TransferJob("gpu-test", "download", str(local), str(remote)))
     queue.run_until_idle(60)
     done = queue.get(job.id)
@@ -138,12 +135,12 @@ def test_download_keeps_names_that_are_not_utf8_and_masks_modes(
     assert modes == {LATIN1: 0o644, "suid": 0o755, "shared": 0o755, "plain": 0o600}
 
 
-def test_upload_keeps_names_that_are_not_utf8(tmp_path: Path, store, rsyncless_host) -> None:
+def test_upload_keeps_names_that_are_not_utf8(tmp_path: Path, rsyncless_host) -> None:
     local = tmp_path / "local"
     local.mkdir()
     (local / LATIN1).write_bytes(b"x" * 1000)
     remote = tmp_path / "remote"
-    queue = make_queue(store, rsyncless_host)
+    queue = rsyncless_host.queue
     job = queue.add(TransferJob("gpu-test", "upload", str(local), str(remote)))
     queue.run_until_idle(60)
     done = queue.get(job.id)

@@ -8,17 +8,15 @@ from PySide6.QtWidgets import QWizard
 
 from gpu_companion.core.autorelease.policy import Policy
 from gpu_companion.core.autorelease.service import load_policy
-from gpu_companion.ui.wizard.services import WizardServices
-from tests.ui.wizard.test_wizard import _next, _walk_to_connection, _wizard
+from tests.ui.wizard.test_wizard import _to_budget_page, app_keyring  # noqa: F401  (a fixture)
 
 
+@pytest.mark.sshd
+@pytest.mark.keyring
+@pytest.mark.usefixtures("app_keyring")  # the app's vault on the harness keyring
 @pytest.mark.parametrize("ticked", [True, False])
-def test_the_idle_minutes_and_the_box_become_the_policy(ctx, qtbot, ticked):
-    services = WizardServices.from_context(ctx)
-    wizard = _wizard(ctx, qtbot, WizardServices(ledger=services.ledger))
-    _walk_to_connection(wizard, qtbot, "ssh -p 2222 root@1.2.3.4")
-    _next(wizard, qtbot)
-    _next(wizard, qtbot)
+def test_the_idle_minutes_and_the_box_become_the_policy(ctx, qtbot, sshd, ticked):
+    wizard = _to_budget_page(ctx, qtbot, sshd)
     page = wizard.budget_page
     assert not page.auto_release.isChecked()  # offered, never assumed
     page.idle.setValue(25)

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from gpu_companion.ui.wizard.services import WizardServices
 from tests.ui.wizard.test_wizard import _next, _wizard
 
 
 def test_a_72b_model_at_a_long_prompt_is_proposed_on_several_cards(ctx, qtbot):
-    wizard = _wizard(ctx, qtbot, WizardServices())
+    wizard = _wizard(ctx, qtbot)
     task = wizard.task_page
     task.model.setCurrentIndex(task.model.findData("qwen2.5-72b"))
     task.context.setValue(32768)

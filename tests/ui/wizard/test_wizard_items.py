@@ -9,12 +9,14 @@ from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QWizard
 
-from gpu_companion.ui.wizard.services import WizardServices
-from tests.ui.wizard.test_wizard import (
-    HarnessSessions,
+from tests.ui.wizard.test_wizard import (  # noqa: F401  (app_keyring: a fixture)
+    _fingerprint,
     _next,
+    _ssh_command,
+    _trust_first_contact,
     _walk_to_connection,
     _wizard,
+    app_keyring,
 )
 
 
@@ -23,7 +25,7 @@ def _next_button(wizard):
 
 
 def test_a_disabled_next_says_why_and_the_reason_goes_once_answered(ctx, qtbot):
-    wizard = _wizard(ctx, qtbot, WizardServices())
+    wizard = _wizard(ctx, qtbot)
     for _ in range(4):
         _next(wizard, qtbot)
     create = wizard.create_page
@@ -37,9 +39,12 @@ def test_a_disabled_next_says_why_and_the_reason_goes_once_answered(ctx, qtbot):
     assert _next_button(wizard).isEnabled() and create.why.text() == ""
 
 
-def test_typing_70000_in_the_port_box_is_refused_with_a_message(ctx, qtbot):
-    wizard = _wizard(ctx, qtbot, WizardServices())
-    _walk_to_connection(wizard, qtbot, "ssh -p 2222 root@1.2.3.4")
+@pytest.mark.sshd
+@pytest.mark.keyring
+@pytest.mark.usefixtures("app_keyring")  # the app's vault on the harness keyring
+def test_typing_70000_in_the_port_box_is_refused_with_a_message(ctx, qtbot, sshd):
+    wizard = _wizard(ctx, qtbot)
+    _walk_to_connection(wizard, qtbot, _ssh_command(sshd), sshd)
     wizard.back()
     conn = wizard.connection_page
     conn.port.clear()
@@ -50,41 +55,43 @@ def test_typing_70000_in_the_port_box_is_refused_with_a_message(ctx, qtbot):
     assert not _next_button(wizard).isEnabled()
     assert conn.why.text() == f"Next is not available yet: {message}"
     assert conn.validatePage() is False
-    assert ctx.registry.host("gpu1").port == 2222  # the saved host kept its port
+    assert ctx.registry.host("gpu1").port == sshd.port  # the saved host kept its port
     QTest.keyClick(conn.port, Qt.Key.Key_Backspace)
     assert conn.port.value() == 7000 and conn.error.text() == "" and conn.why.text() == ""
     _next(wizard, qtbot)
     assert ctx.registry.host("gpu1").port == 7000
+    first = wizard.first_connection_page  # it tries the new port at once
+    qtbot.waitUntil(lambda: not first.connecting, timeout=15000)
 
 
 @pytest.mark.sshd
-def test_next_waits_for_the_trusted_host_key(ctx, qtbot, sshd, ssh_client_factory):
-    sessions = HarnessSessions(sshd, ssh_client_factory)
-    wizard = _wizard(ctx, qtbot, WizardServices(sessions=sessions))
-    _walk_to_connection(wizard, qtbot, f"ssh -p {sshd.port} {sshd.user}@127.0.0.1")
+@pytest.mark.keyring
+@pytest.mark.usefixtures("app_keyring")  # the app's vault on the harness keyring
+def test_next_waits_for_the_trusted_host_key(ctx, qtbot, sshd):
+    wizard = _wizard(ctx, qtbot)
+    _walk_to_connection(wizard, qtbot, _ssh_command(sshd), sshd)
     first = wizard.first_connection_page
     qtbot.waitUntil(first.trust_button.isVisible, timeout=10000)
     assert not _next_button(wizard).isEnabled()  # before: Next led to a self-check that failed
     assert "the host key is not trusted yet" in first.why.text()
-    assert "SHA256:harness" in first.status.text()
+    assert _fingerprint(sshd) in first.status.text()  # the one the provider's console shows
     first.ask = lambda box: "trust"  # the host-key question, answered
     first.trust_button.click()
     qtbot.waitUntil(lambda: wizard.state.connected, timeout=10000)
     qtbot.waitUntil(_next_button(wizard).isEnabled, timeout=5000)
     assert first.why.text() == ""
-    assert sessions.trusted == [sshd.host_public_key()]
+    host = ctx.registry.host("gpu1")  # trusted in the app's own known_hosts
+    assert ctx.sessions.trusted_fingerprints(host) == [f"ssh-ed25519 {_fingerprint(sshd)}"]
 
 
 @pytest.mark.sshd
-def test_the_self_check_shows_no_stale_result_after_going_back(
-    ctx, qtbot, sshd, standin, ssh_client_factory
-):
+@pytest.mark.keyring
+@pytest.mark.usefixtures("app_keyring")  # the app's vault on the harness keyring
+def test_the_self_check_shows_no_stale_result_after_going_back(ctx, qtbot, sshd, standin):
     standin.configure(mem_used=3, gpu_count=1)
-    sessions = HarnessSessions(sshd, ssh_client_factory)
-    sessions.trusted.append(sshd.host_public_key())
-    wizard = _wizard(ctx, qtbot, WizardServices(sessions=sessions))
-    _walk_to_connection(wizard, qtbot, f"ssh -p {sshd.port} {sshd.user}@127.0.0.1")
-    qtbot.waitUntil(lambda: wizard.state.connected, timeout=10000)
+    wizard = _wizard(ctx, qtbot)
+    _walk_to_connection(wizard, qtbot, _ssh_command(sshd), sshd)
+    _trust_first_contact(wizard, qtbot, sshd)
     _next(wizard, qtbot)
     view = wizard.selfcheck_page.view
     qtbot.waitUntil(lambda: view.complete, timeout=60000)
@@ -111,7 +118,7 @@ def test_the_self_check_shows_no_stale_result_after_going_back(
 
 
 def test_the_wizard_says_when_gradient_checkpointing_makes_the_job_fit(ctx, qtbot):
-    wizard = _wizard(ctx, qtbot, WizardServices())
+    wizard = _wizard(ctx, qtbot)
     task = wizard.task_page
     task.task.setCurrentIndex(task.task.findData("lora"))
     task.model.setCurrentIndex(task.model.findData("qwen2.5-7b"))
@@ -137,7 +144,7 @@ def test_the_wizard_says_when_gradient_checkpointing_makes_the_job_fit(ctx, qtbo
 
 
 def test_no_checkpointing_hint_for_inference_or_when_it_adds_no_card(ctx, qtbot):
-    wizard = _wizard(ctx, qtbot, WizardServices())
+    wizard = _wizard(ctx, qtbot)
     _next(wizard, qtbot)  # the default: inference of Qwen2.5 7B
     assert wizard.estimate_page.tip.text() == ""
     assert not wizard.estimate_page.use_checkpointing.isVisible()

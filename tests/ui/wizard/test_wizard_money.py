@@ -1,6 +1,7 @@
 """The wizard's money: a per-GPU price metered for every GPU rented, the billing mode chosen is
 the one metered, a decimal comma typed in a price field, and an existing budget kept unless the
-user ticks the box to replace it. All against the real spend ledger."""
+user ticks the box to replace it. All through the wizard as the app builds it: the key from the
+keyring, the harness host connected and self-checked, the real spend ledger."""
 
 from __future__ import annotations
 
@@ -13,23 +14,27 @@ from PySide6.QtWidgets import QWizard
 
 from gpu_companion.core.hosts.registry import Platform
 from gpu_companion.ui.common.money_input import parse_user_amount
-from gpu_companion.ui.wizard.services import WizardServices
-from tests.ui.wizard.test_wizard import _next, _walk_to_connection, _wizard
+from tests.ui.wizard.test_wizard import (  # noqa: F401  (app_keyring: a fixture)
+    _connect_and_check,
+    _next,
+    _ssh_command,
+    _walk_to_connection,
+    _wizard,
+    app_keyring,
+)
 
 
-def _to_billing_page(ctx, qtbot):
-    ledger = WizardServices.from_context(ctx).ledger
-    assert ledger is not None
-    wizard = _wizard(ctx, qtbot, WizardServices(ledger=ledger))
-    _walk_to_connection(wizard, qtbot, "ssh -p 2222 root@1.2.3.4")
+def _to_billing_page(ctx, qtbot, server):
+    wizard = _wizard(ctx, qtbot)
+    _walk_to_connection(wizard, qtbot, _ssh_command(server), server)
     for _ in range(3):
         wizard.back()
     assert wizard.currentPage() is wizard.billing_page
     return wizard
 
 
-def _to_budget_page(ctx, qtbot, gpus=1, prices=None, mode="on-demand"):
-    wizard = _to_billing_page(ctx, qtbot)
+def _to_budget_page(ctx, qtbot, server, gpus=1, prices=None, mode="on-demand"):
+    wizard = _to_billing_page(ctx, qtbot, server)
     billing = wizard.billing_page
     for name, text in (prices or {}).items():
         billing.fields[name].setText(text)
@@ -37,9 +42,8 @@ def _to_budget_page(ctx, qtbot, gpus=1, prices=None, mode="on-demand"):
     _next(wizard, qtbot)
     _next(wizard, qtbot)
     wizard.connection_page.gpu_count.setValue(gpus)
-    for _ in range(3):
-        _next(wizard, qtbot)
-    assert wizard.currentPage() is wizard.budget_page
+    _next(wizard, qtbot)
+    _connect_and_check(wizard, qtbot, server)
     return wizard
 
 
@@ -48,8 +52,11 @@ def _finish(wizard) -> None:
     assert wizard.result() == QWizard.DialogCode.Accepted, wizard.budget_page.notice.text()
 
 
-def test_eight_gpus_are_metered_at_eight_times_the_per_gpu_price(ctx, qtbot):
-    wizard = _to_budget_page(ctx, qtbot, gpus=8)
+@pytest.mark.sshd
+@pytest.mark.keyring
+@pytest.mark.usefixtures("app_keyring")  # the app's vault on the harness keyring
+def test_eight_gpus_are_metered_at_eight_times_the_per_gpu_price(ctx, qtbot, sshd):
+    wizard = _to_budget_page(ctx, qtbot, sshd, gpus=8)
     budget = wizard.budget_page
     budget.budget.setText("500")
     budget.hours.setValue(2)
@@ -66,8 +73,11 @@ def test_eight_gpus_are_metered_at_eight_times_the_per_gpu_price(ctx, qtbot):
     assert rental.cost_at(rental.started_at + timedelta(hours=1)) == 2120  # not $2.65
 
 
-def test_the_billing_mode_and_price_chosen_are_metered_with_a_decimal_comma(ctx, qtbot):
-    wizard = _to_budget_page(ctx, qtbot, gpus=2, prices={"spot": "0,39"}, mode="spot")
+@pytest.mark.sshd
+@pytest.mark.keyring
+@pytest.mark.usefixtures("app_keyring")  # the app's vault on the harness keyring
+def test_the_billing_mode_and_price_chosen_are_metered_with_a_decimal_comma(ctx, qtbot, sshd):
+    wizard = _to_budget_page(ctx, qtbot, sshd, gpus=2, prices={"spot": "0,39"}, mode="spot")
     modes = wizard.billing_page.rent_as
     assert [modes.itemData(i) for i in range(modes.count())] == ["on-demand", "spot"]
     budget = wizard.budget_page
@@ -81,8 +91,11 @@ def test_the_billing_mode_and_price_chosen_are_metered_with_a_decimal_comma(ctx,
     assert kept.amount_minor == 50
 
 
-def test_a_monthly_plan_is_metered_per_period(ctx, qtbot):
-    wizard = _to_budget_page(ctx, qtbot, gpus=4, prices={"monthly": "1,200"}, mode="monthly")
+@pytest.mark.sshd
+@pytest.mark.keyring
+@pytest.mark.usefixtures("app_keyring")  # the app's vault on the harness keyring
+def test_a_monthly_plan_is_metered_per_period(ctx, qtbot, sshd):
+    wizard = _to_budget_page(ctx, qtbot, sshd, gpus=4, prices={"monthly": "1,200"}, mode="monthly")
     budget = wizard.budget_page
     budget.budget.setText("10000")
     assert (
@@ -93,8 +106,11 @@ def test_a_monthly_plan_is_metered_per_period(ctx, qtbot):
     assert (rental.rate, rental.billing_mode) == (Decimal("4800"), "monthly")
 
 
-def test_a_typo_in_a_price_is_named_and_blocks_next(ctx, qtbot):
-    wizard = _to_billing_page(ctx, qtbot)
+@pytest.mark.sshd
+@pytest.mark.keyring
+@pytest.mark.usefixtures("app_keyring")  # the app's vault on the harness keyring
+def test_a_typo_in_a_price_is_named_and_blocks_next(ctx, qtbot, sshd):
+    wizard = _to_billing_page(ctx, qtbot, sshd)
     billing = wizard.billing_page
     billing.fields["on_demand"].setText("2,6,5")
     assert "'On-demand price per GPU-hour' '2,6,5' is not a number" in billing.result.toPlainText()
@@ -104,11 +120,14 @@ def test_a_typo_in_a_price_is_named_and_blocks_next(ctx, qtbot):
     assert wizard.state.prices.on_demand_per_hour == Decimal("2.65")
 
 
+@pytest.mark.sshd
+@pytest.mark.keyring
+@pytest.mark.usefixtures("app_keyring")  # the app's vault on the harness keyring
 @pytest.mark.parametrize("replace", [False, True])
-def test_an_existing_budget_is_replaced_only_when_the_user_says_so(ctx, qtbot, replace):
+def test_an_existing_budget_is_replaced_only_when_the_user_says_so(ctx, qtbot, sshd, replace):
     platform = ctx.registry.save_platform(Platform(name="vast.ai"))
     ctx.budgets.set_budget("month", "100", "USD", platform_id=platform.id)
-    wizard = _to_budget_page(ctx, qtbot)
+    wizard = _to_budget_page(ctx, qtbot, sshd)
     budget = wizard.budget_page
     assert budget.replace_budget.isVisible() and not budget.replace_budget.isChecked()
     assert "Replace the monthly budget of $100.00 already set for vast.ai" in (

@@ -7,7 +7,6 @@ from __future__ import annotations
 import math
 from decimal import Decimal
 
-from gpu_companion.ui.wizard.services import WizardServices
 from tests.ui.wizard.test_wizard import _next, _wizard
 
 
@@ -24,7 +23,7 @@ def _to_gpu_page(wizard, qtbot, task: str, model: str = "qwen2.5-7b", context: i
 
 
 def test_the_preselected_card_is_the_cheapest_nvidia_job_for_the_estimate(ctx, qtbot):
-    wizard = _wizard(ctx, qtbot, WizardServices())
+    wizard = _wizard(ctx, qtbot)
     gpu = _to_gpu_page(wizard, qtbot, "qlora-4bit")
     ranked = [job.card for job in gpu.model.rows()]
     assert ranked[0].id == "mi300x"  # the cheapest job is on a card few platforms rent out
@@ -48,7 +47,7 @@ def _job(wizard):
 
 
 def test_the_billing_plan_starts_from_the_estimated_run(ctx, qtbot):
-    wizard = _wizard(ctx, qtbot, WizardServices())
+    wizard = _wizard(ctx, qtbot)
     gpu = _to_gpu_page(wizard, qtbot, "qlora-4bit")
     gpu.select("h100-sxm")
     job = _job(wizard)
