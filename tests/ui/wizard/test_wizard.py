@@ -438,6 +438,9 @@ def test_a_ledger_failure_keeps_the_wizard_open(ctx, qtbot, app_keyring, sshd):
     assert wizard.isVisible() and wizard.result() != QWizard.DialogCode.Accepted
     assert "A rental on gpu1 is already being metered." in wizard.budget_page.notice.text()
     assert len(ctx.ledger.running()) == 1 and wizard.state.rental is None
+    from gpu_companion.core.spend.alerts import idle_minutes
+
+    assert idle_minutes(ctx.store, host.id) is None  # the refused Finish changed no alert
 
 
 @pytest.mark.sshd

@@ -125,8 +125,7 @@ class SpendLedgerService:
                     "WizardServices", "Choose the platform this instance is rented on."
                 ),
             )
-        save_idle_minutes(self.ledger.store, plan.host_id, plan.idle_alert_minutes)
-        return self.ledger.start_rental(
+        rental = self.ledger.start_rental(
             plan.platform_id,
             plan.rate,
             host_id=plan.host_id,
@@ -137,6 +136,9 @@ class SpendLedgerService:
             granularity=plan.granularity,
             max_runtime=timedelta(hours=float(plan.planned_hours)) if plan.planned_hours else None,
         )
+        # only once the meter runs: a refused Finish leaves the host's idle alert as it was
+        save_idle_minutes(self.ledger.store, plan.host_id, plan.idle_alert_minutes)
+        return rental
 
     def existing_budget(self, plan: BudgetPlan) -> Budget | None:
         """The budget `set_budget(plan)` would replace (the wizard asks first)."""
