@@ -133,9 +133,16 @@ MIGRATIONS_TABLE = "schema_migrations"
 
 
 def _close_connection(
-    conn: sqlite3.Connection, open_: dict[sqlite3.Connection, Any], lock: threading.RLock
+    conn: sqlite3.Connection, open_: dict[sqlite3.Connection, Any], lock: threading.RLock, pid: int
 ) -> None:
-    """A thread's connection, closed once: by its thread's end or by `Store.close`."""
+    """A thread's connection, closed once: by its thread's end or by `Store.close`.
+
+    Not in a child between fork and exec: a child started with a `preexec_fn` (the parent-death
+    signal, core.common.children) runs Python's after-fork clean-up, which drops the other
+    threads' slots and so runs this finaliser there — and `lock` may be held by a thread that
+    does not exist in the child: it would wait forever, and its parent with it."""
+    if os.getpid() != pid:
+        return
     with lock:
         open_.pop(conn, None)
     conn.close()
@@ -182,7 +189,9 @@ class Store:
             raise
         db = _Db(conn)
         with self._lock:
-            closer = weakref.finalize(db, _close_connection, conn, self._open, self._lock)
+            closer = weakref.finalize(
+                db, _close_connection, conn, self._open, self._lock, os.getpid()
+            )
             closer.atexit = False  # as before: at exit the process closes its files anyway
             self._open[conn] = closer
         return db
