@@ -115,7 +115,8 @@ if "spend" in pages and not ctx.ledger.history():
             ctx.ledger.update_rental(r.id, outcome=outcome)
     ctx.ledger.add_charge(vast.id, "storage", price("4.20", "20.00"),
                           description="数据盘 200 GB" if ZH else "200 GB volume")
-    ctx.ledger.start_rental(vast.id, price("0.78", "3.96"), host_id=host.id, gpu_model="RTX 4090", gpu_count=2,
+    ctx.ledger.start_rental(vast.id, price("0.78", "3.96"), host_id=host.id,
+                            gpu_model="RTX 4090", gpu_count=2,
                             started_at=now - timedelta(hours=2, minutes=14),
                             max_runtime=timedelta(hours=6), tag="dpo")
     ctx.budgets.set_budget("month", price("150", "1000"), CUR)
@@ -444,8 +445,9 @@ def prepare(i):
             for step in judge(record, findings):
                 wiz.selfcheck_page.view.add_step(step)
         wiz.selfcheck_page.view.status.setText(wiz.selfcheck_page.view.summary())
+        zh = os.environ.get("SCREENSHOT_LANG") == "zh_CN"
         wiz.selfcheck_page.notice.setText(
-            "示例结果：来自装有 CPU 版 PyTorch 的测试主机。" if os.environ.get("SCREENSHOT_LANG") == "zh_CN"
+            "示例结果：来自装有 CPU 版 PyTorch 的测试主机。" if zh
             else "Sample results from a test host with the CPU build of PyTorch.")
 
 def shoot(i=0):
