@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QListWidget,
+    QPlainTextEdit,
     QTabWidget,
     QWidget,
     QWizardPage,
@@ -48,6 +49,7 @@ NAMES = {
     "mistral", "gemma", "deepseek", "phi", "tok", "fp8", "int8", "int4", "usd", "cny", "eur",
     "jpy", "team", "runs", "mlab", "uni", "cluster", "volume", "local", "adam", "adamw",
     "mixtral", "awq", "gptq", "epoch", "epochs", "token", "tokens",
+    "unattended-upgrade", "networkd-dispatcher",  # process names the checklist ignores
 }  # fmt: skip
 EXAMPLE = "例如"  # what follows "e.g." is an example to type (a command, a name): data
 
@@ -114,6 +116,9 @@ def _texts(root: QWidget, visible_only: bool = True) -> list[tuple[str, str]]:
             add(w, w.title())
         elif isinstance(w, QLineEdit):
             add(w, w.placeholderText())
+        elif isinstance(w, QPlainTextEdit):  # what the app fills in (a default to edit)
+            add(w, w.placeholderText())
+            add(w, w.toPlainText())
         elif isinstance(w, QComboBox):
             for i in range(w.count()):
                 add(w, w.itemText(i))
@@ -202,3 +207,20 @@ def test_the_check_sees_english(qapp, qtbot) -> None:  # type: ignore[no-untyped
     QLabel("ssh vast-4090 — 24 GB 显存, /home/user/data", w)
     found = _english(_texts(w, visible_only=False), {"Cancel"}, "t")
     assert [p.split(": ", 2)[2] for p in found] == ["'Release instance' (Release instance)"]
+
+
+@pytest.mark.qt_log_ignore("This plugin does not support")
+def test_the_default_confirmation_is_edited_in_chinese_and_stored_in_english(
+    qapp, zh_cn, ctx, window, qtbot
+) -> None:  # type: ignore[no-untyped-def]
+    """The checklist settings show 已拍数据盘快照 for the default item; saved unchanged, the
+    config keeps the English label its confirmations are recorded under."""
+    from gpu_companion.ui.release.dialogs import ChecklistSettingsDialog
+
+    host = _populate(ctx)
+    settings = ctx.release.settings
+    dialog = ChecklistSettingsDialog(settings, host, window, ctx.release.accounts)
+    qtbot.addWidget(dialog)
+    assert dialog.manual.toPlainText() == "已拍数据盘快照"
+    dialog.manual.setPlainText("已拍数据盘快照\n已删除私有数据集")
+    assert dialog.edited().manual == ("Data disk snapshot taken", "已删除私有数据集")

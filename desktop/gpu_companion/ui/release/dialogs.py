@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 from gpu_companion.core.common.errors import UserError, ValidationError
+from gpu_companion.core.common.i18n import _
 from gpu_companion.core.hosts.registry import Host
 from gpu_companion.core.providers.accounts import ProviderAccounts
 from gpu_companion.core.release import ChecklistConfig, CustomCommand
@@ -79,7 +80,12 @@ class ChecklistSettingsDialog(QDialog):
         self.threshold.setSuffix(" MiB")
         self.threshold.setValue(cfg.size_threshold_mib)
         form.addRow(self.tr("Size threshold"), self.threshold)
-        self.manual = _multiline(cfg.manual, self.tr("e.g. Data disk snapshot taken"))
+        # the default label is stored in English (confirmations are recorded under it) and
+        # shown in the app's language; typed back unchanged, it is stored in English again
+        self._labels = {_(label): label for label in ChecklistConfig().manual}
+        defaults = set(self._labels.values())
+        shown = tuple(_(label) if label in defaults else label for label in cfg.manual)
+        self.manual = _multiline(shown, self.tr("e.g. Data disk snapshot taken"))
         form.addRow(self.tr("Confirmations"), self.manual)
         self.custom = _multiline(
             tuple(f"{c.label}: {c.command}" for c in cfg.custom),
@@ -129,7 +135,7 @@ class ChecklistSettingsDialog(QDialog):
             archive_paths=_lines(self.archive),
             scan_roots=_lines(self.roots) or ("~",),
             size_threshold_mib=self.threshold.value(),
-            manual=_lines(self.manual),
+            manual=tuple(self._labels.get(line, line) for line in _lines(self.manual)),
             custom=tuple(custom),
             ignored_processes=_lines(self.ignored),
             disabled=tuple(k for k, box in self.enabled.items() if not box.isChecked()),
