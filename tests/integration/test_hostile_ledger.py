@@ -106,8 +106,12 @@ def test_a_database_damaged_mid_file_is_one_line_in_every_command(tmp_path):
         ("ledger", "import", _bill(tmp_path, "one.csv", rows[0].replace("2025", "2024"))),
     ):
         out = _cli(home, *args)
-        assert out.returncode == 2, (args, out.stderr)
         assert "Traceback" not in out.stderr
+        if args[1] != "export" and out.returncode == 0:
+            # the report sums covering indexes and the import looks duplicates up in them
+            # (issue 30): they may never read the damaged pages; the export reads every row
+            continue
+        assert out.returncode == 2, (args, out.stderr)
         lines = out.stderr.strip().splitlines()
         assert lines[-1] == (
             f"error: The database {db} is not a readable SQLite file (database disk image is "

@@ -201,3 +201,15 @@ def test_a_confirmation_made_in_chinese_counts_in_any_language(zh_cn: str) -> No
         if isinstance(i, ManualConfirmation)
     )  # fmt: skip
     assert again.ticked_note == ""  # ticked
+
+
+def test_the_shipped_languages_separators_are_cldrs() -> None:
+    """Money is shown without loading Babel for English and Chinese: the table kept for that
+    says what Babel's CLDR data says."""
+    from babel.numbers import get_decimal_symbol, get_group_symbol
+
+    for locale, symbols in money._KNOWN_SYMBOLS.items():
+        assert symbols == (get_decimal_symbol(locale), get_group_symbol(locale)), locale
+    assert {"en_US", "zh_CN"} == {
+        "en_US" if code == "en" else code for code in i18n.LANGUAGES
+    } == set(money._KNOWN_SYMBOLS)

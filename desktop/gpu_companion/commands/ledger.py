@@ -144,37 +144,47 @@ def _export(args: argparse.Namespace) -> int:
 
 
 def _import(args: argparse.Namespace) -> int:
+    path = Path(args.file)
     try:
-        data = Path(args.file).read_bytes()
+        path.open("rb").close()  # before the ledger is opened: a typo changes nothing
     except OSError as exc:
         return _fail(
             _("could not read {file}: {problem}").format(
                 file=args.file, problem=exc.strerror or exc
             )
         )
-    from gpu_companion.core.spend.ledger_csv import apply_import, parse_csv
+    # streamed: a bill of a million rows is read a batch at a time, in bounded memory
+    from gpu_companion.core.spend.ledger_import import import_csv
 
     ledger = _ledger()
     if ledger is None:
         return 2
     try:
         defaults = {"platform": args.platform or "", "currency": args.currency or ""}
-        preview = parse_csv(ledger, data, defaults)
-        if preview.understood:
-            print(f"{args.file}: {preview.understood}")
-        for line in preview.error_lines():
+        try:
+            done = import_csv(ledger, path, defaults, dry_run=args.dry_run)
+        except OSError as exc:
+            return _fail(
+                _("could not read {file}: {problem}").format(
+                    file=args.file, problem=exc.strerror or exc
+                )
+            )
+        if done.understood:
+            print(f"{args.file}: {done.understood}")
+        for line in done.error_lines():
             print(f"{args.file}: {line}", file=sys.stderr)
-        if preview.file_errors:
+        if done.info.file_errors:
             print(_("Nothing was imported."), file=sys.stderr)
             return 1
+        result = done.result
         if args.dry_run:
+            n = result.rentals + result.charges
             print(
                 ngettext("Dry run: {n} row would be imported, {bad} refused.",
-                         "Dry run: {n} rows would be imported, {bad} refused.", len(preview.good))
-                .format(n=len(preview.good), bad=len(preview.bad))
+                         "Dry run: {n} rows would be imported, {bad} refused.", n)
+                .format(n=n, bad=result.refused)
             )  # fmt: skip
-            return 1 if preview.bad else 0
-        result = apply_import(ledger, preview)
+            return 1 if result.refused else 0
         print(
             _(
                 "Imported {rentals} rentals and {charges} charges; {duplicates} already in the "

@@ -264,6 +264,10 @@
         <translation>打开文件夹</translation>
     </message>
     <message>
+        <source>Show older (%n more)</source>
+        <translation>显示更早的任务（还有 %n 个）</translation>
+    </message>
+    <message>
         <source>Transfer to {host} failed: {message}</source>
         <translation>与 {host} 的传输失败：{message}</translation>
     </message>

@@ -112,6 +112,8 @@ def test_history_filters_experiments_budget_and_chart(
     dialog.outcome.setCurrentIndex(1)  # success
     dialog.buttons.button(QDialogButtonBox.StandardButton.Save).click()
     page.refresh()
+    # summed off the GUI thread: the success counts once the new sum is in
+    qtbot.waitUntil(lambda: page.exp_model.rowCount() == 2 and _cell(page.exp_model, 0, 2) == "1")
     qtmodeltester.check(page.exp_model)
     assert [_cell(page.exp_model, 0, c) for c in range(5)] == ["a", "2", "1", "$8.00", "$8.00"]
     assert _cell(page.exp_model, 1, 4) == "no success yet"

@@ -69,7 +69,7 @@ class QueuedCheckpointSync:
     ) -> VerifiedSync | None:
         want = resolve(remote_dir).rstrip("/") or "/"
         best: TransferJob | None = None
-        for job in self.queue.jobs():
+        for job in self.queue.jobs(host.alias):
             if not (
                 job.host_alias == host.alias
                 and job.direction == "download"
@@ -134,7 +134,7 @@ class QueuedCheckpointSync:
     def uploads(self, host: Host) -> list[tuple[str, Path]]:
         return [
             (j.remote_path, Path(j.local_path))
-            for j in self.queue.jobs()
+            for j in self.queue.jobs(host.alias)
             if j.host_alias == host.alias and j.direction == "upload" and j.state is JobState.DONE
         ]
 

@@ -1,7 +1,8 @@
 """CSV import of the ledger (export is `csv_export`): all columns, ISO dates, amounts as decimals.
 
-Import parses the whole file into a preview first; rows with errors are reported by line number
-and never imported, the others are imported together in one transaction. Rows already in the
+Import parses the file into a preview first (`parse_csv`; `ledger_import.import_csv` streams a
+big one in bounded memory instead); rows with errors are reported by line number and never
+imported, the others are imported together in one transaction. Rows already in the
 ledger (same `ref`, or for a row without one the same content) are skipped, so importing the same
 file twice changes nothing. A provider's bill is read as written (`csv_dialect`): its delimiter,
 its decimal comma and its own column names.
@@ -9,15 +10,18 @@ its decimal comma and its own column names.
 
 from __future__ import annotations
 
-import codecs
 import csv
+import functools
 import hashlib
-import io
+import itertools
+import operator
 import unicodedata
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
 from decimal import Decimal
+from pathlib import Path
+from typing import Any
 
 from gpu_companion.core.common.clock import from_iso, to_iso
 from gpu_companion.core.common.errors import UserError, ValidationError
@@ -42,6 +46,7 @@ from gpu_companion.core.spend.csv_dialect import (
 from gpu_companion.core.spend.csv_export import COLUMNS as COLUMNS  # re-exported
 from gpu_companion.core.spend.csv_export import export_csv as export_csv  # re-exported
 from gpu_companion.core.spend.csv_export import store_ref_prefix
+from gpu_companion.core.spend.csv_source import CsvSource
 from gpu_companion.core.spend.ledger import (
     SpendLedger,
     charge_row,
@@ -55,6 +60,7 @@ from gpu_companion.core.spend.metering import (
     OUTCOMES,
     Charge,
     Rental,
+    accrued_minor,
 )
 
 REQUIRED = ("platform", "currency", "started_at")  # a row without a type is a rental
@@ -69,6 +75,17 @@ MAX_HOURS = Decimal(24 * 366 * 10)
 # rental (the indonesian rupiah included), far below what overflows the store's 64-bit integers.
 MAX_RATE = Decimal(10) ** 8
 MAX_COST = Decimal(10) ** 11
+_MAX_SECONDS = int(MAX_HOURS) * 3600
+
+
+@functools.cache
+def _max_cost_minor(currency: str) -> int:
+    return to_minor(MAX_COST, currency)
+
+
+# The records whose numbers vote for the decimal separator: the first pass over a file reads no
+# further (a bill of a million rows is read once more to import it, not twice).
+DECIMAL_SAMPLE = 10_000
 
 
 # --- import -----------------------------------------------------------------------------------
@@ -84,6 +101,7 @@ class ImportRow:
     platform: str = ""
     duplicate: bool = False
     summary: str = ""
+    by_content: bool = False  # its ref was made from what it says (the file gave none)
 
     @property
     def ok(self) -> bool:
@@ -127,31 +145,6 @@ class ImportResult:
     platforms_created: tuple[str, ...]
 
 
-def _decode(data: bytes) -> tuple[str, list[tuple[int, str]]]:
-    """UTF-8 (with or without BOM) or UTF-16 with BOM; a line that is not valid text becomes
-    an error of its own instead of spoiling the file."""
-    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        try:
-            text = data.decode("utf-16")
-            return (text if "\n" in text else text.replace("\r", "\n")), []
-        except UnicodeDecodeError:
-            return "", [(1, _("the file starts as UTF-16 but is not; save it as UTF-8"))]
-    data = data.removeprefix(codecs.BOM_UTF8)
-    lines, bad = [], []
-    eol = b"\n" if b"\n" in data else b"\r"  # a CR-only file (old Mac, some exporters) too
-    for n, raw in enumerate(data.split(eol), start=1):
-        try:
-            lines.append(raw.decode("utf-8"))
-        except UnicodeDecodeError as exc:
-            why = _(
-                "not UTF-8 text (byte {byte} at column {column}); save the file as UTF-8 and "
-                "import it again"
-            ).format(byte=f"0x{raw[exc.start]:02x}", column=exc.start + 1)
-            bad.append((n, why))
-            lines.append("")
-    return "\n".join(lines), bad
-
-
 def _date(value: str, name: str) -> datetime:
     text = value.strip()
     try:
@@ -177,6 +170,7 @@ def _in_range(when: datetime, name: str, value: str) -> datetime:
     return when
 
 
+@functools.lru_cache(maxsize=256)  # a bill names a few platforms a million times
 def _platform(value: str) -> str:
     """A platform name from a file: a display name, and never one a spreadsheet would run."""
     try:
@@ -204,13 +198,20 @@ def _choice(value: str, name: str, allowed: Iterable[str], default: str) -> str:
 
 
 def _parse_row(
-    row: dict[str, str], item: ImportRow, platforms: dict[str, int], dec: str = "."
+    row: dict[str, str],
+    item: ImportRow,
+    platforms: dict[str, int],
+    dec: str = ".",
+    summaries: bool = True,
 ) -> None:
-    def get(name: str) -> str:
-        return restore((row.get(name) or "").strip())
+    """`row`: every ledger column's cell, stripped and restored ('' for a column the file
+    lacks); `summaries`: say in words what the row is (a preview shows it; an import of a
+    million rows does without)."""
+    get = row.__getitem__
 
     def number(name: str) -> Decimal | None:
-        return parse_decimal(get(name), name, dec) if get(name) else None
+        value = row[name]
+        return parse_decimal(value, name, dec) if value else None
 
     kind = get("type").lower() or "rental"
     item.kind = kind
@@ -239,7 +240,8 @@ def _parse_row(
                 _("amount {amount} is negative; only a credit can be").format(amount=get("amount"))
             )
         item.charge = Charge(pid, kind, minor, currency, started, get("notes"), None, get("ref"))
-        item.summary = f"{kind} {decimal_text(minor, currency)} {currency}"
+        if summaries:
+            item.summary = f"{kind} {decimal_text(minor, currency)} {currency}"
         return
     if amount is not None and amount > MAX_COST:
         raise ValueError(
@@ -265,7 +267,7 @@ def _parse_row(
             raise ValueError(
                 _("hours {hours} does not match started_at and ended_at").format(hours=get("hours"))
             )
-    if ended is not None and Decimal((ended - started).total_seconds()) > MAX_HOURS * 3600:
+    if ended is not None and (ended - started).total_seconds() > _MAX_SECONDS:
         raise ValueError(
             _("the rental lasts more than {most} hours; check its dates").format(
                 most=f"{MAX_HOURS:,}"
@@ -290,13 +292,29 @@ def _parse_row(
     count = get("gpu_count") or "1"
     if not count.isdigit():
         raise ValueError(_("gpu_count {count} is not a whole number").format(count=repr(count)))
+    billing_mode = _choice(get("billing_mode"), "billing_mode", BILLING_MODES, "on-demand")
+    granularity = _choice(get("granularity"), "granularity", GRANULARITIES, "second")
+    cost = None
+    if ended is not None:
+        cost = (
+            to_minor(amount, currency)
+            if amount is not None
+            else accrued_minor(rate, currency, billing_mode, granularity, started, ended)
+        )
+        if cost > _max_cost_minor(currency):
+            shown = decimal_text(cost, currency)
+            raise ValueError(
+                _("the cost {cost} {currency} is out of range (the most is {most})").format(
+                    cost=shown, currency=currency, most=f"{MAX_COST:,}"
+                )
+            )
     rental = Rental(
         platform_id=pid,
         rate=rate,
         currency=currency,
         started_at=started,
-        billing_mode=_choice(get("billing_mode"), "billing_mode", BILLING_MODES, "on-demand"),
-        granularity=_choice(get("granularity"), "granularity", GRANULARITIES, "second"),
+        billing_mode=billing_mode,
+        granularity=granularity,
         host_alias=get("host"),
         gpu_model=get("gpu_model"),
         gpu_count=int(count),
@@ -307,21 +325,14 @@ def _parse_row(
         notes=get("notes"),
         end_reason=get("end_reason") or ("imported" if ended else ""),
         ref=get("ref"),
+        cost_minor=cost,
     )
-    if ended is not None:
-        cost = to_minor(amount, currency) if amount is not None else rental.cost_at(ended)
-        if cost > to_minor(MAX_COST, currency):
-            shown = decimal_text(cost, currency)
-            raise ValueError(
-                _("the cost {cost} {currency} is out of range (the most is {most})").format(
-                    cost=shown, currency=currency, most=f"{MAX_COST:,}"
-                )
-            )
-        rental = Rental(**{**rental.__dict__, "cost_minor": cost})
     try:
         item.rental = validate_rental(rental)
     except ValidationError as exc:
         raise ValueError(exc.message[0].lower() + exc.message[1:].rstrip(".")) from None
+    if not summaries:
+        return
     if ended:
         span = f"{started:%Y-%m-%d %H:%M} → {ended:%Y-%m-%d %H:%M}"
     else:
@@ -350,27 +361,38 @@ def content_key(entry: Rental | Charge, kind: str, platform: str) -> str:
     return "\x1f".join([kind, platform.lower(), entry.currency, to_iso(at), *parts])
 
 
-def _content_ref(entry: Rental | Charge, kind: str, platform: str, seen: dict[str, int]) -> str:
+def _content_ref(entry: Rental | Charge, kind: str, platform: str, seen: dict[bytes, int]) -> str:
     """A ref for a row that has none, from what it says (and how often the file said it before),
     so importing the same bill again finds it; two equal rows in one file stay two rows."""
     key = content_key(entry, kind, platform)
-    seen[key] = seen.get(key, 0) + 1
-    return "csv-" + hashlib.sha256(f"{key}\x1f{seen[key]}".encode()).hexdigest()[:20]
+    digest = hashlib.blake2b(key.encode(), digest_size=16).digest()  # a bill of a million rows
+    seen[digest] = seen.get(digest, 0) + 1
+    return "csv-" + hashlib.sha256(f"{key}\x1f{seen[digest]}".encode()).hexdigest()[:20]
 
 
 def _stored_content(ledger: SpendLedger) -> dict[str, int]:
     """How many stored rows say each content key: a bill imported before (by an older version,
     whose refs hashed the file's text) is still recognised by its values."""
+    rows = ledger.store.db.execute(STORED_RENTALS).fetchall()
+    rows += ledger.store.db.execute(STORED_CHARGES).fetchall()
+    return content_counts(rows)
+
+
+# What `content_counts` reads (a caller may add a WHERE clause)
+STORED_RENTALS = (
+    "SELECT 'rental', p.name, r.currency, r.started_at, r.host_alias, r.gpu_model, "
+    "r.gpu_count, r.rate, r.ended_at, r.cost_minor FROM rentals r "
+    "JOIN platforms p ON p.id = r.platform_id"
+)
+STORED_CHARGES = (
+    "SELECT c.kind, p.name, c.currency, c.at, c.amount_minor, c.description "
+    "FROM charges c JOIN platforms p ON p.id = c.platform_id"
+)
+
+
+def content_counts(rows: Iterable[Sequence[Any]]) -> dict[str, int]:
+    """How many of the stored rows (`STORED_RENTALS`, `STORED_CHARGES`) say each content key."""
     counts: dict[str, int] = {}
-    rows = ledger.store.db.execute(
-        "SELECT 'rental', p.name, r.currency, r.started_at, r.host_alias, r.gpu_model, "
-        "r.gpu_count, r.rate, r.ended_at, r.cost_minor FROM rentals r "
-        "JOIN platforms p ON p.id = r.platform_id"
-    ).fetchall()
-    rows += ledger.store.db.execute(
-        "SELECT c.kind, p.name, c.currency, c.at, c.amount_minor, c.description "
-        "FROM charges c JOIN platforms p ON p.id = c.platform_id"
-    ).fetchall()
     for row in rows:
         try:
             if row[0] == "rental":
@@ -387,66 +409,182 @@ def _stored_content(ledger: SpendLedger) -> dict[str, int]:
     return counts
 
 
-def _records(text: str, delimiter: str, preview: ImportPreview) -> list[tuple[int, list[str]]]:
-    """Every record with its line; a record the csv module cannot read is refused by line."""
-    reader = csv.reader(io.StringIO(text), delimiter=delimiter)
-    records: list[tuple[int, list[str]]] = []
+@dataclass
+class CsvInfo:
+    """What reading a file found out about it as a whole (`scan_csv` fills it in)."""
+
+    file_errors: list[str] = field(default_factory=list)
+    new_platforms: dict[str, tuple[str, str]] = field(default_factory=dict)  # name -> cur, gran
+    delimiter: str = ","
+    decimal: str = "."
+    columns: ColumnMap | None = None
+
+
+def _records(
+    lines: Iterator[str], delimiter: str, errors: list[ImportRow]
+) -> Iterator[tuple[int, list[str]]]:
+    """Every record with its line; a record the csv module cannot read goes to `errors`."""
+    reader = csv.reader(lines, delimiter=delimiter)
     while True:
         try:
             fields = next(reader)
         except StopIteration:
-            return records
+            return
         except csv.Error as exc:
             why = _("not readable as CSV: {error}").format(error=exc)
-            preview.rows.append(ImportRow(reader.line_num, "?", [why]))
+            errors.append(ImportRow(reader.line_num, "?", [why]))
             continue
-        records.append((reader.line_num, fields))
+        yield reader.line_num, fields
 
 
-def parse_csv(
-    ledger: SpendLedger, data: bytes, defaults: Mapping[str, str] | None = None
-) -> ImportPreview:
-    """Read a CSV into a preview: each row parsed and checked, nothing stored yet. `defaults`
-    fill columns a provider's bill lacks (its platform, its currency)."""
-    preview = ImportPreview()
-    if not data.strip():
-        preview.file_errors.append(_("The file is empty."))
-        return preview
-    text, bad_lines = _decode(data)
-    if any(n == 1 for n, _why in bad_lines) or not text.strip():
-        reason = bad_lines[0][1] if bad_lines else _("empty")
-        preview.file_errors.append(
-            _("Line 1: {reason}. Nothing was imported.").format(reason=reason)
-        )
-        return preview
-    preview.delimiter = detect_delimiter(text.split("\n", 1)[0])
-    records = _records(text, preview.delimiter, preview)
-    if not records:
-        preview.file_errors.append(
+def _header(
+    source: CsvSource, info: CsvInfo, defaults: Mapping[str, str]
+) -> tuple[int, list[str]] | None:
+    """First pass: the header, the column map and the decimal separator of the numbers (every
+    number of the file votes); None, with `info.file_errors` saying why, for a file that cannot
+    be imported."""
+    if source.blank:
+        info.file_errors.append(_("The file is empty."))
+        return None
+    lines = source.lines()
+    first = next(lines, "\n")
+
+    def unreadable() -> list[str]:
+        reason = next(iter(source.bad.values()), _("empty"))
+        return [_("Line 1: {reason}. Nothing was imported.").format(reason=reason)]
+
+    if 1 in source.bad:
+        info.file_errors = unreadable()
+        return None
+    info.delimiter = detect_delimiter(first.rstrip("\r\n"))
+    records = _records(itertools.chain([first], lines), info.delimiter, [])
+    head = next(records, None)
+    if head is not None and not any(f.strip() for f in head[1]):
+        rest = list(itertools.islice(records, 1))  # a blank first line: is there any text?
+        if not rest and not any(line.strip() for line in lines):
+            info.file_errors = unreadable()  # every line that is not blank is not text
+            return None
+        records = itertools.chain(rest, records)
+    if head is None:
+        info.file_errors.append(
             _("The first line cannot be read as CSV. {hint}").format(hint=_(FORMAT_HINT))
         )
-        return preview
-    (_line, header), body = records[0], records[1:]
-    preview.columns = columns = map_columns(header, COLUMNS)
-    given = {k: v for k, v in (defaults or {}).items() if v and k in COLUMNS}
-    present = set(columns.names) | set(given)
+        return None
+    info.columns = columns = map_columns(head[1], COLUMNS)
+    present = set(columns.names) | {k for k, v in defaults.items() if v and k in COLUMNS}
     missing = [c for c in REQUIRED if c not in present]
     if not ({"amount", "rate"} & present):
         missing.append(_("amount (or rate)"))
     if missing:
-        preview.file_errors.append(
+        info.file_errors.append(
             _("Missing columns: {columns}. {hint}").format(
                 columns=", ".join(missing), hint=_(FORMAT_HINT)
             )
         )
-        return preview
-    preview.decimal = detect_decimal(
-        numeric_cells((f for _line, f in body), columns.names), preview.delimiter
-    )
+        return None
+    sample = itertools.islice(records, DECIMAL_SAMPLE)
+    info.decimal = detect_decimal(numeric_cells((f for _n, f in sample), columns.names),
+                                  info.delimiter)  # fmt: skip
+    return head
+
+
+def scan_csv(
+    ledger: SpendLedger,
+    data: bytes | Path,
+    defaults: Mapping[str, str] | None = None,
+    info: CsvInfo | None = None,
+    summaries: bool = True,
+) -> Iterator[ImportRow]:
+    """Each row of a CSV file, parsed and checked, as it is read (nothing stored, no duplicate
+    looked for): the file is read twice, a line at a time, never held. A row without a ref
+    gets one from what it says (`_content_ref`). `info` receives what the file as a whole is:
+    with a file error, no row comes. Rows come in line order, except lines that are not text
+    inside a quoted cell, which come at the end."""
+    info = info if info is not None else CsvInfo()
+    source = CsvSource(data)
+    given = {k: v for k, v in (defaults or {}).items() if v and k in COLUMNS}
+    head = _header(source, info, given)
+    if head is None or info.columns is None:
+        return
+    header_line, header = head
+    names = info.columns.names
+    blank = dict.fromkeys(COLUMNS, "") | {k: restore(v.strip()) for k, v in given.items()}
+    named = [n for n in names if n]  # the cells of the ledger's columns, picked in C
+    pick = operator.itemgetter(*[i for i, n in enumerate(names) if n] or [0])
     platforms = {
         name.lower(): pid
         for pid, name in ledger.store.db.execute("SELECT id, name FROM platforms").fetchall()
     }
+    seen_content: dict[bytes, int] = {}
+    errors: list[ImportRow] = []
+    lines = source.lines()
+    for line, fields in _records(lines, info.delimiter, errors):
+        yield from errors
+        errors.clear()
+        if line <= header_line:
+            continue
+        bad = source.bad.pop(line, None)
+        if bad is not None:
+            yield ImportRow(line, "?", [bad])
+            continue
+        if not "".join(fields).strip():
+            continue
+        item = ImportRow(line, "?")
+        if len(fields) != len(header):
+            item.errors.append(
+                _("{n} fields where the header names {columns}").format(
+                    n=len(fields), columns=len(header)
+                )
+            )
+            yield item
+            continue
+        row = blank.copy()
+        cells = pick(fields) if len(named) > 1 else (pick(fields),) if named else ()
+        row.update(zip(named, map(str.strip, cells), strict=True))
+        if "'" in "".join(cells):  # rare: an exported cell a spreadsheet would have run
+            row.update({n: restore(v) for n, v in row.items() if v.startswith("'")})
+        try:
+            _parse_row(row, item, platforms, info.decimal, summaries)
+        except (ValueError, ArithmeticError) as exc:
+            item.errors.append(str(exc))
+            yield item
+            continue
+        entry: Rental | Charge | None = item.rental or item.charge
+        assert entry is not None
+        if not entry.ref:  # a file's own refs are authoritative; else its values
+            ref = _content_ref(entry, item.kind, item.platform, seen_content)
+            if item.rental is not None:
+                item.rental = entry = replace(item.rental, ref=ref)
+            elif item.charge is not None:
+                item.charge = entry = replace(item.charge, ref=ref)
+            item.by_content = True
+        if item.platform.lower() not in platforms and item.platform not in info.new_platforms:
+            gran = item.rental.granularity if item.rental else "second"
+            info.new_platforms[item.platform] = (entry.currency, gran)
+        yield item
+    yield from errors
+    for line, message in sorted(source.bad.items()):  # undecodable lines the reader skipped
+        yield ImportRow(line, "?", [message])
+
+
+def parse_csv(
+    ledger: SpendLedger, data: bytes | Path, defaults: Mapping[str, str] | None = None
+) -> ImportPreview:
+    """Read a CSV into a preview: each row parsed and checked, nothing stored yet. `defaults`
+    fill columns a provider's bill lacks (its platform, its currency). The preview holds every
+    row: `ledger_import.import_csv` imports a big file without."""
+    info = CsvInfo()
+    rows = list(scan_csv(ledger, data, defaults, info))
+    preview = ImportPreview(
+        file_errors=info.file_errors,
+        new_platforms=info.new_platforms,
+        delimiter=info.delimiter,
+        decimal=info.decimal,
+        columns=info.columns,
+    )
+    if info.file_errors:
+        preview.rows = rows  # the rows a broken file still named (none)
+        return preview
     prefix = store_ref_prefix(ledger)
     known_refs = {  # the refs this ledger's own export gives its rows
         r[0]
@@ -456,53 +594,22 @@ def parse_csv(
             [prefix, prefix],
         )
     }
-    errors_at = dict(bad_lines)
     seen_refs: set[str] = set()
-    seen_content: dict[str, int] = {}
     stored_content = _stored_content(ledger)
-    for line, fields in body:
-        if line in errors_at:
-            preview.rows.append(ImportRow(line, "?", [errors_at.pop(line)]))
-            continue
-        if not any(f.strip() for f in fields):
-            continue
-        item = ImportRow(line, "?")
-        preview.rows.append(item)
-        if len(fields) != len(header):
-            item.errors.append(
-                _("{n} fields where the header names {columns}").format(
-                    n=len(fields), columns=len(header)
-                )
-            )
-            continue
-        row = {**given, **{n: f for n, f in zip(columns.names, fields, strict=True) if n}}
-        try:
-            _parse_row(row, item, platforms, preview.decimal)
-        except (ValueError, ArithmeticError) as exc:
-            item.errors.append(str(exc))
-            continue
+    for item in rows:
         entry: Rental | Charge | None = item.rental or item.charge
-        assert entry is not None
-        by_content = not entry.ref  # a file's own refs are authoritative; else its values
-        if by_content:
-            ref = _content_ref(entry, item.kind, item.platform, seen_content)
-            if item.rental is not None:
-                item.rental = entry = replace(item.rental, ref=ref)
-            elif item.charge is not None:
-                item.charge = entry = replace(item.charge, ref=ref)
-        key = content_key(entry, item.kind, item.platform)
+        if entry is None or item.errors:
+            continue
         if entry.ref in known_refs or entry.ref in seen_refs:
             item.duplicate = True
-        elif by_content and stored_content.get(key, 0) > 0:  # once per stored row that says it
-            stored_content[key] -= 1
-            item.duplicate = True
+        elif item.by_content:  # once per stored row that says it
+            key = content_key(entry, item.kind, item.platform)
+            if stored_content.get(key, 0) > 0:
+                stored_content[key] -= 1
+                item.duplicate = True
         seen_refs.add(entry.ref)
-        if item.platform.lower() not in platforms and item.platform not in preview.new_platforms:
-            gran = item.rental.granularity if item.rental else "second"
-            preview.new_platforms[item.platform] = (entry.currency, gran)
-    for line, message in sorted(errors_at.items()):  # undecodable lines the reader skipped
-        preview.rows.append(ImportRow(line, "?", [message]))
-    preview.rows.sort(key=lambda r: r.line)
+    rows.sort(key=lambda r: r.line)
+    preview.rows = rows
     return preview
 
 

@@ -77,11 +77,6 @@ class ExperimentCost:
         return self.total_minor // self.successes if self.successes else None
 
 
-def _offset(ledger: SpendLedger, when: datetime) -> str:
-    delta = ledger.tz.utcoffset(when) or timedelta(0)
-    return f"{int(delta.total_seconds() // 60):+d} minutes"
-
-
 def boundary_rentals(ledger: SpendLedger, start: datetime, end: datetime) -> list[Rental]:
     """Rentals overlapping [start, end) that are not wholly inside it: running ones, and
     ended ones crossing either edge. Index look-ups only (span_s bounds the search)."""
@@ -106,6 +101,15 @@ def boundary_rentals(ledger: SpendLedger, start: datetime, end: datetime) -> lis
     return out
 
 
+# The ended rentals wholly inside a report's window, read from the covering start index alone
+# (no hosts join: it fetched every rental's row for its host id; platform names looked up after).
+_WHOLLY_INSIDE = (
+    "SELECT r.platform_id, r.currency, COUNT(*), SUM(r.span_s), SUM(r.cost_minor) "
+    "FROM rentals r WHERE r.started_at >= ? AND r.started_at < ? AND r.ended_at <= ? "
+    "GROUP BY r.platform_id, r.currency"
+)
+
+
 def report(ledger: SpendLedger, start: datetime, end: datetime) -> SpendReport:
     """Spend in [start, end) per platform and currency: rentals (the part that ran inside the
     window) and charges dated inside it."""
@@ -117,13 +121,9 @@ def report(ledger: SpendLedger, start: datetime, end: datetime) -> SpendReport:
         return lines.setdefault(key, PlatformLine(*key))
 
     s, e = to_iso(start), to_iso(end)
-    for name, cur, count, secs, minor in db.execute(
-        "SELECT p.name, r.currency, COUNT(*), SUM(r.span_s), SUM(r.cost_minor) "
-        f"FROM {RENTAL_FROM} WHERE r.started_at >= ? AND r.started_at < ? "
-        "AND r.ended_at <= ? GROUP BY p.name, r.currency",
-        [s, e, e],
-    ):
-        ln = line((name, cur))
+    names = dict(db.execute("SELECT id, name FROM platforms").fetchall())
+    for pid, cur, count, secs, minor in db.execute(_WHOLLY_INSIDE, [s, e, e]):
+        ln = line((names.get(pid, ""), cur))
         ln.rentals += count
         ln.seconds += secs or 0
         ln.rentals_minor += minor or 0
@@ -165,43 +165,89 @@ def spend_between(
 ChartData = dict[str, dict[Key, int]]  # bucket label -> (platform, currency) -> minor
 
 
+_BUCKETS_TABLE = (
+    "CREATE TEMP TABLE IF NOT EXISTS chart_buckets (idx INTEGER PRIMARY KEY, s TEXT NOT NULL, "
+    "e TEXT NOT NULL, label TEXT NOT NULL, s_epoch INTEGER NOT NULL, e_epoch INTEGER NOT NULL)"
+)
+# The ended rentals that start in a bucket and end inside it: one index range per bucket, read
+# from the covering start index alone (no table row, no date function per rental).
+_INSIDE = (
+    "SELECT b.label, r.platform_id, r.currency, SUM(r.cost_minor) FROM temp.chart_buckets b "
+    "JOIN rentals r ON r.started_at >= b.s AND r.started_at < b.e AND r.ended_at <= b.e "
+    "WHERE r.cost_minor IS NOT NULL AND r.span_s > 0 GROUP BY 1, 2, 3"
+)
+# The ended rentals that start in a bucket and end in a later one of the window: their cost
+# spread evenly over their time (`Rental.booked_until`), split at each bucket they cross.
+_CROSSING = (
+    "WITH x AS (SELECT b.idx AS first, r.platform_id AS pid, r.currency AS cur, "
+    "r.cost_minor AS c, r.span_s AS d, CAST(strftime('%s', r.started_at) AS INTEGER) AS st, "
+    "r.ended_at AS en FROM temp.chart_buckets b JOIN rentals r ON r.started_at >= b.s "
+    "AND r.started_at < b.e AND r.ended_at > b.e AND r.ended_at <= :end "
+    "WHERE r.cost_minor IS NOT NULL AND r.span_s > 0) "
+    "SELECT b2.label, x.pid, x.cur, SUM("
+    "(CASE WHEN b2.e_epoch >= x.st + x.d THEN x.c ELSE x.c * (b2.e_epoch - x.st) / x.d END) - "
+    "(CASE WHEN b2.s_epoch <= x.st THEN 0 ELSE x.c * (b2.s_epoch - x.st) / x.d END)) "
+    "FROM x JOIN temp.chart_buckets b2 ON b2.idx >= x.first AND b2.idx <= x.first + :reach "
+    "AND b2.s < x.en GROUP BY 1, 2, 3"
+)
+# What the two above leave out inside the window (a rental stored without its cost or
+# duration): metered in Python, as before.
+_UNUSUAL = (
+    f"SELECT {RENTAL_COLUMNS} FROM {RENTAL_FROM} WHERE r.started_at >= :start AND "
+    "+r.ended_at <= :end AND (r.cost_minor IS NULL OR r.span_s IS NULL OR r.span_s <= 0)"
+)
+_CHARGES = (
+    "SELECT b.label, c.platform_id, c.currency, SUM(c.amount_minor) FROM temp.chart_buckets b "
+    "JOIN charges c ON c.at >= b.s AND c.at < b.e GROUP BY 1, 2, 3"
+)
+
+
 def chart_data(ledger: SpendLedger, start: datetime, end: datetime, bucket: str) -> ChartData:
-    """Spend per day/week/month and platform in [start, end), every bucket present."""
+    """Spend per day/week/month and platform in [start, end), every bucket present.
+
+    Summed by SQLite, bucket by bucket (the buckets, in the ledger's time zone, in a temporary
+    table): ended rentals whole inside a bucket, ended rentals crossing buckets split by
+    time, charges; only the rentals that still run or cross the window's edges, and any stored
+    without a cost, are metered in Python."""
     db = ledger.store.db
     now = ledger.now()
     tz = ledger.tz
     out: ChartData = {}
+    rows: list[tuple[int, str, str, str, int, int]] = []
     b = bucket_start(start, bucket, tz)
     while b < end:
-        out[bucket_label(b, bucket, tz)] = {}
-        b = next_bucket(b, bucket, tz)
-    off = _offset(ledger, start)
-    expr = {
-        "day": "date({c}, '{o}')",
-        "week": "date({c}, '{o}', 'weekday 0', '-6 days')",
-        "month": "strftime('%Y-%m', {c}, '{o}')",
-    }[bucket]
-    s_expr, e_expr = expr.format(c="r.started_at", o=off), expr.format(c="r.ended_at", o=off)
-    s, e = to_iso(start), to_iso(end)
+        nb = next_bucket(b, bucket, tz)
+        lo, hi = max(b, start), min(nb, end)
+        label = bucket_label(b, bucket, tz)
+        out[label] = {}
+        rows.append((len(rows), to_iso(lo), to_iso(hi), label, int(lo.timestamp()),
+                     int(hi.timestamp())))  # fmt: skip
+        b = nb
+    names = dict(db.execute("SELECT id, name FROM platforms").fetchall())
 
     def add(label: str, key: Key, minor: int) -> None:
         if label in out and minor:
             out[label][key] = out[label].get(key, 0) + minor
 
-    for label, name, cur, minor in db.execute(
-        f"SELECT {s_expr}, p.name, r.currency, SUM(r.cost_minor) FROM {RENTAL_FROM} "
-        f"WHERE r.started_at >= ? AND r.ended_at <= ? AND {s_expr} = {e_expr} "
-        "GROUP BY 1, 2, 3",
-        [s, e],
-    ):
-        add(label, (name, cur), minor or 0)
-    crossing = db.execute(
-        f"SELECT {RENTAL_COLUMNS} FROM {RENTAL_FROM} WHERE r.started_at >= ? AND "
-        f"r.ended_at <= ? AND {s_expr} != {e_expr}",
-        [s, e],
-    ).fetchall()
-    rentals = [rental_from_row(r) for r in crossing] + boundary_rentals(ledger, start, end)
-    for r in rentals:
+    # how many buckets after its first a rental can reach: its longest span over the shortest
+    # whole bucket (a day with a DST change is 23 h; the window's edges may clip the first and
+    # last): each crossing rental then joins a few buckets by their number, no search
+    longest = int(db.execute("SELECT MAX(span_s) FROM rentals").fetchone()[0] or 0)
+    inner = [r[5] - r[4] for r in rows[1:-1]]
+    reach = len(rows) if not inner else 1 + -(-longest // max(min(inner), 1))
+    db.execute(_BUCKETS_TABLE)
+    try:
+        db.execute("DELETE FROM temp.chart_buckets")
+        db.conn.executemany("INSERT INTO temp.chart_buckets VALUES (?, ?, ?, ?, ?, ?)", rows)
+        window = {"start": to_iso(start), "end": to_iso(end)}
+        crossing = {**window, "reach": reach}
+        for sql, args in ((_INSIDE, {}), (_CROSSING, crossing), (_CHARGES, {})):
+            for label, pid, cur, minor in db.execute(sql, args):
+                add(label, (names.get(pid, ""), cur), minor or 0)
+        unusual = [rental_from_row(r) for r in db.execute(_UNUSUAL, window).fetchall()]
+    finally:
+        db.execute("DELETE FROM temp.chart_buckets")
+    for r in unusual + boundary_rentals(ledger, start, end):
         b = bucket_start(max(r.started_at, start), bucket, tz)
         stop = min(r.ended_at or now, end)
         while b < stop:
@@ -212,13 +258,6 @@ def chart_data(ledger: SpendLedger, start: datetime, end: datetime, bucket: str)
                 r.cost_between(max(b, start), min(nb, end), now),
             )
             b = nb
-    c_expr = expr.format(c="c.at", o=off)
-    for label, name, cur, minor in db.execute(
-        f"SELECT {c_expr}, p.name, c.currency, SUM(c.amount_minor) FROM charges c "
-        "JOIN platforms p ON p.id = c.platform_id WHERE c.at >= ? AND c.at < ? GROUP BY 1, 2, 3",
-        [s, e],
-    ):
-        add(label, (name, cur), minor or 0)
     return out
 
 

@@ -376,6 +376,29 @@ def _v11_notify(db: sqlite_utils.Database) -> None:
     )
 
 
+def _v12_year_of_use_indexes(db: sqlite_utils.Database) -> None:
+    """What a year of use needs to stay quick (issue 30): the unfinished transfer jobs by state
+    (the Transfers page shows those and only the newest finished ones, of tens of thousands),
+    and the values the Spend page's filters and chart offer, read by skipping through an index
+    (a loose index scan) instead of reading a million rentals. The rentals' start index also
+    carries what the reports sum (platform, currency, seconds, cost), and so does the charges'
+    date index: a month's report and a year's chart then read those indexes alone, not a
+    table row per rental."""
+    db.execute("CREATE INDEX transfer_jobs_state ON transfer_jobs (state)")
+    db.execute("DROP INDEX IF EXISTS idx_rentals_started_at_ended_at")
+    db.execute(
+        "CREATE INDEX rentals_started_covering ON rentals "
+        "(started_at, ended_at, platform_id, currency, span_s, cost_minor)"
+    )
+    db.execute("DROP INDEX IF EXISTS idx_charges_at")
+    db.execute(
+        "CREATE INDEX charges_at_covering ON charges (at, platform_id, currency, amount_minor)"
+    )
+    db.execute("CREATE INDEX rentals_gpu_model ON rentals (gpu_model)")
+    db.execute("CREATE INDEX rentals_tag ON rentals (tag)")
+    db.execute("CREATE INDEX rentals_currency ON rentals (currency)")
+
+
 # Tables that name a host by its alias (lanes and graphs are per alias): a rename rewrites them in
 # the same transaction, so the host keeps its transfer history, checkpoint evidence and graphs.
 ALIAS_COLUMNS: tuple[tuple[str, str], ...] = (
@@ -397,6 +420,7 @@ SHIPPED: tuple[str, ...] = (
     "0009_providers",
     "0010_transfer_owners",
     "0011_notify",
+    "0012_year_of_use_indexes",
 )
 
 MIGRATIONS: list[Migration] = [
@@ -412,6 +436,7 @@ MIGRATIONS: list[Migration] = [
     Migration("0009_providers", _v9_providers),
     Migration("0010_transfer_owners", _v10_transfer_owners),
     Migration("0011_notify", _v11_notify),
+    Migration("0012_year_of_use_indexes", _v12_year_of_use_indexes),
 ]
 
 _NAME = re.compile(r"[0-9]{4}_[a-z0-9_]+")

@@ -63,6 +63,7 @@ INTERRUPTED = N_("Interrupted when the app closed; resume to continue from where
 # four missed beats (the heartbeat is written every HEARTBEAT_S while lanes run).
 OWNER_STALE_S = 4 * HEARTBEAT_S
 _PENDING_STATES = "('queued', 'running')"
+_OPEN_STATES = "('queued', 'running', 'paused')"  # not finished (JobState.finished)
 _COLUMNS = (
     "id, host_alias, direction, local_path, remote_path, options, label, state, bytes_done, "
     "bytes_total, current_file, engine, message, verified, attempts, bytes_sent, active_s, "
@@ -192,26 +193,61 @@ class TransferQueue:
         ).fetchone()
         return _job_from_row(row) if row else None
 
-    def jobs(self) -> list[TransferJob]:
-        rows = self.store.db.execute(f"SELECT {_COLUMNS} FROM transfer_jobs ORDER BY id").fetchall()
+    def jobs(self, alias: str | None = None) -> list[TransferJob]:
+        """Every job (of one host with `alias`), oldest first. A year of use leaves tens of
+        thousands: a page shows `recent` instead."""
+        if alias is None:
+            rows = self.store.db.execute(f"SELECT {_COLUMNS} FROM transfer_jobs ORDER BY id")
+        else:
+            rows = self.store.db.execute(
+                f"SELECT {_COLUMNS} FROM transfer_jobs WHERE host_alias = ? ORDER BY id", [alias]
+            )
+        return [_job_from_row(r) for r in rows.fetchall()]
+
+    def recent(self, finished: int) -> list[TransferJob]:
+        """Every unfinished job and the newest `finished` finished ones, oldest first: what the
+        Transfers page shows (index look-ups: it never reads the whole table)."""
+        rows = self.store.db.execute(
+            f"SELECT {_COLUMNS} FROM transfer_jobs WHERE state IN {_OPEN_STATES} UNION ALL "
+            f"SELECT * FROM (SELECT {_COLUMNS} FROM transfer_jobs WHERE id IN (SELECT id FROM "
+            f"transfer_jobs WHERE state NOT IN {_OPEN_STATES} ORDER BY id DESC LIMIT ?)) "
+            "ORDER BY id",
+            [max(int(finished), 0)],
+        ).fetchall()
         return [_job_from_row(r) for r in rows]
 
-    def history(self) -> list[TransferJob]:
+    def count_finished(self) -> int:
+        row = self.store.db.execute(  # all, less the few open ones (found in the state index)
+            "SELECT (SELECT COUNT(*) FROM transfer_jobs) - "
+            f"(SELECT COUNT(*) FROM transfer_jobs WHERE state IN {_OPEN_STATES})"
+        ).fetchone()
+        return int(row[0])
+
+    def unfinished(self) -> list[TransferJob]:
+        """Queued, running and paused jobs, oldest first (a look-up in the state index)."""
+        rows = self.store.db.execute(
+            f"SELECT {_COLUMNS} FROM transfer_jobs WHERE state IN {_OPEN_STATES} ORDER BY id"
+        ).fetchall()
+        return [_job_from_row(r) for r in rows]
+
+    def history(self, limit: int | None = None) -> list[TransferJob]:
         """Finished jobs, newest first (bytes, duration, mean rate, verified)."""
-        return sorted(
-            (j for j in self.jobs() if j.state.finished),
-            key=lambda j: j.finished_at or 0,
-            reverse=True,
+        sql = (
+            f"SELECT {_COLUMNS} FROM transfer_jobs WHERE state NOT IN {_OPEN_STATES} "
+            "ORDER BY coalesce(finished_at, 0) DESC, id DESC"
         )
+        if limit is not None:
+            sql += f" LIMIT {int(limit)}"
+        return [_job_from_row(r) for r in self.store.db.execute(sql).fetchall()]
 
     def last_verified_download(self, alias: str) -> datetime | None:
         """When a download from `alias` last finished verified (a spot rental's last backup)."""
-        times = [
-            j.finished_at
-            for j in self.jobs()
-            if j.host_alias == alias and j.direction == "download" and j.verified and j.finished_at
-        ]
-        return datetime.fromtimestamp(max(times), timezone.utc) if times else None
+        row = self.store.db.execute(
+            "SELECT MAX(finished_at) FROM transfer_jobs WHERE host_alias = ? "
+            "AND direction = 'download' AND verified AND finished_at",
+            [alias],
+        ).fetchone()
+        return datetime.fromtimestamp(row[0], timezone.utc) if row and row[0] else None
 
     def lanes_to_start(self) -> list[str]:
         """Hosts with jobs this process queued and no lane running."""

@@ -120,8 +120,8 @@ class LaneScheduler:
         for alias, thread in sorted(threads.items()):
             jobs = [
                 f"job {j.id} {j.direction} {j.state.value} {j.bytes_done} B: {j.message!r}"
-                for j in self.queue.jobs()
-                if j.host_alias == alias and not j.state.finished
+                for j in self.queue.unfinished()
+                if j.host_alias == alias
             ]
             frame = frames.get(thread.ident or -1)
             stack = traceback.format_stack(frame, limit=4) if frame is not None else []

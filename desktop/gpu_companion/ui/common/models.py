@@ -12,6 +12,10 @@ from gpu_companion.ui.common.plain_text import tooltip_text
 
 T = TypeVar("T")
 Index = QModelIndex | QPersistentModelIndex
+# rows a column's width is measured on (QHeaderView.resizeContentsPrecision): Qt's default,
+# 1000, measured every row's text of a 1,000-row history on each reset and show; 0 ("the rows in
+# view") measures every row while the page is hidden, as it is when built
+RESIZE_ROWS = 20
 
 
 class RowTableModel(QAbstractTableModel, Generic[T]):
@@ -75,5 +79,8 @@ def row_table(
     view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
     view.verticalHeader().hide()
     view.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+    # widths from the rows in view, never every row: at thousands of rows, measuring each
+    # one's text on every reset held the GUI thread for a second
+    view.horizontalHeader().setResizeContentsPrecision(RESIZE_ROWS)
     view.horizontalHeader().setStretchLastSection(True)
     return view

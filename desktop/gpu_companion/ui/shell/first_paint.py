@@ -25,6 +25,9 @@ class _FirstPaint(QObject):
 
     def _report(self) -> None:
         print("first-paint", flush=True)
+        # a quit the user did not ask for: no "a rental is still metered" question to wait on
+        if hasattr(self.window, "quitting"):
+            self.window.quitting = True
         QApplication.quit()
 
 

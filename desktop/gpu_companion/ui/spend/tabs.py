@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (
 from gpu_companion.core.common.money import format_money
 from gpu_companion.core.spend.ledger import SpendLedger
 from gpu_companion.core.spend.metering import BUCKETS, period_of
-from gpu_companion.core.spend.reports import ExperimentCost, chart_data
+from gpu_companion.core.spend.reports import ExperimentCost, chart_data, experiment_costs
 from gpu_companion.ui.common.models import RowTableModel, row_table
 from gpu_companion.ui.common.worker import Worker, run_in_thread
 from gpu_companion.ui.spend.chart import SpendChart
@@ -113,3 +113,25 @@ class ExperimentsTab(QWidget):
             ]
         )
         lay.addWidget(row_table(self.model), 1)
+        self.worker: Worker | None = None
+        self._loading = self._again = False
+
+    def load(self, ledger: SpendLedger) -> None:
+        """Sum every tagged rental off the GUI thread (a year of use: a million of them); a
+        change while a sum runs sums once more after it."""
+        if self._loading:
+            self._again = True
+            return
+        self._loading = True
+
+        def done(costs: list[ExperimentCost]) -> None:
+            self._loading = False
+            self.model.set_rows(costs)
+            if self._again:
+                self._again = False
+                self.load(ledger)
+
+        def failed(_exc: BaseException) -> None:
+            self._loading = False
+
+        self.worker = run_in_thread(experiment_costs, ledger, on_result=done, on_error=failed)

@@ -39,6 +39,7 @@ from gpu_companion.core.transfers.presets import (
 )
 from gpu_companion.core.transfers.queue import TransferQueue
 from gpu_companion.ui.common.flow import button_bar
+from gpu_companion.ui.common.models import RESIZE_ROWS
 from gpu_companion.ui.common.page import EmptyStatePage, Navigator
 from gpu_companion.ui.common.widgets import EmptyState
 from gpu_companion.ui.common.worker import run_in_thread
@@ -51,6 +52,7 @@ if TYPE_CHECKING:
     from gpu_companion.services import Services
 
 HOST_ROLE = Qt.ItemDataRole.UserRole + 1
+FINISHED_PAGE = 200  # finished jobs shown at first (with every unfinished one), and per page on
 
 
 class HostDropList(QListWidget):
@@ -95,6 +97,7 @@ class TransfersPage(EmptyStatePage):
     def __init__(self, ctx: Services, nav: Navigator, parent: QWidget | None = None) -> None:
         super().__init__(ctx, nav, parent)
         self.queue: TransferQueue = ctx.transfers
+        self.finished_shown = FINISHED_PAGE
         self.open_url: Callable[[QUrl], object] = QDesktopServices.openUrl
         self.empty = EmptyState(
             self.icon_name,
@@ -179,7 +182,16 @@ class TransfersPage(EmptyStatePage):
         header.setSectionResizeMode(PROGRESS_COLUMN, QHeaderView.ResizeMode.Fixed)
         header.resizeSection(PROGRESS_COLUMN, 120)
         self.table.selectionModel().currentRowChanged.connect(self._update_buttons)
+        # columns fit the rows in view, never all of them: measuring every row's text on each
+        # reset took most of a second at 2,000 jobs
+        header.setResizeContentsPrecision(RESIZE_ROWS)
         rl.addWidget(self.table)
+        self.older = QPushButton()
+        self.older.setObjectName("transferOlder")
+        self.older.setFlat(True)
+        self.older.clicked.connect(self.show_older)
+        self.older.hide()
+        rl.addWidget(self.older, 0, Qt.AlignmentFlag.AlignLeft)
         self.detail = QLabel()
         self.detail.setObjectName("transferDetail")
         self.detail.setTextFormat(Qt.TextFormat.PlainText)  # rsync's and the host's words
@@ -204,13 +216,28 @@ class TransfersPage(EmptyStatePage):
             item.setData(HOST_ROLE, h.alias)
             self.host_list.addItem(item)
         selected = self.selected_job()
-        jobs = self.queue.jobs()
+        # every unfinished job and only the newest finished ones: a year of use leaves tens of
+        # thousands, and the table sizes its columns on the GUI thread ("Show older" pages on)
+        jobs = self.queue.recent(self.finished_shown)
         self.model.set_jobs(jobs)
         for row, job in enumerate(jobs):  # keep the user's selection across the reload
             if selected is not None and job.id == selected.id:
                 self.table.selectRow(row)
+        self._show_older_button()
         self.stack.setCurrentIndex(1 if hosts or jobs else 0)
         self._update_buttons()
+
+    def show_older(self) -> None:
+        """Page on: `FINISHED_PAGE` more finished jobs."""
+        self.finished_shown += FINISHED_PAGE
+        self.refresh()
+
+    def _show_older_button(self) -> None:
+        hidden = self.queue.count_finished() - sum(j.state.finished for j in self.model.jobs())
+        self.older.setVisible(hidden > 0)
+        self.older.setText(
+            QCoreApplication.translate("TransfersPage", "Show older (%n more)", None, hidden)
+        )
 
     def _hosts(self) -> list[Host]:
         return self.ctx.registry.hosts(include_released=False)
