@@ -213,3 +213,49 @@ def test_the_shipped_languages_separators_are_cldrs() -> None:
     assert {"en_US", "zh_CN"} == {
         "en_US" if code == "en" else code for code in i18n.LANGUAGES
     } == set(money._KNOWN_SYMBOLS)
+
+
+_FIELD = r"\{[A-Za-z_][A-Za-z0-9_]*(?:![rsa])?(?::[^{}]*)?\}|%n|%[0-9]|%\([a-z_]+\)[sdr]|%[sdr]"
+
+
+def _fields(text: str) -> list[str]:
+    import re
+
+    return sorted(re.findall(_FIELD, text))
+
+
+def _pairs():  # type: ignore[no-untyped-def]
+    """(catalog, source, translation) for every finished entry of every zh_CN catalog."""
+    import xml.etree.ElementTree as ET
+
+    from babel.messages.pofile import read_po
+
+    folder = REPO / "resources" / "i18n" / "zh_CN"
+    for ts in sorted(folder.glob("*.ts")):
+        for message in ET.parse(ts).getroot().iter("message"):
+            source = message.findtext("source") or ""
+            text = message.find("translation")
+            forms = [f.text or "" for f in text.iter("numerusform")] if text is not None else []
+            for value in forms or [text.text or "" if text is not None else ""]:
+                yield ts.name, source, value
+    for po in sorted(folder.glob("*.po")):
+        with po.open("rb") as fh:
+            for m in read_po(fh, locale="zh_CN"):
+                if not m.id:
+                    continue
+                ids = [m.id] if isinstance(m.id, str) else list(m.id)
+                strings = [m.string] if isinstance(m.string, str) else list(m.string)
+                for value in strings:
+                    yield po.name, ids[-1], value
+
+
+def test_every_translation_keeps_the_fields_of_its_source() -> None:
+    """A translation that drops {name} loses what the user needs to know; one that invents a
+    field raises KeyError where the message is shown. The Chinese side has exactly the source's
+    fields ({name}, {n!r}, %n, %1, %s)."""
+    wrong = [
+        f"{catalog}: {source!r} -> {value!r}"
+        for catalog, source, value in _pairs()
+        if value and _fields(value) != _fields(source)
+    ]
+    assert wrong == [], f"{len(wrong)} translations:\n" + "\n".join(wrong[:40])
