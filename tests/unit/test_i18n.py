@@ -259,3 +259,32 @@ def test_every_translation_keeps_the_fields_of_its_source() -> None:
         if value and _fields(value) != _fields(source)
     ]
     assert wrong == [], f"{len(wrong)} translations:\n" + "\n".join(wrong[:40])
+
+
+def test_a_budget_alert_reaches_the_phone_in_chinese(zh_cn, store, manual_clock) -> None:  # type: ignore[no-untyped-def]
+    """The real budget rule over a real ledger, its message as ntfy receives it: the title
+    (an RFC 2047 header) and the text are Chinese, the amounts ¥."""
+    import base64
+
+    from gpu_companion.core.common.notifier import Notifier
+    from gpu_companion.core.hosts.registry import HostRegistry, Platform
+    from gpu_companion.core.notify.formats import alert_of, ntfy_request
+    from gpu_companion.core.notify.model import NtfyConfig
+    from gpu_companion.core.spend.alerts import SpendAlerts
+    from gpu_companion.core.spend.budgets import Budgets
+    from gpu_companion.core.spend.ledger import SpendLedger
+
+    platform = HostRegistry(store).save_platform(Platform("AutoDL"))  # ¥: the app speaks Chinese
+    ledger = SpendLedger(store, manual_clock, tz=timezone.utc)
+    budgets = Budgets(ledger)
+    budgets.set_budget("month", "10", "CNY")
+    ledger.start_rental(platform.id, "3.20", gpu_model="RTX 4090")
+    manual_clock.advance(hours=4)
+    [message] = [m for m in SpendAlerts(ledger, Notifier(), budgets).check() if "budget" in m.key]
+    request = ntfy_request(NtfyConfig("https://ntfy.sh", "t"), alert_of(message, manual_clock.now()))
+    encoded = request.headers["Title"]
+    assert encoded.startswith("=?UTF-8?B?")
+    title = base64.b64decode(encoded[len("=?UTF-8?B?"):-2]).decode()
+    body = request.body.decode()
+    assert "预算" in title and "¥" in body and "/小时" in body, (title, body)
+    assert not any(word in body for word in ("budget", "Budget", "so far", "Billing")), body
