@@ -281,7 +281,8 @@ def test_a_budget_alert_reaches_the_phone_in_chinese(zh_cn, store, manual_clock)
     ledger.start_rental(platform.id, "3.20", gpu_model="RTX 4090")
     manual_clock.advance(hours=4)
     [message] = [m for m in SpendAlerts(ledger, Notifier(), budgets).check() if "budget" in m.key]
-    request = ntfy_request(NtfyConfig("https://ntfy.sh", "t"), alert_of(message, manual_clock.now()))
+    alert = alert_of(message, manual_clock.now())
+    request = ntfy_request(NtfyConfig("https://ntfy.sh", "t"), alert)
     encoded = request.headers["Title"]
     assert encoded.startswith("=?UTF-8?B?")
     title = base64.b64decode(encoded[len("=?UTF-8?B?"):-2]).decode()
