@@ -35,12 +35,12 @@ def main() -> int:
     sys.path.insert(0, str(REPO))
 
     from PySide6.QtWidgets import QApplication
+    from tests.ui.test_fits_1100x700 import SIZE, _dialogs, _populate
 
     from gpu_companion.core.common.paths import AppPaths
     from gpu_companion.services import build_services
     from gpu_companion.ui.common.i18n import install_translators
     from gpu_companion.ui.shell.build import build_window
-    from tests.ui.test_fits_1100x700 import SIZE, _dialogs, _populate
 
     app = QApplication([])
     app.setStyle("Fusion")
