@@ -2,7 +2,7 @@
 """Screenshots of a host's everyday doors, against a real host: the Tunnels panel, the Open menu,
 the fleet row's and the tray's menus, and xterm running `ssh ALIAS` at the host's shell prompt.
 
-    python scripts/access_screenshots.py [--out docs/screenshots]
+    python scripts/access_screenshots.py [--out docs/screenshots] [--lang zh_CN]
 
 The host is the test harness's sshd on 127.0.0.1 (with the nvidia-smi stand-in) serving a real
 `python -m http.server`; the key lives in an in-memory keyring and, for the terminal, in a private
@@ -117,8 +117,11 @@ def shoot(out: Path, sshd, web_port: int) -> subprocess.Popen[bytes] | None:  # 
     from gpu_companion.services import build_services
     from gpu_companion.ui.shell.build import build_window
 
+    from gpu_companion.ui.common.i18n import install_translators
+
     app = QApplication([])
     app.setStyle("Fusion")
+    install_translators(app, os.environ.get("SCREENSHOT_LANG", "en"))
     ctx = build_services(AppPaths.default())
     ctx.vault.backend = DemoKeyring()
     ctx.store.set_setting("ui.welcome_shown", "1")
@@ -238,7 +241,9 @@ def shoot(out: Path, sshd, web_port: int) -> subprocess.Popen[bytes] | None:  # 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=REPO / "docs" / "screenshots")
+    parser.add_argument("--lang", default="en", help="the app's language (en, zh_CN)")
     args = parser.parse_args()
+    os.environ["SCREENSHOT_LANG"] = args.lang
     for tool in ("import", "xterm", "ssh-agent"):
         if not shutil.which(tool):
             sys.exit(f"{tool} is not installed")
