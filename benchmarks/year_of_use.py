@@ -22,7 +22,21 @@ floor or the naive alternative in the same run, and prints one table with the ta
 
 `--quick` makes the sizes small enough for about a minute (CI); `--check` exits 1 when a target
 does not hold. Children run with .pyc writing on.
-Not measured here: the soak (a week of live hosts) and the 100-host live stall.
+
+    python benchmarks/year_of_use.py --soak [--soak-minutes 6] [--warmup 30] [--trace]
+
+`--soak` runs the soak instead, in a fresh process on the quick data dir (or `--keep DIR`): the
+window open (offscreen), `start_services` as the app calls it after its first paint (so the
+watcher and the always-on loop run), 16 rented hosts x 8 GPUs streaming at 10 Hz, ten times the
+collector's 1 Hz (`--soak-minutes 6` is an hour-equivalent), and rsync transfer jobs one round
+after the other over the test harness's real sshd on 127.0.0.1. The hosts' samples are synthetic
+(as benchmarks/monitor_overhead.py's fleet): fed through `Monitor.ingest`, the collectors' own
+path past the SSH line parsing; no collector connects. Prints RSS, open fds and threads at
+start, after the warm-up (the baseline: start-up allocation is not growth) and at the end, the
+growth against the targets (RSS <= 5 %, fds 0), and the longest GUI-thread stall (a 10 ms
+QTimer's lateness). `--trace` runs it under tracemalloc and prints the top 10 growths from the
+warm-up's end to the end (slower: its RSS and stall are not the app's).
+Not measured here: the 100-host live stall.
 """
 
 from __future__ import annotations
@@ -36,6 +50,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
@@ -481,6 +496,340 @@ def csv_round_trip(home: Path, tmp: Path, rows: int, now: datetime) -> dict[str,
             "rows": count, "bytes": size}  # fmt: skip
 
 
+# --- the soak ------------------------------------------------------------------------------------
+
+SOAK_HOSTS, SOAK_GPUS, SOAK_RATE_HZ = 16, 8, 10.0  # 10x the collector's 1 Hz
+SOAK_XFER_ALIASES = ("xfer-a", "xfer-b")
+
+
+def _proc_status() -> dict[str, str]:
+    return dict(
+        line.split(":", 1)
+        for line in Path("/proc/self/status").read_text().splitlines()
+        if ":" in line
+    )
+
+
+def soak_probe() -> dict[str, float]:
+    """RSS (MB, VmRSS), open fds and threads (kernel count) of this process, now."""
+    st = _proc_status()
+    return {
+        "rss": int(st["VmRSS"].split()[0]) / 1024,
+        "fds": len(os.listdir("/proc/self/fd")),
+        "threads": int(st["Threads"].strip()),
+        "fd_links": sorted(_fd_link(fd) for fd in os.listdir("/proc/self/fd")),
+    }
+
+
+def _fd_link(fd: str) -> str:
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:  # the listing's own fd, closed by now
+        return "(gone)"
+
+
+def _soak_sshd(root: Path) -> tuple[Any, Path]:
+    """The harness's real sshd on 127.0.0.1 and an ssh config naming the transfer hosts."""
+    sys.path.insert(0, str(REPO))
+    from tests.harness.sshd import SshServer
+
+    server = SshServer(root / "sshd").start()
+    key = root / "id_ed25519"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True)
+    server.authorize((root / "id_ed25519.pub").read_text())
+    (root / "known_hosts").write_text(server.known_hosts_line())
+    config = root / "ssh_config"
+    config.write_text("".join(
+        f"Host {alias}\n  HostName 127.0.0.1\n  Port {server.port}\n  User {server.user}\n"
+        f"  IdentityFile {key}\n  IdentitiesOnly yes\n  UserKnownHostsFile {root / 'known_hosts'}\n"
+        "  StrictHostKeyChecking yes\n  BatchMode yes\n" for alias in SOAK_XFER_ALIASES
+    ))  # fmt: skip
+    return server, config
+
+
+def child_soak(minutes: float, warmup_s: float, work: Path, trace: bool) -> None:
+    """The app with its window open on the data dir at $GPU_COMPANION_HOME for `minutes`: 16
+    rented hosts x 8 GPUs stream synthetic samples at 10 Hz through Monitor.ingest (the
+    collectors' own path past the SSH parsing), the always-on loop runs, transfers run one after
+    the other over the harness's real sshd (rsync, the engine's own argv). Prints one JSON line."""
+    import tracemalloc
+
+    if trace:
+        tracemalloc.start(10)
+    from PySide6.QtCore import QElapsedTimer, QTimer
+    from PySide6.QtWidgets import QApplication
+
+    from gpu_companion.app import start_services
+    from gpu_companion.core.hosts.registry import Host
+    from gpu_companion.core.monitor.collector import SamplesEvent, TimedSample
+    from gpu_companion.core.monitor.nvsmi import GpuSample
+    from gpu_companion.core.transfers.engine import TransferEngine
+    from gpu_companion.core.transfers.job import JobState, TransferJob
+    from gpu_companion.core.transfers.queue import TransferQueue
+    from gpu_companion.services import build_services
+    from gpu_companion.ui.shell.build import build_window
+
+    app = QApplication([])
+    ctx = build_services()
+    stream = [h.alias for h in ctx.registry.hosts(include_released=False)][:SOAK_HOSTS]
+    assert len(stream) == SOAK_HOSTS, stream
+    marks_sql = ",".join("?" * len(stream))
+    with ctx.store.transaction() as db:
+        db.execute(f"UPDATE hosts SET gpu_count = ? WHERE alias IN ({marks_sql})",
+                   [SOAK_GPUS, *stream])  # fmt: skip
+    monitor = ctx.monitor()
+    # No collector connects (these hosts' addresses are made up): the feeder below is their
+    # stream. The watcher still decides which hosts are watched, as in the app.
+    monitor.watch = lambda host, billed=None: None  # type: ignore[method-assign]
+
+    server, config = _soak_sshd(work)
+    import atexit
+
+    atexit.register(server.stop)  # whatever happens below, no sshd is left behind
+    xfer_hosts = {a: Host(alias=a, hostname="127.0.0.1") for a in SOAK_XFER_ALIASES}
+
+    def no_sftp(_h: Host) -> object:
+        raise RuntimeError("rsync only")
+
+    engine = TransferEngine(["ssh", "-F", str(config), "-o", "BatchMode=yes"], no_sftp)
+    queue = TransferQueue(ctx.store, engine, lambda a: xfer_hosts.get(a) or ctx.registry.host(a))
+    ctx.__dict__["transfers"] = queue  # the window's Transfers page shows these jobs
+
+    window = build_window(ctx)
+    window.resize(1280, 800)
+    window.show()
+    app.processEvents()
+    start_services(ctx, window)
+    window.navigate("monitor")
+    queue.scheduler.start()
+
+    stop = threading.Event()
+    fed = [0, 0]  # ticks, transfer jobs done
+
+    def feed() -> None:
+        tick, period = 0, 1.0 / SOAK_RATE_HZ
+        nxt = time.monotonic()
+        while not stop.is_set():
+            now = time.time()
+            for h, alias in enumerate(stream):
+                samples = tuple(
+                    TimedSample(now, GpuSample(
+                        index=g, name="NVIDIA H100 80GB HBM3", uuid=f"GPU-{alias}-{g}",
+                        utilization_gpu=(tick * 7 + g * 13 + h) % 100,
+                        memory_used_mib=40000 + (tick + g) % 2000, memory_total_mib=81559,
+                        temperature_c=55 + (tick + g) % 25, power_draw_w=300.0 + (tick % 300),
+                        power_limit_w=700.0))
+                    for g in range(SOAK_GPUS))  # fmt: skip
+                monitor.ingest(SamplesEvent(alias, samples))
+            tick += 1
+            fed[0] = tick
+            nxt += period
+            stop.wait(max(0.0, nxt - time.monotonic()))
+
+    def transfers() -> None:  # a few MB up, then down again, one job after the other per host
+        n = 0
+        while not stop.is_set():
+            jobs = []
+            for alias in SOAK_XFER_ALIASES:
+                src = work / f"src-{alias}"
+                src.mkdir(exist_ok=True)
+                for f in range(4):  # new content each round: real bytes cross the wire
+                    (src / f"shard-{f}.bin").write_bytes(os.urandom(512 * 1024))
+                direction = "upload" if n % 2 == 0 else "download"
+                local = src if direction == "upload" else work / f"back-{alias}"
+                jobs.append(queue.add(TransferJob(alias, direction, str(local),
+                                                  str(work / f"remote-{alias}"))))  # fmt: skip
+            for job in jobs:
+                while not stop.is_set():
+                    got = queue.get(job.id)  # type: ignore[arg-type]
+                    if got is None or got.state.finished:
+                        if got is not None and got.state is not JobState.DONE:
+                            print(f"transfer {got.id}: {got.state} {got.message}",
+                                  file=sys.stderr)  # fmt: skip
+                        break
+                    stop.wait(0.2)
+                fed[1] += 1
+            n += 1
+            if want.is_set():  # between rounds: no rsync or ssh running, its fds closed
+                time.sleep(0.5)  # the lanes' threads end
+                take()
+                want.clear()
+                taken.set()
+            stop.wait(2.0)
+
+    threads = [
+        threading.Thread(target=feed, name="soak-feed", daemon=True),
+        threading.Thread(target=transfers, name="soak-transfers", daemon=True),
+    ]
+    for t in threads:
+        t.start()
+
+    clock = QElapsedTimer()
+    clock.start()
+    last = [clock.elapsed()]
+    worst = {"warmup": 0.0, "soak": 0.0}
+    over = [0]
+
+    def beat() -> None:  # a 10 ms timer's lateness: how long the GUI thread was held
+        now = clock.elapsed()
+        late = now - last[0] - 10
+        last[0] = now
+        phase = "warmup" if now < warmup_s * 1000 else "soak"
+        worst[phase] = max(worst[phase], late)
+        if phase == "soak" and late > 100:
+            over[0] += 1
+
+    timer = QTimer()
+    timer.setInterval(10)
+    timer.timeout.connect(beat)
+    timer.start()
+
+    marks: dict[str, Any] = {"start": soak_probe()}
+    series: list[tuple[float, float, int, int]] = []
+    snaps: dict[str, Any] = {}
+
+    def sample() -> None:
+        p = soak_probe()
+        series.append((clock.elapsed() / 1000, p["rss"], int(p["fds"]), int(p["threads"])))
+
+    want, taken = threading.Event(), threading.Event()
+
+    def take() -> None:  # on the transfers thread, between two rounds of jobs
+        import gc
+
+        gc.collect()
+        key = "warm" if "warm" not in marks else "end"
+        marks[key] = soak_probe()
+        marks[f"{key}_ticks"], marks[f"{key}_jobs"] = fed[0], fed[1]
+        if trace:
+            snaps[key] = tracemalloc.take_snapshot()
+
+    def warm() -> None:
+        want.set()
+
+    probe = QTimer()
+    probe.setInterval(15_000)
+    probe.timeout.connect(sample)
+    probe.start()
+    QTimer.singleShot(int(warmup_s * 1000), warm)
+
+    def done() -> None:
+        window.quitting = True  # a metered rental would otherwise make Qt 6's quit ask first
+        app.exit(0)
+
+    QTimer.singleShot(int(minutes * 60_000), done)
+    app.exec()
+    timer.stop()
+    probe.stop()
+    taken.clear()
+    want.set()  # the end's probe, once the round of transfers running now is done
+    if not taken.wait(300):
+        raise RuntimeError("the transfers never paused for the end's probe")
+    stop.set()
+    for t in threads:
+        t.join(10)
+    top: list[str] = []
+    if trace and "warm" in snaps:
+        stats = snaps["end"].compare_to(snaps["warm"], "traceback")
+        for st in stats[:10]:
+            frames = [f"{fr.filename.replace(str(REPO) + '/', '')}:{fr.lineno}"
+                      for fr in st.traceback[-4:]]  # fmt: skip
+            top.append(f"{st.size_diff / 1024:+.0f} KiB ({st.count_diff:+d} blocks) at "
+                       + " <- ".join(reversed(frames)))  # fmt: skip
+    result = {
+        "marks": marks,
+        "worst": worst,
+        "over100": over[0],
+        "ticks": fed[0],
+        "jobs": fed[1],
+        "series": series,
+        "top": top,
+        "seconds": minutes * 60,
+        "warmup_s": warmup_s,
+        "samples": fed[0] * SOAK_HOSTS * SOAK_GPUS,
+    }
+    print("SOAK " + json.dumps(result), flush=True)
+    window.quitting = True
+    window.close()
+    ctx.close()
+    server.stop()
+
+
+def soak(home: Path, tmp: Path, minutes: float, warmup_s: float, trace: bool) -> int:
+    """Run the soak in a fresh process on `home`; print its table; 0 when the targets hold."""
+    work = tmp / "soak"
+    work.mkdir()
+    env = {**_env(home), "PYTHONPATH": os.pathsep.join([str(REPO / "desktop"), str(REPO)])}
+    argv = [sys.executable, __file__, "--child-soak", str(minutes), "--warmup", str(warmup_s),
+            "--soak-work", str(work)] + (["--trace"] if trace else [])  # fmt: skip
+    # Files, not pipes: the harness's sshd, a grandchild, would hold a pipe open.
+    with (tmp / "soak.out").open("w+") as out, (tmp / "soak.err").open("w+") as err:
+        proc = subprocess.run(argv, env=env, stdout=out, stderr=err, text=True, check=False,
+                              timeout=minutes * 60 + 600)  # fmt: skip
+        out.seek(0), err.seek(0)
+        stdout, stderr = out.read(), err.read()
+    line = next((x for x in stdout.splitlines() if x.startswith("SOAK ")), None)
+    if line is None:
+        print(stdout[-3000:], stderr[-5000:], sep="\n", file=sys.stderr)
+        raise RuntimeError(f"soak child failed ({proc.returncode})")
+    errs = [x for x in stderr.splitlines() if x.strip()]
+    r = json.loads(line[5:])
+    start, warm, end = r["marks"]["start"], r["marks"]["warm"], r["marks"]["end"]
+    soak_s = r["seconds"] - r["warmup_s"]
+    rate = (r["marks"]["end_ticks"] - r["marks"]["warm_ticks"]) * SOAK_HOSTS * SOAK_GPUS / soak_s
+    print(
+        f"soak: {SOAK_HOSTS} hosts x {SOAK_GPUS} GPUs at {SOAK_RATE_HZ:.0f} Hz (10x the 1 Hz "
+        f"collector) for {minutes:g} min ({minutes * 10:g} min-equivalent), window open "
+        f"(offscreen), always-on loop running, {r['jobs']} rsync transfer jobs over a loopback "
+        f"sshd; {r['samples']:,} GPU samples ingested ({rate:,.0f}/s after warm-up)"
+    )
+    print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average "
+          f"{os.getloadavg()[0]:.1f}")  # fmt: skip
+    rss_g = (end["rss"] - warm["rss"]) / warm["rss"] * 100
+    fd_g = end["fds"] - warm["fds"]
+    rows = [
+        ("RSS (MB, VmRSS)", start["rss"], warm["rss"], end["rss"], f"{rss_g:+.1f} %",
+         "<= 5 %", rss_g <= 5),
+        ("open fds", start["fds"], warm["fds"], end["fds"], f"{fd_g:+d}", "0", fd_g <= 0),
+        ("threads", start["threads"], warm["threads"], end["threads"],
+         f"{end['threads'] - warm['threads']:+d}", "(reported)", True),
+        ("longest GUI stall (10 ms timer lateness)", r["worst"]["warmup"], "", r["worst"]["soak"],
+         f"{r['over100']} over 100 ms", "(reported)", True),
+    ]  # fmt: skip
+    head = ("measure", "start", f"after {r['warmup_s']:g} s", "end", "growth", "target", "holds")
+    widths = (42, 8, 12, 8, 16, 10, 5)
+    print("  ".join(f"{h:<{w}}" for h, w in zip(head, widths, strict=True)))
+    for name, a, b, c, g, target, ok in rows:
+        cells = [name, *(f"{v:.0f}" if isinstance(v, float) else str(v) for v in (a, b, c)),
+                 g, target, "yes" if ok else "NO"]  # fmt: skip
+        print("  ".join(f"{x:<{w}}" for x, w in zip(cells, widths, strict=True)))
+    print(
+        "(start: window shown, before the streams; after warm-up and end: probed between two "
+        "rounds of transfers, no rsync running, after gc.collect(); the stall's 'start' column "
+        "is the warm-up's worst (first show of the pages), 'end' the rest of the soak's)"
+    )
+    print("RSS / fds / threads every 15 s: " + ", ".join(
+        f"{t:.0f}s {rss:.0f}/{fds}/{th}" for t, rss, fds, th in r["series"]))  # fmt: skip
+    from collections import Counter
+
+    opened = Counter(end["fd_links"]) - Counter(warm["fd_links"])
+    closed = Counter(warm["fd_links"]) - Counter(end["fd_links"])
+    if opened or closed:
+        print("fds open at the end, not after warm-up: "
+              + ", ".join(f"{k} x{n}" for k, n in opened.items()))  # fmt: skip
+        print("fds open after warm-up, not at the end: "
+              + ", ".join(f"{k} x{n}" for k, n in closed.items()))  # fmt: skip
+    if r["top"]:
+        print("tracemalloc, end vs warm-up end, top 10:")
+        for entry in r["top"]:
+            print("  " + entry)
+    if errs:
+        print(f"child stderr ({len(errs)} lines), last 10:")
+        for x in errs[-10:]:
+            print("  " + x[:300])
+    return 0 if rss_g <= 5 and fd_g <= 0 else 1
+
+
 # --- the table -------------------------------------------------------------------------------
 
 
@@ -490,10 +839,38 @@ def main() -> int:
     ap.add_argument("--rentals", type=int, help="rentals to build (charges: a tenth)")
     ap.add_argument("--keep", type=Path, help="build (or reuse) the data dir here and keep it")
     ap.add_argument("--check", action="store_true", help="exit 1 when a target does not hold")
+    ap.add_argument(
+        "--soak",
+        action="store_true",
+        help="the soak instead: 16 hosts x 8 GPUs at 10x the sample rate, window "
+        "open, always-on loop and transfers running; RSS, fds, threads, GUI stall",
+    )
+    ap.add_argument(
+        "--soak-minutes",
+        type=float,
+        default=6.0,
+        help="soak length in real minutes (6: an hour-equivalent at 10x)",
+    )
+    ap.add_argument(
+        "--warmup",
+        type=float,
+        default=30.0,
+        help="soak seconds before the RSS baseline (start-up is not growth)",
+    )
+    ap.add_argument(
+        "--trace",
+        action="store_true",
+        help="soak under tracemalloc: the top 10 growths from warm-up end to end",
+    )
     ap.add_argument("--child-pages", help=argparse.SUPPRESS)
+    ap.add_argument("--child-soak", type=float, help=argparse.SUPPRESS)
+    ap.add_argument("--soak-work", type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child_pages:
         child_pages(args.child_pages.split(","))
+        return 0
+    if args.child_soak:
+        child_soak(args.child_soak, args.warmup, args.soak_work, args.trace)
         return 0
     size = dict(QUICK if args.quick else FULL)
     if args.rentals:
@@ -502,6 +879,16 @@ def main() -> int:
     now = datetime.now(UTC).replace(minute=0, second=0, microsecond=0)
     tmp = Path(tempfile.mkdtemp(prefix="year-of-use-"))
     home = args.keep or tmp / "home"
+    if args.soak:  # on the quick data dir unless told (the soak is about growth, not size)
+        if not args.rentals:
+            size = dict(QUICK)
+        try:
+            if not (home / "data").exists():
+                build_data_dir(home, size, now)
+            code = soak(home, tmp, args.soak_minutes, args.warmup, args.trace)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        return code if args.check else 0
     try:
         t = time.perf_counter()
         built = {} if (home / "data").exists() else build_data_dir(home, size, now)
