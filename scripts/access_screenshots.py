@@ -115,9 +115,8 @@ def shoot(out: Path, sshd, web_port: int) -> subprocess.Popen[bytes] | None:  # 
     from gpu_companion.core.ssh.connection import ConnectionProblem
     from gpu_companion.core.ssh.managed import entries_from_registry
     from gpu_companion.services import build_services
-    from gpu_companion.ui.shell.build import build_window
-
     from gpu_companion.ui.common.i18n import install_translators
+    from gpu_companion.ui.shell.build import build_window
 
     app = QApplication([])
     app.setStyle("Fusion")
