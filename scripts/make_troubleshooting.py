@@ -3,12 +3,16 @@
 
     python scripts/make_troubleshooting.py          # rewrite the page
     python scripts/make_troubleshooting.py --check  # exit 1 when the page is out of date
+    python scripts/make_troubleshooting.py --lang zh_CN [--check]  # docs/zh_CN/troubleshooting.md
 
 The tables come from core/transfers/rsync/errors.py (exit codes and the output lines that refine
 them), core/monitor/nvsmi_errors.py, core/system/envcheck.py and core/common/validation.py; the
 provider tables from core/providers/ (vast.ai's and RunPod's adapters on prepared HTTP answers,
 through their own client code), core/release/gate.py and recovery.py (on a stand-in provider
 in a temporary store) and core/providers/reconcile.py; the prose around them is here.
+
+With `--lang zh_CN` the app's language is installed first, so its messages come from the
+catalogs in resources/i18n/zh_CN/, and the words written here come from PROSE["zh_CN"] and ZH.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "desktop"))
 
 from gpu_companion.core.common.errors import UserError, ValidationError  # noqa: E402
+from gpu_companion.core.common.i18n import _  # noqa: E402
 from gpu_companion.core.common.validation import (  # noqa: E402
     validate_alias,
     validate_hostname,
@@ -38,6 +43,24 @@ from gpu_companion.core.system import envcheck  # noqa: E402
 from gpu_companion.core.transfers.rsync import errors as rsync_errors  # noqa: E402
 
 OUT = REPO / "docs" / "troubleshooting.md"
+# The page of each language; the app's messages in it are in that language too.
+OUTS = {"en": OUT, "zh_CN": REPO / "docs" / "zh_CN" / "troubleshooting.md"}
+LANG = "en"  # the page being written (--lang)
+
+
+def t(text: str) -> str:
+    """A label this script writes (a table's header, a situation) in the page's language."""
+    if LANG == "en":
+        return text
+    if text not in ZH:
+        raise KeyError(f"no Chinese for {text!r}: add it to ZH in scripts/make_troubleshooting.py")
+    return ZH[text]
+
+
+def prose(name: str, **fields: object) -> list[str]:
+    """A block of PROSE in the page's language, as lines (`fields` filled in when given)."""
+    text = PROSE[LANG][name]
+    return (text.format(**fields) if fields else text).split("\n")
 
 
 def cell(text: str) -> str:
@@ -52,7 +75,7 @@ def agent_messages() -> list[str]:
     from gpu_companion.core.ssh.agent import IDENTITY_DIR, auth_help
 
     class Key:
-        platform, kind, fingerprint = "vast.ai", "ed25519", "SHA256:<the key's fingerprint>"
+        platform, kind, fingerprint = "vast.ai", "ed25519", t("SHA256:<the key's fingerprint>")
         public_path = P("~/.local/share/gpu-companion/keys/vast.ai.pub")
 
     class Vault:
@@ -64,16 +87,13 @@ def agent_messages() -> list[str]:
 
     host = Host("gpu1", "203.0.113.7", 41022, "root")
     return [
-        "The managed entries send `ssh`, `scp` and rsync to GPU Companion's own ssh-agent, which",
-        "runs while the app runs (window or tray) and holds each platform's key from the keyring.",
-        "With the app closed, a terminal prints:",
+        *prose("agent"),
         "",
         f"    no such identity: /run/user/1000/gpu-companion-1000-…/{IDENTITY_DIR}/vast.ai: No "
         "such file or directory",
         "    root@203.0.113.7: Permission denied (publickey).",
         "",
-        "Start the app (the tray is enough) and run the command again. When the host itself",
-        "refuses the key, a transfer stops at once, without retries, and says:",
+        *prose("agent_refused"),
         "",
         f"> {auth_help(host, Vault())}",  # type: ignore[arg-type]
     ]
@@ -81,7 +101,7 @@ def agent_messages() -> list[str]:
 
 def rsync_codes() -> list[str]:
     rows = [
-        "| exit code | kind | what the app tells you | retry helps |",
+        t("| exit code | kind | what the app tells you | retry helps |"),
         "| --- | --- | --- | --- |",
     ]
     for code in sorted(rsync_errors._EXITS):
@@ -89,17 +109,18 @@ def rsync_codes() -> list[str]:
             continue
         info = rsync_errors.explain_exit_code(code)
         rows.append(
-            f"| {code} | {info.category} | {cell(info.message)} | "
-            f"{'yes' if info.retryable else 'no'} |"
+            f"| {code} | {t(info.category)} | {cell(info.message)} | "
+            f"{t('yes') if info.retryable else t('no')} |"
         )
     return rows
 
 
 def rsync_hints() -> list[str]:
-    rows = ["| the output contains | what the app tells you |", "| --- | --- |"]
+    rows = [t("| the output contains | what the app tells you |"), "| --- | --- |"]
     for pattern, _category, message, _retry in rsync_errors._OUTPUT_HINTS:
         readable = re.sub(r"\\\(|\(\?:|\)|\\", "", pattern.pattern).replace("|", " / ")
-        rows.append(f"| {cell(readable)} | {cell(message)} |")
+        # the table holds the English (N_); the app shows it through _said, translated
+        rows.append(f"| {cell(readable)} | {cell(rsync_errors._said(message))} |")
     return rows
 
 
@@ -113,7 +134,7 @@ def gpu_errors() -> list[str]:
         "not installed": "bash: nvidia-smi: command not found",
         "no GPU": "No devices were found",
     }
-    rows = ["| nvidia-smi prints | the app says | what to do |", "| --- | --- | --- |"]
+    rows = [t("| nvidia-smi prints | the app says | what to do |"), "| --- | --- | --- |"]
     for sample in samples.values():
         err = nvsmi_errors.detect_gpu_error(sample)
         assert err is not None, sample
@@ -130,7 +151,7 @@ def field_messages() -> list[str]:
         (validate_user, "9root"),
         (validate_port, "70000"),
     ]
-    rows = ["| you typed | the app says |", "| --- | --- |"]
+    rows = [t("| you typed | the app says |"), "| --- | --- |"]
     for fn, value in cases:
         try:
             fn(value)
@@ -148,11 +169,13 @@ def install_lines() -> list[str]:
         ("macOS", envcheck.OsInfo("darwin")),
         ("Windows", envcheck.OsInfo("windows")),
     ]
-    rows = ["| system | ssh, ssh-agent | rsync | keyring |", "| --- | --- | --- | --- |"]
+    rows = [t("| system | ssh, ssh-agent | rsync | keyring |"), "| --- | --- | --- | --- |"]
+    # "Install it with: " in the page's language: the table shows the commands alone
+    prefix = _("Install it with: {command}").format(command="")
     for name, info in systems:
         hints = [
-            envcheck.install_hint(t, info).removeprefix("Install it with: ")
-            for t in ("ssh", "rsync", "keyring")
+            envcheck.install_hint(tool, info).removeprefix(prefix)
+            for tool in ("ssh", "rsync", "keyring")
         ]
         rows.append(f"| {name} | " + " | ".join(cell(h) for h in hints) + " |")
     return rows
@@ -206,9 +229,9 @@ def connection_messages() -> list[str]:
                 problems.append(("no key", exc))
         finally:
             store.close()
-    rows = ["| situation | what the app tells you | what to do |", "| --- | --- | --- |"]
+    rows = [t("| situation | what the app tells you | what to do |"), "| --- | --- | --- |"]
     for what, problem in problems:
-        rows.append(f"| {what} | {cell(problem.message)} | {cell(problem.hint)} |")
+        rows.append(f"| {t(what)} | {cell(problem.message)} | {cell(problem.hint)} |")
     return rows
 
 
@@ -227,9 +250,9 @@ Row = tuple[str, str, str]  # situation, what the app tells you, what to do
 
 
 def provider_table(rows: list[Row]) -> list[str]:
-    out = ["| situation | what the app tells you | what to do |", "| --- | --- | --- |"]
+    out = [t("| situation | what the app tells you | what to do |"), "| --- | --- | --- |"]
     for what, message, hint in rows:
-        out.append(f"| {what} | {cell(message)} | {cell(hint) or '—'} |")
+        out.append(f"| {t(what)} | {cell(message)} | {cell(hint) or '—'} |")
     return out
 
 
@@ -672,47 +695,33 @@ def sync_rows() -> list[Row]:
 
 def provider_lines() -> list[str]:
     lines = [
-        "With a provider account the app talks to vast.ai's and RunPod's APIs through their own",
-        "client code (see [Providers](user-guide.md#providers) in the user guide); the API key",
-        f"never appears in a message. Examples: host `gpu1`, vast.ai instance {IID}, RunPod pod",
-        f"`{POD}`.",
+        *prose("providers", iid=IID, pod=POD),
         "",
-        "**vast.ai** (at https://console.vast.ai, or `VAST_URL`):",
+        *prose("vast"),
         "",
         *provider_table(vast_rows()),
         "",
-        "**RunPod** (at https://api.runpod.io, or `RUNPOD_API_BASE_URL`):",
+        *prose("runpod"),
         "",
         *provider_table(runpod_rows()),
         "",
-        "**Accounts, and a host's instance id** (`gpu-companion providers …`, *Provider",
-        "accounts…* on the Hosts page, a release):",
+        *prose("accounts"),
         "",
         *provider_table(setup_rows()),
         "",
-        "**A custom platform's commands** (**Checklist settings…** on the Release page) are",
-        "refused when they could not confirm a release:",
+        *prose("custom"),
         "",
         *provider_table(custom_rows()),
         "",
-        "**A release** counts only once the provider reports the instance gone (or stopped): the",
-        "instance is read, the destroy is asked, then it is read back every 3 s for up to 180 s",
-        "(`gpu-companion release ALIAS --within S`). Anything else keeps the meter going and the",
-        "host active, says what the provider said, and makes `gpu-companion release` exit 3:",
+        *prose("release"),
         "",
         *provider_table(release_rows()),
         "",
-        "**After a crash in the middle of a release**, the next start (the window, the tray,",
-        "`gpu-companion watch` or the next `gpu-companion release`) reads each interrupted",
-        "release's instance back:",
+        *prose("recovery"),
         "",
         *provider_table(recovery_rows()),
         "",
-        "**Sync** (*Sync providers* on the Hosts page, `gpu-companion providers sync`, and every",
-        "5 minutes while the window, the tray or `gpu-companion watch` runs). A forgotten",
-        "instance is listed under *Forgotten instances…* on the Hosts page: *Import* meters it,",
-        "*Import and release…* meters it and opens its release; in a terminal,",
-        "`gpu-companion providers import ACCOUNT ID` imports it:",
+        *prose("sync"),
         "",
         *provider_table(sync_rows()),
     ]
@@ -722,103 +731,368 @@ def provider_lines() -> list[str]:
 
 def render() -> str:
     parts = [
-        "# Troubleshooting",
+        *prose("head"),
         "",
-        "<!-- Generated by scripts/make_troubleshooting.py from the app's own messages: edit the",
-        "     script (or the messages in desktop/gpu_companion/core/), then run it again. -->",
-        "",
-        "Every message below is the exact text GPU Companion shows. Find the one you saw, then do",
-        "what its row says. The log file (Settings → Logs → Open folder) has the details of",
-        "anything unexpected.",
-        "",
-        "## First run: something is missing on this computer",
-        "",
-        "The welcome dialog, **Settings → Check this computer…** and `gpu-companion doctor` check",
-        "the system keyring, `ssh`, `ssh-agent` and `rsync`. For anything missing they print the",
-        "install command for your system:",
+        *prose("first_run"),
         "",
         *install_lines(),
         "",
-        "**The system keyring is locked and could not be unlocked.** Log in to your desktop",
-        "session (the login password unlocks the default keyring), or open your keyring manager",
-        "(Passwords and Keys, KWalletManager, Keychain Access) and unlock it, then *Check again*.",
+        *prose("keyring"),
         "",
-        "**No system keyring was found.** GPU Companion keeps private keys only in the system",
-        "keyring and never in plain files, so key generation stays off until one exists. On a",
-        "desktop without one, install gnome-keyring (or use KWallet) and log in again.",
-        "",
-        "## Host key changed, key refused, disk full: what ssh and rsync said",
-        "",
-        "During a transfer the app reads ssh's and rsync's output; these lines say more than",
-        "the exit code, so their message wins (core/transfers/rsync/errors.py):",
+        *prose("ssh_output"),
         "",
         *rsync_hints(),
         "",
-        "## `ssh ALIAS` in a terminal, and a key the host refused",
+        *prose("agent_head"),
         "",
         *agent_messages(),
         "",
-        "## Connecting: what the app's own SSH connections say",
-        "",
-        "Test connection, the monitor, the self-check and the release checklist connect with the",
-        "platform's key from the keyring and the app's own known_hosts (core/ssh/connection.py).",
-        "Example host `gpu1` (`root` at 203.0.113.7, port 41022):",
+        *prose("connecting"),
         "",
         *connection_messages(),
         "",
-        "## Providers: what vast.ai, RunPod and a release said",
+        *prose("providers_head"),
         "",
         *provider_lines(),
         "",
-        "## Transfers stopped: rsync exit codes",
-        "",
-        "When a transfer stops, the app reads rsync's exit code and its last lines.",
-        '"Retry helps" means starting the same transfer again is likely to work; files that',
-        "already arrived are not sent twice.",
+        *prose("transfers"),
         "",
         *rsync_codes(),
         "",
-        "## The GPU stopped reporting",
+        *prose("gpu"),
         "",
         *gpu_errors(),
         "",
-        "## A field was refused when adding a host",
-        "",
-        "Values end up in ssh config files and remote commands, so anything that could inject",
-        "a directive is refused, with the reason next to the field:",
+        *prose("fields"),
         "",
         *field_messages(),
         "",
-        "## The app does not start",
-        "",
-        "- `GPU Companion could not start: ...` followed by the log path: the database could not",
-        "  be opened. Nothing was changed; the log says why. A copy of the database is taken",
-        "  before every schema upgrade, next to it in the data folder.",
-        '- On Linux, `qt.qpa.plugin: Could not load the Qt platform plugin "xcb"`: the system',
-        "  lacks X libraries Qt needs. On Debian/Ubuntu:",
-        "  `sudo apt install libxcb-icccm4 libxcb-keysyms1 libxcb-cursor0 libxkbcommon-x11-0`.",
-        "- A second start only brings the running window forward: GPU Companion runs once per",
-        "  user. Look for it in the tray.",
+        *prose("no_start"),
         "",
     ]
     return "\n".join(parts)
 
 
+# The words of the page that are not the app's: one dict per language, the same names in each.
+PROSE: dict[str, dict[str, str]] = {
+    "en": {
+        "head": """\
+# Troubleshooting
+
+<!-- Generated by scripts/make_troubleshooting.py from the app's own messages: edit the
+     script (or the messages in desktop/gpu_companion/core/), then run it again. -->
+
+Every message below is the exact text GPU Companion shows. Find the one you saw, then do
+what its row says. The log file (Settings → Logs → Open folder) has the details of
+anything unexpected.""",
+        "first_run": """\
+## First run: something is missing on this computer
+
+The welcome dialog, **Settings → Check this computer…** and `gpu-companion doctor` check
+the system keyring, `ssh`, `ssh-agent` and `rsync`. For anything missing they print the
+install command for your system:""",
+        "keyring": """\
+**The system keyring is locked and could not be unlocked.** Log in to your desktop
+session (the login password unlocks the default keyring), or open your keyring manager
+(Passwords and Keys, KWalletManager, Keychain Access) and unlock it, then *Check again*.
+
+**No system keyring was found.** GPU Companion keeps private keys only in the system
+keyring and never in plain files, so key generation stays off until one exists. On a
+desktop without one, install gnome-keyring (or use KWallet) and log in again.""",
+        "ssh_output": """\
+## Host key changed, key refused, disk full: what ssh and rsync said
+
+During a transfer the app reads ssh's and rsync's output; these lines say more than
+the exit code, so their message wins (core/transfers/rsync/errors.py):""",
+        "agent_head": "## `ssh ALIAS` in a terminal, and a key the host refused",
+        "agent": """\
+The managed entries send `ssh`, `scp` and rsync to GPU Companion's own ssh-agent, which
+runs while the app runs (window or tray) and holds each platform's key from the keyring.
+With the app closed, a terminal prints:""",
+        "agent_refused": """\
+Start the app (the tray is enough) and run the command again. When the host itself
+refuses the key, a transfer stops at once, without retries, and says:""",
+        "connecting": """\
+## Connecting: what the app's own SSH connections say
+
+Test connection, the monitor, the self-check and the release checklist connect with the
+platform's key from the keyring and the app's own known_hosts (core/ssh/connection.py).
+Example host `gpu1` (`root` at 203.0.113.7, port 41022):""",
+        "providers_head": "## Providers: what vast.ai, RunPod and a release said",
+        "providers": """\
+With a provider account the app talks to vast.ai's and RunPod's APIs through their own
+client code (see [Providers](user-guide.md#providers) in the user guide); the API key
+never appears in a message. Examples: host `gpu1`, vast.ai instance {iid}, RunPod pod
+`{pod}`.""",
+        "vast": "**vast.ai** (at https://console.vast.ai, or `VAST_URL`):",
+        "runpod": "**RunPod** (at https://api.runpod.io, or `RUNPOD_API_BASE_URL`):",
+        "accounts": """\
+**Accounts, and a host's instance id** (`gpu-companion providers …`, *Provider
+accounts…* on the Hosts page, a release):""",
+        "custom": """\
+**A custom platform's commands** (**Checklist settings…** on the Release page) are
+refused when they could not confirm a release:""",
+        "release": """\
+**A release** counts only once the provider reports the instance gone (or stopped): the
+instance is read, the destroy is asked, then it is read back every 3 s for up to 180 s
+(`gpu-companion release ALIAS --within S`). Anything else keeps the meter going and the
+host active, says what the provider said, and makes `gpu-companion release` exit 3:""",
+        "recovery": """\
+**After a crash in the middle of a release**, the next start (the window, the tray,
+`gpu-companion watch` or the next `gpu-companion release`) reads each interrupted
+release's instance back:""",
+        "sync": """\
+**Sync** (*Sync providers* on the Hosts page, `gpu-companion providers sync`, and every
+5 minutes while the window, the tray or `gpu-companion watch` runs). A forgotten
+instance is listed under *Forgotten instances…* on the Hosts page: *Import* meters it,
+*Import and release…* meters it and opens its release; in a terminal,
+`gpu-companion providers import ACCOUNT ID` imports it:""",
+        "transfers": """\
+## Transfers stopped: rsync exit codes
+
+When a transfer stops, the app reads rsync's exit code and its last lines.
+"Retry helps" means starting the same transfer again is likely to work; files that
+already arrived are not sent twice.""",
+        "gpu": "## The GPU stopped reporting",
+        "fields": """\
+## A field was refused when adding a host
+
+Values end up in ssh config files and remote commands, so anything that could inject
+a directive is refused, with the reason next to the field:""",
+        "no_start": """\
+## The app does not start
+
+- `GPU Companion could not start: ...` followed by the log path: the database could not
+  be opened. Nothing was changed; the log says why. A copy of the database is taken
+  before every schema upgrade, next to it in the data folder.
+- On Linux, `qt.qpa.plugin: Could not load the Qt platform plugin "xcb"`: the system
+  lacks X libraries Qt needs. On Debian/Ubuntu:
+  `sudo apt install libxcb-icccm4 libxcb-keysyms1 libxcb-cursor0 libxkbcommon-x11-0`.
+- A second start only brings the running window forward: GPU Companion runs once per
+  user. Look for it in the tray.""",
+    },
+    # Chinese paragraphs stay on one line each: a line break inside one shows as a space.
+    "zh_CN": {
+        "head": (
+            "# 故障排查\n"
+            "\n"
+            "<!-- 由 scripts/make_troubleshooting.py --lang zh_CN 根据应用自身的提示生成："
+            "请修改该脚本\n"
+            "     （或 desktop/gpu_companion/core/ 中的提示、resources/i18n/zh_CN/ 中的译文），"
+            "再重新运行。 -->\n"
+            "\n"
+            "下面每一条提示都与 GPU Companion 显示的文字完全一致。找到你看到的那一条，"
+            "按该行的说明处理。任何意外情况的详细信息都记录在日志文件中（设置 → 日志 → 打开文件夹）"
+            "。"
+        ),
+        "first_run": (
+            "## 首次运行：本机缺少某些组件\n"
+            "\n"
+            "欢迎对话框、**设置 → 检查本机…** 和 `gpu-companion doctor` 会检查系统密钥环、"
+            "`ssh`、`ssh-agent` 和 `rsync`。缺少哪一项，就给出适用于你系统的安装命令："
+        ),
+        "keyring": (
+            "**系统密钥环已锁定，且无法解锁。** 请登录桌面会话（登录密码会解锁默认密钥环），"
+            "或打开密钥环管理器（“密码和密钥”、KWalletManager、“钥匙串访问”）将其解锁，"
+            "然后点击 *重新检查*。\n"
+            "\n"
+            "**未找到系统密钥环。** GPU Companion 只把私钥保存在系统密钥环中，绝不写入明文文件，"
+            "因此在有可用的密钥环之前，无法生成密钥。如果你的桌面没有密钥环，请安装 gnome-keyring（"
+            "或使用 KWallet），然后重新登录。"
+        ),
+        "ssh_output": (
+            "## 主机密钥变更、密钥被拒、磁盘已满：ssh 和 rsync 的输出\n"
+            "\n"
+            "传输过程中，应用会读取 ssh 和 rsync 的输出。下面这些行比退出码说得更具体，"
+            "所以以它们对应的提示为准（core/transfers/rsync/errors.py）："
+        ),
+        "agent_head": "## 在终端中运行 `ssh ALIAS`，以及被主机拒绝的密钥",
+        "agent": (
+            "由应用管理的 ssh 配置条目让 `ssh`、`scp` 和 rsync 使用 GPU Companion 自己的 ssh-agent"
+            "。它在应用运行期间（窗口或托盘）一直运行，持有从系统密钥环中取出的各平台密钥。"
+            "应用关闭时，终端会输出："
+        ),
+        "agent_refused": (
+            "启动应用（只在托盘中运行即可），再重新运行命令。如果是主机本身拒绝了密钥，"
+            "传输会立即停止、不再重试，并提示："
+        ),
+        "connecting": (
+            "## 连接：应用自身的 SSH 连接提示\n"
+            "\n"
+            "测试连接、监控、自检和备份清单都用系统密钥环中该平台的密钥和应用自己的 known_hosts 建"
+            "立连接（core/ssh/connection.py）。示例主机 `gpu1`（203.0.113.7 上的 `root` 用户，"
+            "端口 41022）："
+        ),
+        "providers_head": "## 服务商：vast.ai、RunPod 与释放时的提示",
+        "providers": (
+            "添加平台账户后，应用通过 vast.ai 和 RunPod 各自的客户端代码调用它们的 API（见用户指南"
+            "的[服务商](user-guide.md#服务商)一节）；API 密钥绝不会出现在任何提示中。"
+            "示例：主机 `gpu1`、vast.ai 实例 {iid}、RunPod Pod `{pod}`。"
+        ),
+        "vast": "**vast.ai**（地址 <https://console.vast.ai>，或 `VAST_URL`）：",
+        "runpod": "**RunPod**（地址 <https://api.runpod.io>，或 `RUNPOD_API_BASE_URL`）：",
+        "accounts": (
+            "**平台账户与主机的实例 ID**（`gpu-companion providers …`、主机页的 *平台账户…*、"
+            "释放实例时）："
+        ),
+        "custom": "**自定义平台的命令**（释放页的 **清单设置…**）如果无法确认释放结果，会被拒绝：",
+        "release": (
+            "**释放实例** 只有在服务商报告实例已不存在（或已关机）后才算数：先读取实例，"
+            "再请求销毁，然后每 3 秒读回一次，最长 180 秒（`gpu-companion release ALIAS --within S"
+            "`）。其他任何结果都会让计费继续、主机保持活动状态，显示服务商的原话，并让 `gpu-compan"
+            "ion release` 以退出码 3 结束："
+        ),
+        "recovery": (
+            "**释放进行到一半时应用崩溃**：下次启动时（窗口、托盘、`gpu-companion watch` 或下一次 "
+            "`gpu-companion release`），应用会读回每个被中断的释放所对应的实例："
+        ),
+        "sync": (
+            "**同步**（主机页的 *同步平台*、`gpu-companion providers sync`，以及窗口、"
+            "托盘或 `gpu-companion watch` 运行期间每 5 分钟一次）。遗忘的实例列在主机页的 *遗忘的实"
+            "例…* 中：*导入* 从现在起计量它，*导入并释放…* 计量它并打开它的释放流程；"
+            "在终端中用 `gpu-companion providers import ACCOUNT ID` 导入："
+        ),
+        "transfers": (
+            "## 传输中断：rsync 退出码\n"
+            "\n"
+            "传输停止时，应用会读取 rsync 的退出码和最后几行输出。“重试有用”为“是”，表示重新开始同"
+            "一个传输很可能成功；已经传到的文件不会重复发送。"
+        ),
+        "gpu": "## GPU 不再上报数据",
+        "fields": (
+            "## 添加主机时字段被拒绝\n"
+            "\n"
+            "这些值会写进 ssh 配置文件和远程命令，所以任何可能注入指令的内容都会被拒绝，"
+            "原因显示在字段旁边："
+        ),
+        "no_start": (
+            "## 应用无法启动\n"
+            "\n"
+            "- `GPU Companion 无法启动：...`，后面跟着日志路径：数据库无法打开。什么都没有改动，"
+            "原因见日志。每次升级数据库结构前，都会在数据文件夹中数据库旁边留一份副本。"
+            "\n"
+            '- 在 Linux 上出现 `qt.qpa.plugin: Could not load the Qt platform plugin "xcb"`：'
+            "系统缺少 Qt 需要的 X 库。在 Debian/Ubuntu 上运行：`sudo apt install libxcb-icccm4 lib"
+            "xcb-keysyms1 libxcb-cursor0 libxkbcommon-x11-0`。\n"
+            "- 再次启动只会把正在运行的窗口调到最前：每个用户只运行一个 GPU Companion。"
+            "请在托盘中找它。"
+        ),
+    },
+}
+
+# The Chinese of each label the script writes in English (table headers, situations, rsync's
+# kinds): t() looks them up, and fails on a label missing here.
+ZH: dict[str, str] = {
+    # table headers
+    "| system | ssh, ssh-agent | rsync | keyring |":
+        "| 系统 | ssh、ssh-agent | rsync | 系统密钥环 |",
+    "| the output contains | what the app tells you |": "| 输出中包含 | 应用的提示 |",
+    "| situation | what the app tells you | what to do |": "| 情况 | 应用的提示 | 怎么办 |",
+    "| exit code | kind | what the app tells you | retry helps |":
+        "| 退出码 | 类别 | 应用的提示 | 重试有用 |",
+    "| nvidia-smi prints | the app says | what to do |":
+        "| nvidia-smi 输出 | 应用的提示 | 怎么办 |",
+    "| you typed | the app says |": "| 你输入的 | 应用的提示 |",
+    "yes": "是",
+    "no": "否",
+    # rsync's kinds (core/transfers/rsync/errors.py)
+    "usage": "用法",
+    "auth": "认证",
+    "connection": "连接",
+    "disk_full": "磁盘已满",
+    "partial": "部分完成",
+    "cancelled": "已取消",
+    "unknown": "未知",
+    # a key the host refused
+    "SHA256:<the key's fingerprint>": "SHA256:<密钥指纹>",
+    # connecting
+    "first contact": "首次连接",
+    "host key changed": "主机密钥已变更",
+    "key refused": "密钥被拒绝",
+    "name not found": "找不到主机名",
+    "refused": "连接被拒绝",
+    "timeout": "超时",
+    "no key": "没有密钥",
+    # vast.ai
+    "key refused (HTTP 401)": "API 密钥被拒绝（HTTP 401）",
+    "two-factor session expired (HTTP 404)": "两步验证会话已过期（HTTP 404）",
+    "key without the permission (HTTP 403)": "密钥缺少权限（HTTP 403）",
+    "destroy of an id vast.ai does not have (HTTP 404)": "销毁 vast.ai 上没有的实例 ID（HTTP 404）",
+    'destroy answered `{"success": false}`': '销毁请求的回复是 `{"success": false}`',
+    'destroy answered without `"success": true`': '销毁请求的回复中没有 `"success": true`',
+    "too many requests (HTTP 429)": "请求过多（HTTP 429）",
+    "server error (HTTP 502)": "服务器错误（HTTP 502）",
+    "no answer in time": "未及时回复",
+    "no connection": "无法连接",
+    "an answer that is not JSON": "回复不是 JSON",
+    "client not installed": "未安装客户端",
+    "instance id `C.4242`": "实例 ID 填成了 `C.4242`",
+    # RunPod
+    "RunPod refused the terminate": "RunPod 拒绝终止 Pod",
+    "terminate answered without `podTerminate`": "终止请求的回复中没有 `podTerminate`",
+    "server error page (HTTP 502)": "服务器错误页面（HTTP 502）",
+    "no API key for the account": "该账户没有 API 密钥",
+    f"pod id `{POD}-64410f3b`": f"Pod ID 填成了 `{POD}-64410f3b`",
+    # accounts, and a host's instance id
+    "the account's key is not in the keyring": "账户的 API 密钥不在系统密钥环中",
+    "an API key that cannot be one": "API 密钥的格式不对",
+    "a provider the app does not talk to": "应用不支持的服务商",
+    "`providers test lambda`: no such account": "`providers test lambda`：没有这个账户",
+    "a release through the account of a host without an instance id":
+        "通过平台账户释放一台没有实例 ID 的主机",
+    "`release --stop` on a platform without an account":
+        "对没有平台账户的平台使用 `release --stop`",
+    # a custom platform's commands
+    "the release command calls `vastai`": "释放命令调用了 `vastai`",
+    "the release command calls `runpodctl`": "释放命令调用了 `runpodctl`",
+    "no verify command, or no words to read": "没有核验命令，或没有用来判断的输出文字",
+    "an unknown placeholder": "未知的占位符",
+    # a release
+    "vast.ai has no such instance already": "vast.ai 上已经没有这个实例",
+    'the destroy answered `{"success": false}`': '销毁请求的回复是 `{"success": false}`',
+    "the destroy got no answer and the instance still runs": "销毁请求没有回复，实例仍在运行",
+    "still running at the deadline": "到期限时仍在运行",
+    "a custom platform's release command failed": "自定义平台的释放命令失败",
+    "a custom platform's verify command failed": "自定义平台的核验命令失败",
+    # after a crash
+    "the instance is gone now": "实例现已不存在",
+    "the instance still runs": "实例仍在运行",
+    "vast.ai does not answer": "vast.ai 没有回复",
+    # sync
+    "an instance runs that the app does not know": "有一个应用不知道的实例在运行",
+    "an instance runs whose host the app believes released": "应用认为已释放的主机，其实例仍在运行",
+    "a known instance is no longer listed": "已知的实例不再出现在列表中",
+    "an account cannot be read": "无法读取某个平台账户",
+    "an import of an instance that is gone": "导入一个已不存在的实例",
+}  # fmt: skip
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true")
+    parser.add_argument(
+        "--lang", choices=sorted(OUTS), default="en", help="the page's language (default: en)"
+    )
     args = parser.parse_args()
     # before the RunPod SDK's import, which sets the root logger to INFO on stderr
     logging.basicConfig(level=logging.WARNING, format="%(message)s")
+    global LANG
+    LANG = args.lang
+    if LANG != "en":
+        from gpu_companion.core.common import i18n
+
+        i18n.install(LANG)  # before any of the app's messages is produced
+    out = OUTS[LANG]
     text = render()
     if args.check:
-        if not OUT.exists() or OUT.read_text() != text:
-            print(f"{OUT} is out of date: run scripts/make_troubleshooting.py", file=sys.stderr)
+        if not out.exists() or out.read_text(encoding="utf-8") != text:
+            again = "scripts/make_troubleshooting.py" + ("" if LANG == "en" else f" --lang {LANG}")
+            print(f"{out} is out of date: run {again}", file=sys.stderr)
             return 1
         return 0
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(text)
-    print(OUT)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(text, encoding="utf-8")
+    print(out)
     return 0
 
 

@@ -289,3 +289,11 @@ def test_a_budget_alert_reaches_the_phone_in_chinese(zh_cn, store, manual_clock)
     body = request.body.decode()
     assert "预算" in title and "¥" in body and "/小时" in body, (title, body)
     assert not any(word in body for word in ("budget", "Budget", "so far", "Billing")), body
+
+
+def test_a_platform_added_on_the_command_line_in_chinese_bills_in_yuan(zh_cn: str) -> None:
+    from gpu_companion.cli import build_parser
+
+    assert build_parser().parse_args(["platforms", "add", "AutoDL"]).currency == "CNY"
+    i18n.install("en")
+    assert build_parser().parse_args(["platforms", "add", "Lambda"]).currency == "USD"

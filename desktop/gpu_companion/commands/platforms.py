@@ -13,6 +13,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from gpu_companion.core.common.i18n import _
+from gpu_companion.core.common.money import default_currency
 
 if TYPE_CHECKING:
     from gpu_companion.core.hosts.registry import HostRegistry, Platform
@@ -61,8 +62,10 @@ def _platform_fields(p: argparse.ArgumentParser, defaults: bool) -> None:
         help=_("how the platform bills (default second)"),
     )  # fmt: skip
     p.add_argument(
-        "--currency", default="USD" if defaults else None, metavar="CODE",
-        help=_("ISO currency code the platform bills in (default USD)"),
+        "--currency", default=default_currency() if defaults else None, metavar="CODE",
+        help=_("ISO currency code the platform bills in (default {currency})").format(
+            currency=default_currency()
+        ),
     )  # fmt: skip
 
 

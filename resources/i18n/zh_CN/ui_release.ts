@@ -419,7 +419,7 @@
     <name>ProviderCommandBox</name>
     <message>
         <source>Placeholders: {instance_id}, {alias}, {hostname}, {port}, {user}. A release counts once the verify command&apos;s output says the instance is gone.</source>
-        <translation>占位符：{instance_id}、{alias}、{hostname}、{port}、{user}。只有在验证命令的输出表明实例已不存在时，才算释放成功。</translation>
+        <translation>占位符：{instance_id}、{alias}、{hostname}、{port}、{user}。只有在核验命令的输出表明实例已不存在时，才算释放成功。</translation>
     </message>
     <message>
         <source>running</source>
@@ -455,7 +455,7 @@
     </message>
     <message>
         <source>No verify command is set: the release could never be confirmed.</source>
-        <translation>未设置验证命令：释放将永远无法得到确认。</translation>
+        <translation>未设置核验命令：释放将永远无法得到确认。</translation>
     </message>
     <message>
         <source>Verify call: {argv} (exit {code}):</source>
@@ -507,7 +507,7 @@
     </message>
     <message>
         <source>Verify command (read-only)</source>
-        <translation>验证命令（只读）</translation>
+        <translation>核验命令（只读）</translation>
     </message>
     <message>
         <source>Output once gone</source>

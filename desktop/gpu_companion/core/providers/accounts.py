@@ -137,7 +137,10 @@ class ProviderAccounts:
         name = platform.strip() or k.name
         found = next((p for p in self.registry.platforms() if p.name.lower() == name.lower()), None)
         if found is None:
-            found = self.registry.save_platform(Platform(name=name, console_url=k.console_url))
+            # vast.ai and RunPod bill in US dollars, whatever language the app speaks
+            found = self.registry.save_platform(
+                Platform(name=name, console_url=k.console_url, currency="USD")
+            )
         assert found.id is not None
         if self.for_platform(found.id) is not None:
             raise ValidationError(
