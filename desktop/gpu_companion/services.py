@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from gpu_companion.core.common.clock import Clock, SystemClock
 from gpu_companion.core.common.i18n import _
 from gpu_companion.core.common.listeners import Listeners
-from gpu_companion.core.common.money import format_money, to_minor
+from gpu_companion.core.common.money import format_rate, to_minor
 from gpu_companion.core.common.notifier import Notifier
 from gpu_companion.core.common.paths import AppPaths
 from gpu_companion.core.hosts.registry import HostRegistry
@@ -346,8 +346,7 @@ class Services:
         rental = self.ledger.running_for_alias(alias)
         if rental is None:
             return ""
-        rate = format_money(to_minor(rental.hourly_rate(), rental.currency), rental.currency)
-        return _("{rate}/h").format(rate=rate)
+        return format_rate(to_minor(rental.hourly_rate(), rental.currency), rental.currency)
 
     def _on_monitor_event(self, event: object) -> None:
         """Idle GPUs on a billed rental: the ledger says what the idle stretch cost so far."""

@@ -325,10 +325,6 @@
         <translation>已导入</translation>
     </message>
     <message>
-        <source>{amount}/h</source>
-        <translation>{amount}/小时</translation>
-    </message>
-    <message>
         <source>{amount}/week</source>
         <translation>{amount}/周</translation>
     </message>

@@ -10,6 +10,11 @@ The kernel sends the signal when the *thread* that forked the child ends, not th
 such a child only from a thread that waits for it (a transfer lane, a blocking `run_group`), never
 from a short-lived thread that returns while the child runs on.
 
+Because of that `preexec_fn`, Python runs its after-fork clean-up in the child before exec: the
+other threads' thread-local slots are dropped there and their finalisers run. A finaliser must
+not take a lock another thread may hold (it would wait for ever, and the parent with it): the
+store's connection finaliser does nothing outside the process that made it.
+
 The setting is not inherited by the child's own children (a fork clears it): ssh under rsync
 ends because rsync closes its pipe, and a daemon the child forks is not covered at all.
 """

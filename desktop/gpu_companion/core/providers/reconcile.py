@@ -16,7 +16,7 @@ from decimal import Decimal
 
 from gpu_companion.core.common.errors import UserError
 from gpu_companion.core.common.i18n import _
-from gpu_companion.core.common.money import format_money, to_minor
+from gpu_companion.core.common.money import format_rate, to_minor
 from gpu_companion.core.common.notifier import Notifier
 from gpu_companion.core.hosts.registry import Host, HostRegistry
 from gpu_companion.core.providers.accounts import Account, ProviderAccounts
@@ -43,7 +43,7 @@ class Orphan:
         rate = i.hourly if i.state in LIVE else i.storage_hourly
         if rate is None:
             return _("an unknown price")
-        return _("{rate}/h").format(rate=format_money(to_minor(rate, i.currency), i.currency))
+        return format_rate(to_minor(rate, i.currency), i.currency)
 
     def text(self) -> str:
         i = self.instance

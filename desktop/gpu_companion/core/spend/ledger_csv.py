@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpu_companion.core.common.clock import from_iso, to_iso
 from gpu_companion.core.common.errors import UserError, ValidationError
@@ -62,6 +62,9 @@ from gpu_companion.core.spend.metering import (
     Rental,
     accrued_minor,
 )
+
+if TYPE_CHECKING:
+    import sqlite_utils
 
 REQUIRED = ("platform", "currency", "started_at")  # a row without a type is a rental
 FORMAT_HINT = N_(
@@ -623,25 +626,42 @@ def apply_import(ledger: SpendLedger, preview: ImportPreview) -> ImportResult:
         created = []
         for name, (cur, gran) in preview.new_platforms.items():
             if name.lower() not in ids and any(r.platform == name for r in good):
-                rowid = db.table("platforms").insert(
-                    {"name": name, "currency": cur, "billing_granularity": gran,
-                     "console_url": "", "created_at": to_iso(ledger.now())}
-                ).last_rowid  # fmt: skip
-                ids[name.lower()] = int(rowid or 0)
+                ids[name.lower()] = new_platform(db, ledger, name, cur, gran)
                 created.append(name)
-        rentals, charges = [], []
-        for item in good:
-            pid = ids[item.platform.lower()]
-            if item.rental is not None:
-                rentals.append({**rental_row(item.rental), "platform_id": pid})
-            elif item.charge is not None:
-                charges.append({**charge_row(item.charge), "platform_id": pid})
-        insert_rows(db, "rentals", rentals)
-        insert_rows(db, "charges", charges)
+        rentals, charges = store_rows(db, good, ids)
     return ImportResult(
-        len(rentals),
-        len(charges),
+        rentals,
+        charges,
         sum(r.duplicate for r in preview.rows),
         len(preview.bad),
         tuple(created),
     )
+
+
+def new_platform(
+    db: sqlite_utils.Database, ledger: SpendLedger, name: str, currency: str, granularity: str
+) -> int:
+    """A platform a file names for the first time, inside the import's transaction; its id."""
+    cur = db.execute(
+        "INSERT INTO platforms (name, currency, billing_granularity, console_url, created_at) "
+        "VALUES (?, ?, ?, '', ?)",
+        [name, currency, granularity, to_iso(ledger.now())],
+    )
+    return int(cur.lastrowid or 0)
+
+
+def store_rows(
+    db: sqlite_utils.Database, items: Iterable[ImportRow], ids: Mapping[str, int]
+) -> tuple[int, int]:
+    """Insert the checked, new rows of `items` under their platforms' ids (`ids`: lower-case
+    name -> id); how many rentals and charges."""
+    rentals, charges = [], []
+    for item in items:
+        pid = ids[item.platform.lower()]
+        if item.rental is not None:
+            rentals.append({**rental_row(item.rental), "platform_id": pid})
+        elif item.charge is not None:
+            charges.append({**charge_row(item.charge), "platform_id": pid})
+    insert_rows(db, "rentals", rentals)
+    insert_rows(db, "charges", charges)
+    return len(rentals), len(charges)

@@ -22,7 +22,7 @@ from typing import Any
 from gpu_companion.core.common.clock import to_iso
 from gpu_companion.core.common.i18n import _
 from gpu_companion.core.spend.csv_export import store_ref_prefix
-from gpu_companion.core.spend.ledger import SpendLedger, charge_row, insert_rows, rental_row
+from gpu_companion.core.spend.ledger import SpendLedger
 from gpu_companion.core.spend.ledger_csv import (
     STORED_CHARGES,
     STORED_RENTALS,
@@ -31,7 +31,9 @@ from gpu_companion.core.spend.ledger_csv import (
     ImportRow,
     content_counts,
     content_key,
+    new_platform,
     scan_csv,
+    store_rows,
 )
 
 BATCH = 5000  # rows checked and stored at a time
@@ -193,26 +195,18 @@ def import_csv(
                     else:
                         good.append(item)
                 duplicates.mark(good)
-                rentals, charges = [], []
-                for item in good:
-                    if item.duplicate:
-                        counts["duplicates"] += 1
-                        continue
-                    pid = ids.get(item.platform.lower())
-                    if pid is None:
+                fresh = [item for item in good if not item.duplicate]
+                counts["duplicates"] += len(good) - len(fresh)
+                for item in fresh:
+                    if item.platform.lower() not in ids:
                         cur, gran = info.new_platforms[item.platform]
-                        pid = ids[item.platform.lower()] = _new_platform(
-                            ledger, item.platform, cur, gran
+                        ids[item.platform.lower()] = new_platform(
+                            db, ledger, item.platform, cur, gran
                         )
                         created.append(item.platform)
-                    if item.rental is not None:
-                        rentals.append({**rental_row(item.rental), "platform_id": pid})
-                    elif item.charge is not None:
-                        charges.append({**charge_row(item.charge), "platform_id": pid})
-                insert_rows(db, "rentals", rentals)
-                insert_rows(db, "charges", charges)
-                counts["rentals"] += len(rentals)
-                counts["charges"] += len(charges)
+                rentals, charges = store_rows(db, fresh, ids)
+                counts["rentals"] += rentals
+                counts["charges"] += charges
             if dry_run:
                 db.execute("ROLLBACK TO import_csv")
             db.execute("RELEASE import_csv")
@@ -224,12 +218,3 @@ def import_csv(
         tuple(created),
     )  # fmt: skip
     return StreamedImport(info, result, errors)
-
-
-def _new_platform(ledger: SpendLedger, name: str, currency: str, granularity: str) -> int:
-    cur = ledger.store.db.execute(
-        "INSERT INTO platforms (name, currency, billing_granularity, console_url, created_at) "
-        "VALUES (?, ?, ?, '', ?)",
-        [name, currency, granularity, to_iso(ledger.now())],
-    )
-    return int(cur.lastrowid or 0)

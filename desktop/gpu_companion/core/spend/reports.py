@@ -13,8 +13,7 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 
 from gpu_companion.core.common.clock import to_iso
-from gpu_companion.core.common.i18n import _
-from gpu_companion.core.common.money import format_money, to_minor
+from gpu_companion.core.common.money import format_rate, to_minor
 from gpu_companion.core.spend.ledger import (
     RENTAL_COLUMNS,
     RENTAL_FROM,
@@ -273,9 +272,7 @@ def burn_rate(ledger: SpendLedger) -> dict[str, Decimal]:
 def burn_text(ledger: SpendLedger) -> str:
     """'$2.40/h + ¥8.00/h', or '' when nothing bills by the hour."""
     rates = sorted(burn_rate(ledger).items())
-    return " + ".join(
-        _("{rate}/h").format(rate=format_money(to_minor(v, c), c)) for c, v in rates if v
-    )
+    return " + ".join(format_rate(to_minor(v, c), c) for c, v in rates if v)
 
 
 def today(ledger: SpendLedger) -> dict[str, int]:

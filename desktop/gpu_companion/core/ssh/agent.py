@@ -36,7 +36,7 @@ from gpu_companion.core.ssh.runtime import (
     private_dir_problem,
     recorded_temp_dir,
 )
-from gpu_companion.core.ssh.vault import KeyVault
+from gpu_companion.core.ssh.vault import KeyVault, StoredKey
 
 log = logging.getLogger(__name__)
 
@@ -290,6 +290,21 @@ class AppAgent:
         )  # fmt: skip
         return done.stdout.splitlines() if done.returncode == 0 else []
 
+    def _passphrase(self, stored: StoredKey, hint: str) -> str | None:
+        """The passphrase an encrypted key needs (None for a plain one); UserError with `hint`
+        when none was typed in this session."""
+        if not stored.encrypted:
+            return None
+        passphrase = self.passphrase_for(stored.platform) if self.passphrase_for else None
+        if not passphrase:
+            raise UserError(
+                _("The {platform} key is protected by a passphrase.").format(
+                    platform=stored.platform
+                ),
+                hint=hint,
+            )
+        return passphrase
+
     def ensure_loaded(self, platform: str) -> bool:
         """Load the platform's key unless it is in the agent and not about to expire; False when
         the agent does not run (the caller's ssh then fails with its own words)."""
@@ -302,20 +317,14 @@ class AppAgent:
             had = self._loaded.get(platform)
             if had and had[0] == stored.fingerprint and had[1] - 60 > self.clock():
                 return True
-            passphrase = None
-            if stored.encrypted:
-                passphrase = self.passphrase_for(platform) if self.passphrase_for else None
-                if not passphrase:
-                    raise UserError(
-                        _("The {platform} key is protected by a passphrase.").format(
-                            platform=platform
-                        ),
-                        hint=_(
-                            "Type it once (Test connection on the Hosts page, or Load into "
-                            "ssh-agent on the Keys page); it is kept in memory until the app "
-                            "closes."
-                        ),
-                    )
+            passphrase = self._passphrase(
+                stored,
+                _(
+                    "Type it once (Test connection on the Hosts page, or Load into "
+                    "ssh-agent on the Keys page); it is kept in memory until the app "
+                    "closes."
+                ),
+            )
             self._check_agent()
             self.vault.load_into_agent(
                 platform, self.lifetime_s, passphrase, agent_socket=self.paths.socket
@@ -359,19 +368,13 @@ class AppAgent:
             stored = self.vault.key(platform)
             if stored is None:
                 continue
-            passphrase = None
-            if stored.encrypted:
-                passphrase = self.passphrase_for(platform) if self.passphrase_for else None
-                if not passphrase:
-                    raise UserError(
-                        _("The {platform} key is protected by a passphrase.").format(
-                            platform=platform
-                        ),
-                        hint=_(
-                            "Type it once (Test connection on the Hosts page, or Load into "
-                            "ssh-agent on the Keys page), then start the run again."
-                        ),
-                    )
+            passphrase = self._passphrase(
+                stored,
+                _(
+                    "Type it once (Test connection on the Hosts page, or Load into "
+                    "ssh-agent on the Keys page), then start the run again."
+                ),
+            )
             self.vault.load_into_agent(platform, None, passphrase, agent_socket=socket)
             lines.append(stored.public_line)
         return lines

@@ -1,5 +1,5 @@
 """The window's half of the language: Qt's translators for the app's `.qm` catalogs and Qt's
-own (standard buttons, file dialogs), and QLocale for numbers and dates in widgets."""
+own (standard buttons, file dialogs), and the default QLocale."""
 
 from __future__ import annotations
 
@@ -33,8 +33,3 @@ def install_translators(app: QCoreApplication, language: str) -> int:
             app.installTranslator(translator)
             _installed.append(translator)
     return len(_installed)
-
-
-def locale() -> QLocale:
-    """The locale widgets format numbers and dates with (the app's language, not the system's)."""
-    return QLocale(i18n.babel_locale())

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication
 
+from gpu_companion.core.common.money import per_hour
 from gpu_companion.core.spend.metering import BILLING_MODES, CHARGE_KINDS, OUTCOMES, rate_unit
 
 RENTAL_KIND = "rental"  # an import row that is a rental, not a charge
@@ -61,7 +62,7 @@ END_REASONS = {
     "imported": str(QT_TRANSLATE_NOOP("SpendLabels", "imported")),
 }
 RATE_FORMATS = {  # an amount already formatted by core.common.money, per unit of the plan
-    "hour": str(QT_TRANSLATE_NOOP("SpendLabels", "{amount}/h")),
+    # (per hour: core.common.money.per_hour)
     "week": str(QT_TRANSLATE_NOOP("SpendLabels", "{amount}/week")),
     "month": str(QT_TRANSLATE_NOOP("SpendLabels", "{amount}/month")),
 }
@@ -91,6 +92,7 @@ def end_reason_text(reason: str) -> str:
 
 def rate_text(amount: str, billing_mode: str) -> str:
     """'$2.65/h', '¥300/month': `amount` from format_amount/format_money, with its plan's unit."""
-    unit = rate_unit(billing_mode)
-    fmt = RATE_FORMATS.get(unit, RATE_FORMATS["hour"])
+    fmt = RATE_FORMATS.get(rate_unit(billing_mode))
+    if fmt is None:
+        return per_hour(amount)
     return QCoreApplication.translate("SpendLabels", fmt).format(amount=amount)
