@@ -7,13 +7,17 @@ cross a period boundary, or still run, are split in Python with the metering rul
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone
 from decimal import Decimal
+from typing import TypeVar
 
 from gpu_companion.core.common.clock import to_iso
 from gpu_companion.core.common.money import format_rate, to_minor
+from gpu_companion.core.spend import rollup
 from gpu_companion.core.spend.ledger import (
     RENTAL_COLUMNS,
     RENTAL_FROM,
@@ -111,7 +115,20 @@ _WHOLLY_INSIDE = (
 
 def report(ledger: SpendLedger, start: datetime, end: datetime) -> SpendReport:
     """Spend in [start, end) per platform and currency: rentals (the part that ran inside the
-    window) and charges dated inside it."""
+    window) and charges dated inside it.
+
+    Read from the hourly rollup when the window is made of whole UTC hours that are up to date
+    (a report never writes: a stale window, right after an import, takes the slow path)."""
+    hours = _whole_hours(start, end)
+    if hours is not None:
+        got = _with_rollup(ledger, *hours, lambda: _report_by_hours(ledger, start, end), False)
+        if got is not None:
+            return got
+    return _report_by_rentals(ledger, start, end)
+
+
+def _report_by_rentals(ledger: SpendLedger, start: datetime, end: datetime) -> SpendReport:
+    """The report from the rentals themselves (any window)."""
     db = ledger.store.db
     now = ledger.now()
     lines: dict[Key, PlatformLine] = {}
@@ -201,27 +218,50 @@ _CHARGES = (
 )
 
 
+BucketRow = tuple[int, str, str, str, int, int]  # idx, start, end, label, start/end epoch
+
+
+def _buckets(ledger: SpendLedger, start: datetime, end: datetime, bucket: str) -> list[BucketRow]:
+    """The buckets of [start, end) in the ledger's time zone, clipped to the window."""
+    tz = ledger.tz
+    rows: list[BucketRow] = []
+    b = bucket_start(start, bucket, tz)
+    while b < end:
+        nb = next_bucket(b, bucket, tz)
+        lo, hi = max(b, start), min(nb, end)
+        rows.append((len(rows), to_iso(lo), to_iso(hi), bucket_label(b, bucket, tz),
+                     int(lo.timestamp()), int(hi.timestamp())))  # fmt: skip
+        b = nb
+    return rows
+
+
 def chart_data(ledger: SpendLedger, start: datetime, end: datetime, bucket: str) -> ChartData:
     """Spend per day/week/month and platform in [start, end), every bucket present.
 
-    Summed by SQLite, bucket by bucket (the buckets, in the ledger's time zone, in a temporary
+    When every bucket edge is a whole UTC hour (any zone a whole number of hours from UTC,
+    summer time included), summed from the hourly rollup (its stale hours in the window are
+    re-derived first, when they are few: this runs off the GUI thread); otherwise, or while
+    too much of the window is stale, from the rentals themselves."""
+    rows = _buckets(ledger, start, end, bucket)
+    if rows and all(r[4] % rollup.HOUR == 0 and r[5] % rollup.HOUR == 0 for r in rows):
+        a, b = rows[0][4] // rollup.HOUR, rows[-1][5] // rollup.HOUR
+        got = _with_rollup(ledger, a, b, lambda: _chart_by_hours(ledger, start, end, rows), True)
+        if got is not None:
+            return got
+    return _chart_by_rentals(ledger, start, end, bucket, rows)
+
+
+def _chart_by_rentals(
+    ledger: SpendLedger, start: datetime, end: datetime, bucket: str, rows: list[BucketRow]
+) -> ChartData:
+    """Summed by SQLite, bucket by bucket (the buckets, in the ledger's time zone, in a temporary
     table): ended rentals whole inside a bucket, ended rentals crossing buckets split by
     time, charges; only the rentals that still run or cross the window's edges, and any stored
     without a cost, are metered in Python."""
     db = ledger.store.db
     now = ledger.now()
     tz = ledger.tz
-    out: ChartData = {}
-    rows: list[tuple[int, str, str, str, int, int]] = []
-    b = bucket_start(start, bucket, tz)
-    while b < end:
-        nb = next_bucket(b, bucket, tz)
-        lo, hi = max(b, start), min(nb, end)
-        label = bucket_label(b, bucket, tz)
-        out[label] = {}
-        rows.append((len(rows), to_iso(lo), to_iso(hi), label, int(lo.timestamp()),
-                     int(hi.timestamp())))  # fmt: skip
-        b = nb
+    out: ChartData = {r[3]: {} for r in rows}
     names = dict(db.execute("SELECT id, name FROM platforms").fetchall())
 
     def add(label: str, key: Key, minor: int) -> None:
@@ -257,6 +297,158 @@ def chart_data(ledger: SpendLedger, start: datetime, end: datetime, bucket: str)
                 r.cost_between(max(b, start), min(nb, end), now),
             )
             b = nb
+    return out
+
+
+# --- from the hourly rollup (`rollup`) -------------------------------------------------------
+
+T = TypeVar("T")
+
+
+def _whole_hours(start: datetime, end: datetime) -> tuple[int, int] | None:
+    """[start, end) as hours since the epoch, when both are whole UTC hours."""
+    s, e = int(start.timestamp()), int(end.timestamp())
+    if s % rollup.HOUR or e % rollup.HOUR or start.microsecond or end.microsecond:
+        return None
+    return s // rollup.HOUR, e // rollup.HOUR
+
+
+def _with_rollup(
+    ledger: SpendLedger, a: int, b: int, compute: Callable[[], T], may_write: bool
+) -> T | None:
+    """`compute()` in one snapshot in which hours [a, b) of the rollup are up to date; when
+    they are not, re-derive them first if `may_write` and they are few. None: they are stale,
+    take the slow path."""
+    store = ledger.store
+    db = store.db
+    if db.conn.in_transaction:  # inside the caller's transaction: use it as it is
+        return compute() if rollup.clean(db, a, b) else None
+    db.execute("BEGIN")
+    try:
+        if rollup.clean(db, a, b):
+            return compute()
+    finally:
+        db.execute("COMMIT")
+    if not may_write:
+        return None
+    with store.transaction():
+        if rollup.refresh(db, (a, b), rollup.INLINE_HOURS):
+            return compute()
+    return None
+
+
+_HOURS_REPORT = (
+    "SELECT platform_id, currency, SUM(starts), SUM(seconds), SUM(rentals_minor), "
+    "SUM(charges_minor) FROM spend_hours WHERE hour >= ? AND hour < ? GROUP BY 1, 2"
+)
+# the usual rentals begun before the window that run into it: counted, their money and
+# seconds inside the window are in the rollup (covering start index, bounded by the longest)
+_USUAL_CROSSING_START = (
+    "SELECT r.platform_id, r.currency, COUNT(*) FROM rentals r WHERE r.started_at >= ? AND "
+    f"r.started_at < ? AND r.ended_at > ? AND {rollup.USUAL} GROUP BY 1, 2"
+)
+# what the rollup leaves out: running rentals, and ended ones without a cost or a span (read
+# through the partial index `rentals_unrolled`; one of no length may lie on the window's start);
+# with the stored span, which a report sums
+_LIVE = f"SELECT {RENTAL_COLUMNS}, r.span_s FROM {RENTAL_FROM} WHERE "
+_RUNNING = _LIVE + "r.ended_at IS NULL AND r.started_at < ?"
+_UNROLLED = (
+    _LIVE + f"r.started_at >= ? AND r.started_at < ? AND r.ended_at >= ? AND {rollup.UNROLLED}"
+)
+
+
+def _not_rolled_up(ledger: SpendLedger, start: datetime, end: datetime) -> list[tuple[Rental, int]]:
+    """The rentals overlapping [start, end) that the rollup does not hold, with their stored
+    span (0 when missing)."""
+    db = ledger.store.db
+    s, e = to_iso(start), to_iso(end)
+    span = db.execute("SELECT MAX(span_s) FROM rentals").fetchone()[0] or 0
+    lo = to_iso(start - timedelta(seconds=int(span)))
+    rows = db.execute(_RUNNING, [e]).fetchall() + db.execute(_UNROLLED, [lo, e, s]).fetchall()
+    return [(rental_from_row(r), r[-1] or 0) for r in rows]
+
+
+def _report_by_hours(ledger: SpendLedger, start: datetime, end: datetime) -> SpendReport:
+    """`_report_by_rentals`, with the usual rentals and the charges summed from the rollup."""
+    db = ledger.store.db
+    now = ledger.now()
+    lines: dict[Key, PlatformLine] = {}
+
+    def line(key: Key) -> PlatformLine:
+        return lines.setdefault(key, PlatformLine(*key))
+
+    a, b = int(start.timestamp()) // rollup.HOUR, int(end.timestamp()) // rollup.HOUR
+    names = dict(db.execute("SELECT id, name FROM platforms").fetchall())
+    for pid, cur, starts, secs, rentals_minor, charges_minor in db.execute(_HOURS_REPORT, [a, b]):
+        ln = line((names.get(pid, ""), cur))
+        ln.rentals += starts
+        ln.seconds += secs
+        ln.rentals_minor += rentals_minor
+        ln.charges_minor += charges_minor
+    s = to_iso(start)
+    span = db.execute("SELECT MAX(span_s) FROM rentals").fetchone()[0] or 0
+    lo = to_iso(start - timedelta(seconds=int(span)))
+    for pid, cur, count in db.execute(_USUAL_CROSSING_START, [lo, s, s]):
+        line((names.get(pid, ""), cur)).rentals += count
+    for r, span_s in _not_rolled_up(ledger, start, end):
+        if r.ended_at is not None and r.started_at >= start and r.ended_at <= end:
+            ln = line((r.platform_name, r.currency))  # whole inside: as `_WHOLLY_INSIDE` sums
+            ln.rentals += 1
+            ln.seconds += span_s
+            ln.rentals_minor += r.cost_minor or 0
+            continue
+        lo_t, hi_t = max(r.started_at, start), min(r.ended_at or now, end)
+        if hi_t <= lo_t and r.started_at < start:
+            continue
+        ln = line((r.platform_name, r.currency))
+        ln.rentals += 1
+        ln.seconds += max(int((hi_t - lo_t).total_seconds()), 0)
+        ln.rentals_minor += r.cost_between(start, end, now)
+    return SpendReport(start, end, sorted(lines.values(), key=lambda x: (x.platform, x.currency)))
+
+
+_HOURS_CHART = (
+    "SELECT b.idx, s.platform_id, s.currency, SUM(s.rentals_minor), SUM(s.charges_minor) "
+    "FROM temp.chart_buckets b JOIN spend_hours s ON s.hour >= b.s_epoch / 3600 "
+    "AND s.hour < b.e_epoch / 3600 GROUP BY 1, 2, 3"
+)
+
+
+def _chart_by_hours(
+    ledger: SpendLedger, start: datetime, end: datetime, rows: list[BucketRow]
+) -> ChartData:
+    """`_chart_by_rentals`, with the usual rentals and the charges summed from the rollup: one
+    index range per bucket; only running rentals and those without a cost are metered."""
+    db = ledger.store.db
+    now = ledger.now()
+    out: ChartData = {r[3]: {} for r in rows}
+    labels = [r[3] for r in rows]
+    names = dict(db.execute("SELECT id, name FROM platforms").fetchall())
+
+    def add(label: str, key: Key, minor: int) -> None:
+        if minor:
+            out[label][key] = out[label].get(key, 0) + minor
+
+    db.execute(_BUCKETS_TABLE)
+    try:
+        db.execute("DELETE FROM temp.chart_buckets")
+        db.conn.executemany("INSERT INTO temp.chart_buckets VALUES (?, ?, ?, ?, ?, ?)", rows)
+        for idx, pid, cur, rentals_minor, charges_minor in db.execute(_HOURS_CHART):
+            key = (names.get(pid, ""), cur)
+            add(labels[idx], key, rentals_minor)
+            add(labels[idx], key, charges_minor)
+    finally:
+        db.execute("DELETE FROM temp.chart_buckets")
+    edges = [r[4] for r in rows]
+    for r, _span in _not_rolled_up(ledger, start, end):
+        first = max(r.started_at, start)
+        stop = min(r.ended_at or now, end)
+        i = bisect_right(edges, int(first.timestamp())) - 1
+        while 0 <= i < len(rows) and rows[i][4] < stop.timestamp():
+            lo = datetime.fromtimestamp(rows[i][4], timezone.utc)
+            hi = datetime.fromtimestamp(rows[i][5], timezone.utc)
+            add(labels[i], (r.platform_name, r.currency), r.cost_between(lo, hi, now))
+            i += 1
     return out
 
 

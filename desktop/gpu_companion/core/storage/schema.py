@@ -399,6 +399,67 @@ def _v12_year_of_use_indexes(db: sqlite_utils.Database) -> None:
     db.execute("CREATE INDEX rentals_currency ON rentals (currency)")
 
 
+# the usual rentals (ended, with a cost and a positive span): what `spend.rollup` holds
+_USUAL = "{r}.ended_at IS NOT NULL AND {r}.cost_minor IS NOT NULL AND {r}.span_s > 0"
+
+
+def _v13_spend_rollup(db: sqlite_utils.Database) -> None:
+    """Spend per UTC hour, platform and currency (`spend.rollup`: a year's chart sums hours, not
+    a million rentals), the time ranges a write made stale (appended by triggers on every
+    write to rentals and charges, whoever makes it: one row per row written), and a partial
+    index on the few ended rentals the rollup leaves out. Nothing is computed here: the whole
+    ledger is marked stale and re-derived later, off the GUI thread."""
+    db.execute(
+        "CREATE TABLE spend_hours (hour INTEGER NOT NULL, platform_id INTEGER NOT NULL, "
+        "currency TEXT NOT NULL, starts INTEGER NOT NULL, seconds INTEGER NOT NULL, "
+        "rentals_minor INTEGER NOT NULL, charges_minor INTEGER NOT NULL, "
+        "PRIMARY KEY (hour, platform_id, currency)) WITHOUT ROWID"
+    )
+    db.execute(
+        "CREATE TABLE spend_stale (id INTEGER PRIMARY KEY, lo TEXT NOT NULL, hi TEXT NOT NULL)"
+    )
+    old, new = _USUAL.format(r="OLD"), _USUAL.format(r="NEW")
+    stale = "INSERT INTO spend_stale (lo, hi)"
+    db.execute(
+        f"CREATE TRIGGER rentals_rollup_insert AFTER INSERT ON rentals WHEN {new} "
+        f"BEGIN {stale} VALUES (NEW.started_at, NEW.ended_at); END"
+    )
+    db.execute(
+        "CREATE TRIGGER rentals_rollup_update AFTER UPDATE OF started_at, ended_at, span_s, "
+        f"cost_minor, platform_id, currency ON rentals WHEN ({old}) OR ({new}) BEGIN "
+        f"{stale} SELECT OLD.started_at, OLD.ended_at WHERE {old}; "
+        f"{stale} SELECT NEW.started_at, NEW.ended_at WHERE {new}; END"
+    )
+    db.execute(
+        f"CREATE TRIGGER rentals_rollup_delete AFTER DELETE ON rentals WHEN {old} "
+        f"BEGIN {stale} VALUES (OLD.started_at, OLD.ended_at); END"
+    )
+    db.execute(
+        "CREATE TRIGGER charges_rollup_insert AFTER INSERT ON charges "
+        f"BEGIN {stale} VALUES (NEW.at, NEW.at); END"
+    )
+    db.execute(
+        "CREATE TRIGGER charges_rollup_update AFTER UPDATE OF at, amount_minor, platform_id, "
+        f"currency ON charges BEGIN {stale} VALUES (MIN(OLD.at, NEW.at), MAX(OLD.at, NEW.at)); END"
+    )
+    db.execute(
+        "CREATE TRIGGER charges_rollup_delete AFTER DELETE ON charges "
+        f"BEGIN {stale} VALUES (OLD.at, OLD.at); END"
+    )
+    db.execute(
+        "CREATE INDEX rentals_unrolled ON rentals (started_at) WHERE ended_at IS NOT NULL AND "
+        "(cost_minor IS NULL OR span_s IS NULL OR span_s <= 0)"
+    )
+    # everything written so far is stale: one range from the first to the last instant
+    # (index look-ups, no scan)
+    db.execute(
+        f"{stale} SELECT MIN(COALESCE(r0, c0), COALESCE(c0, r0)), "
+        "MAX(COALESCE(r1, c1), COALESCE(c1, r1)) FROM (SELECT (SELECT MIN(started_at) FROM "
+        "rentals) AS r0, (SELECT MAX(ended_at) FROM rentals) AS r1, (SELECT MIN(at) FROM "
+        "charges) AS c0, (SELECT MAX(at) FROM charges) AS c1) WHERE COALESCE(r1, c1) IS NOT NULL"
+    )
+
+
 # Tables that name a host by its alias (lanes and graphs are per alias): a rename rewrites them in
 # the same transaction, so the host keeps its transfer history, checkpoint evidence and graphs.
 ALIAS_COLUMNS: tuple[tuple[str, str], ...] = (
@@ -421,6 +482,7 @@ SHIPPED: tuple[str, ...] = (
     "0010_transfer_owners",
     "0011_notify",
     "0012_year_of_use_indexes",
+    "0013_spend_rollup",
 )
 
 MIGRATIONS: list[Migration] = [
@@ -437,6 +499,7 @@ MIGRATIONS: list[Migration] = [
     Migration("0010_transfer_owners", _v10_transfer_owners),
     Migration("0011_notify", _v11_notify),
     Migration("0012_year_of_use_indexes", _v12_year_of_use_indexes),
+    Migration("0013_spend_rollup", _v13_spend_rollup),
 ]
 
 _NAME = re.compile(r"[0-9]{4}_[a-z0-9_]+")
