@@ -212,9 +212,10 @@ def checklist_passes_and_release_runs(app: App, qtbot, host, remote: Path, monke
     assert "ask vast.ai to destroy instance 4242" in asked[0]
 
 
-def the_bill(app: App) -> str:
+def the_bill(app: App, qtbot) -> str:  # type: ignore[no-untyped-def]
     page = app.window.navigate("spend")
     page.refresh()
+    qtbot.waitUntil(lambda: not page.busy(), timeout=WAIT)  # read off the GUI thread
     assert "nothing billing now" in page.summary.text()
     return page.history_total.text()
 
@@ -256,6 +257,6 @@ def test_one_rental_from_the_wizard_to_the_bill(  # type: ignore[no-untyped-def]
     ended = s.ledger.rental(rental.id)
     assert ended.ended_at == rental.started_at + timedelta(hours=1)
     assert ended.end_reason == "release" and not s.ledger.running()
-    assert the_bill(app) == "1 rentals: $21.20"  # 8 × $2.65 × 1 h
+    assert the_bill(app, qtbot) == "1 rentals: $21.20"  # 8 × $2.65 × 1 h
 
     assert app.window.pages["monitor"].monitor is None  # the Monitor page was never opened

@@ -1,18 +1,27 @@
 """Spend page: live meters of running rentals, budgets, history with filters, a chart by
-platform, cost per successful experiment, CSV export and import."""
+platform, cost per successful experiment, CSV export and import.
+
+The ledger is read off the GUI thread (a year of use holds a million rentals): the page is built
+empty, each refresh is one read in a worker whose result fills it, and refreshes asked for while
+a read runs coalesce into one more. The Chart and Experiments tabs are built, and read, only when
+shown."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, QTimer
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, QEvent, Qt, QTimer, Signal
 from PySide6.QtGui import QHideEvent, QShowEvent
 from PySide6.QtWidgets import (
     QComboBox,
     QFileDialog,
     QHBoxLayout,
+    QHeaderView,
     QLabel,
     QMessageBox,
     QProgressBar,
@@ -26,7 +35,9 @@ from PySide6.QtWidgets import (
 from gpu_companion.core.common.errors import UserError
 from gpu_companion.core.common.money import format_amount, format_money, format_totals
 from gpu_companion.core.common.text import format_duration
+from gpu_companion.core.hosts.registry import Platform
 from gpu_companion.core.spend.alerts import rental_name
+from gpu_companion.core.spend.budgets import BudgetStatus
 from gpu_companion.core.spend.ledger import HistoryFilter
 from gpu_companion.core.spend.ledger_csv import export_csv
 from gpu_companion.core.spend.metering import Rental, period_of
@@ -53,7 +64,7 @@ from gpu_companion.ui.spend.labels import (
     outcome_text,
     rate_text,
 )
-from gpu_companion.ui.spend.tabs import ChartTab, ExperimentsTab
+from gpu_companion.ui.spend.tabs import ChartTab, ExperimentsTab, LatestRead, LazyTab
 
 if TYPE_CHECKING:
     from gpu_companion.services import Services
@@ -77,10 +88,64 @@ PERIODS = {  # filter label (translated where shown) -> (bucket, how many back),
     str(QT_TRANSLATE_NOOP("SpendPage", "This year")): ("year", 0),
     str(QT_TRANSLATE_NOOP("SpendPage", "All time")): None,
 }
+# what one read of the ledger covers: the totals and budgets (every 10 s while shown), the
+# platforms, running rentals and filter lists, and the history under the filters
+SUMMARY, ROWS, HISTORY = "summary", "rows", "history"
+EVERYTHING = frozenset({SUMMARY, ROWS, HISTORY})
+HISTORY_TAB, CHART_TAB, EXPERIMENTS_TAB = 0, 1, 2
+READ_AFTER_PAINT = QEvent.Type(QEvent.registerEventType())
+
+
+@dataclass
+class SpendView:
+    """What one read of the ledger found; a part not read is None."""
+
+    platforms: list[Platform] | None = None
+    running: list[Rental] | None = None
+    gpus: list[str] = field(default_factory=list)
+    tags: list[str] = field(default_factory=list)
+    currencies: list[str] = field(default_factory=list)
+    history: list[Rental] | None = None
+    choice: tuple[object, ...] = ()  # the filters' choices the history was read for
+    history_totals: dict[str, int] = field(default_factory=dict)
+    today: dict[str, int] | None = None
+    month: dict[str, int] = field(default_factory=dict)
+    burn: str = ""
+    budgets: list[BudgetStatus] = field(default_factory=list)
+
+
+def read_view(
+    ctx: Services, parts: frozenset[str], filt: HistoryFilter, choice: tuple[object, ...]
+) -> SpendView:
+    """The parts of the page asked for, read in a worker thread (never on the GUI thread)."""
+    ledger, view = ctx.ledger, SpendView(choice=choice)
+    if ROWS in parts:
+        view.platforms = ctx.registry.platforms()
+        view.running = ledger.running()
+        view.gpus = ledger.distinct("gpu_model")
+        view.tags = ledger.distinct("tag")
+        view.currencies = sorted(
+            set(ledger.distinct("currency")) | {p.currency for p in view.platforms}
+        )
+    if HISTORY in parts:
+        view.history = ledger.history(filt, limit=HISTORY_LIMIT)
+        now = ledger.now()
+        for r in view.history:
+            view.history_totals[r.currency] = view.history_totals.get(r.currency, 0) + r.cost_at(
+                now
+            )
+    if SUMMARY in parts:
+        view.today = today(ledger)
+        view.month = period_report(ledger, "month").totals
+        view.burn = burn_text(ledger)
+        view.budgets = ctx.budgets.statuses()
+    return view
 
 
 class SpendPage(EmptyStatePage):
     key, title, icon_name = "spend", str(QT_TRANSLATE_NOOP("SpendPage", "Spend")), "spend"
+    # a rental started, ended or changed anywhere (any thread): re-read while on show
+    ledger_changed = Signal()
 
     def __init__(self, ctx: Services, nav: Navigator, parent: QWidget | None = None) -> None:
         super().__init__(ctx, nav, parent)
@@ -97,6 +162,9 @@ class SpendPage(EmptyStatePage):
         self.stack.addWidget(self.empty)
         body = QWidget()
         self.stack.addWidget(body)
+        self.unread = QWidget()  # until the first read says whether there is a platform
+        self.stack.addWidget(self.unread)
+        self.stack.setCurrentWidget(self.unread)
         lay = QVBoxLayout(body)
 
         self.summary = QLabel()
@@ -143,32 +211,69 @@ class SpendPage(EmptyStatePage):
                 ),
             ]
         )
-        self.running_view = row_table(self.running_model)  # type: ignore[arg-type]
+        self.running_view = _sized_on_fill(row_table(self.running_model))  # type: ignore[arg-type]
         self.running_view.setMaximumHeight(120)
         lay.addWidget(self.running_view)
 
         self.tabs = QTabWidget()
         lay.addWidget(self.tabs, 1)
         self._build_history()
-        self.chart_tab = ChartTab(self.ledger)
-        self.chart = self.chart_tab.chart
-        self.tabs.addTab(self.chart_tab, self.tr("Chart"))
+        # built on first show: the chart's plot and a sum over every tagged rental wait for it
+        self.chart_place = LazyTab(self._make_chart)
+        self.tabs.addTab(self.chart_place, self.tr("Chart"))
+        self.experiments_place = LazyTab(lambda: ExperimentsTab(self.ledger))
+        self.tabs.addTab(self.experiments_place, self.tr("Experiments"))
+        self._history_stale = False
         self.tabs.currentChanged.connect(self._tab_changed)
-        self.experiments = ExperimentsTab()
-        self.exp_model = self.experiments.model
-        self.tabs.addTab(self.experiments, self.tr("Experiments"))
+        self.currencies: list[str] = []
 
         self.meter = QTimer(self)  # live meters: recomputed from timestamps, so cheap
         self.meter.setInterval(1000)
         self.meter.timeout.connect(self.tick)
         self._ticks = 0
+        self._wanted: set[str] = set()
+        self._read_posted = False
+        self.reads = LatestRead(self._prepare_read, self._apply, self._read_failed, self)
+        self.ledger_changed.connect(self._on_ledger_changed, Qt.ConnectionType.QueuedConnection)
+        unsubscribe = self.ledger.on_rentals_changed.subscribe(
+            lambda _none: self.ledger_changed.emit()  # any thread: it only posts
+        )
+        self.destroyed.connect(lambda *_: unsubscribe())
         self.refresh()
 
     # --- building -------------------------------------------------------------------------
 
+    @property
+    def chart_tab(self) -> ChartTab | None:
+        """The Chart tab once it was shown (None before)."""
+        content = self.chart_place.content
+        return content if isinstance(content, ChartTab) else None
+
+    @property
+    def experiments(self) -> ExperimentsTab | None:
+        """The Experiments tab once it was shown (None before)."""
+        content = self.experiments_place.content
+        return content if isinstance(content, ExperimentsTab) else None
+
+    def _make_chart(self) -> ChartTab:
+        tab = ChartTab(self.ledger)
+        tab.set_currencies(self.currencies)
+        return tab
+
     def _tab_changed(self, index: int) -> None:
-        if index == 1:  # the chart loads when first looked at
-            self.chart_tab.load()
+        """A tab is read when shown (and built the first time)."""
+        if index == HISTORY_TAB and self._history_stale:
+            self._history_stale = False
+            self._read(frozenset({HISTORY}))
+        elif index == CHART_TAB:
+            chart = self.chart_place.build()
+            assert isinstance(chart, ChartTab)
+            chart.load()
+        elif index == EXPERIMENTS_TAB:
+            experiments = self.experiments_place.build()
+            assert isinstance(experiments, ExperimentsTab)
+            experiments.load()
+
     def _build_history(self) -> None:
         page = QWidget()
         lay = QVBoxLayout(page)
@@ -208,7 +313,7 @@ class SpendPage(EmptyStatePage):
                 (self.tr("Ended by"), lambda r: _end_note(r)),
             ]
         )
-        self.history_view = row_table(self.history_model)  # type: ignore[arg-type]
+        self.history_view = _sized_on_fill(row_table(self.history_model))  # type: ignore[arg-type]
         lay.addWidget(self.history_view, 1)
         self.history_total = QLabel()
         lay.addWidget(self.history_total)
@@ -224,41 +329,87 @@ class SpendPage(EmptyStatePage):
         return self.tr("{mode}, {rate}").format(mode=billing_mode_text(r.billing_mode), rate=rate)
 
     def refresh(self) -> None:
-        has_platform = bool(self.ctx.registry.platforms())
-        self.stack.setCurrentIndex(1 if has_platform else 0)
-        if not has_platform:
-            return
-        self.running_model.set_rows(self.ledger.running())
-        self._fill_filters()
-        self._load_history()
-        self._show_summary()
-        self.experiments.load(self.ledger)  # off the GUI thread: every tagged rental
-        if self.tabs.currentIndex() == 1:
-            self.chart_tab.load()
-        self.nav.refresh_tray()
+        """Re-read everything the page shows, and the tab on show, off the GUI thread, once the
+        paint already asked for is done (the click that shows the page paints what it has at
+        once; a read would hold the GIL while it paints)."""
+        self._wanted |= EVERYTHING
+        if not self._read_posted:
+            self._read_posted = True
+            # posted events of one priority keep their order: after the queued paint
+            QCoreApplication.postEvent(
+                self, QEvent(READ_AFTER_PAINT), Qt.EventPriority.LowEventPriority.value
+            )
 
-    def _fill_filters(self) -> None:
+    def event(self, e: QEvent) -> bool:
+        if e.type() == READ_AFTER_PAINT:
+            self._read_posted = False
+            self.reads.request()
+            self._tab_changed(self.tabs.currentIndex())
+            return True
+        return super().event(e)
+
+    def busy(self) -> bool:
+        """A read of the ledger is running or asked for (tests wait for it to end)."""
+        tabs = [self.reads] + [t.reads for t in (self.chart_tab, self.experiments) if t]
+        return self._read_posted or any(r.busy() for r in tabs)
+
+    def _read(self, parts: frozenset[str]) -> None:
+        self._wanted |= parts
+        self.reads.request()
+
+    def _on_ledger_changed(self) -> None:
+        if self.isVisible():  # else the next show refreshes it
+            self.refresh()
+
+    def _prepare_read(self) -> Callable[[], SpendView]:
+        if HISTORY in self._wanted and self.tabs.currentIndex() != HISTORY_TAB:
+            self._wanted.discard(HISTORY)  # read when its tab shows again
+            self._history_stale = True
+        parts, self._wanted = frozenset(self._wanted), set()
+        return partial(read_view, self.ctx, parts, self.history_filter(), self._choice())
+
+    def _read_failed(self, exc: Exception) -> None:
+        self.ctx.notifier.error(str(exc), source="spend")  # a damaged database says so in words
+
+    def _apply(self, view: SpendView) -> None:
+        if view.platforms is not None:
+            self.stack.setCurrentIndex(1 if view.platforms else 0)
+            if view.running is not None and view.running != self.running_model.rows():
+                self.running_model.set_rows(view.running)
+                self.running_view.resizeColumnsToContents()
+            self._fill_filters(view)
+        if view.history is not None:
+            if view.choice == self._choice():  # else the filters changed: a read is coming
+                self._show_history(view.history, view.history_totals)
+            else:
+                self._read(frozenset({HISTORY}))
+        if view.today is not None:
+            self._show_summary(view)
+
+    def _fill_filters(self, view: SpendView) -> None:
+        assert view.platforms is not None
+
         def refill(combo: QComboBox, everything: str, items: list[tuple[str, object]]) -> None:
+            wanted = [(everything, None), *items]
+            if wanted == [(combo.itemText(i), combo.itemData(i)) for i in range(combo.count())]:
+                return  # the same choices: the combo stays as it is
             current = combo.currentData()
             combo.clear()
-            combo.addItem(everything, None)
-            for label, data in items:
+            for label, data in wanted:
                 combo.addItem(label, data)
             combo.setCurrentIndex(max(combo.findData(current), 0))
 
-        refill(
-            self.f_platform,
-            self.tr("All platforms"),
-            [(p.name, p.id) for p in self.ctx.registry.platforms()],
+        refill(self.f_platform, self.tr("All platforms"), [(p.name, p.id) for p in view.platforms])
+        refill(self.f_gpu, self.tr("All GPUs"), [(g, g) for g in view.gpus])
+        refill(self.f_tag, self.tr("All tags"), [(t, t) for t in view.tags])
+        self.currencies = view.currencies
+        if self.chart_tab is not None:
+            self.chart_tab.set_currencies(view.currencies)
+
+    def _choice(self) -> tuple[object, ...]:
+        return tuple(
+            c.currentData() for c in (self.f_period, self.f_platform, self.f_gpu, self.f_tag)
         )
-        gpus: list[tuple[str, object]] = [(g, g) for g in self.ledger.distinct("gpu_model")]
-        refill(self.f_gpu, self.tr("All GPUs"), gpus)
-        refill(self.f_tag, self.tr("All tags"), [(t, t) for t in self.ledger.distinct("tag")])
-        currencies = sorted(
-            set(self.ledger.distinct("currency"))
-            | {p.currency for p in self.ctx.registry.platforms()}
-        )
-        self.chart_tab.set_currencies(currencies)
 
     def history_filter(self) -> HistoryFilter:
         since = until = None
@@ -285,12 +436,13 @@ class SpendPage(EmptyStatePage):
         )
 
     def _load_history(self) -> None:
-        rows = self.ledger.history(self.history_filter(), limit=HISTORY_LIMIT)
-        self.history_model.set_rows(rows)
-        totals: dict[str, int] = {}
-        now = self.ledger.now()
-        for r in rows:
-            totals[r.currency] = totals.get(r.currency, 0) + r.cost_at(now)
+        """The filters changed: the history is read again (off the GUI thread)."""
+        self._read(frozenset({HISTORY}))
+
+    def _show_history(self, rows: list[Rental], totals: dict[str, int]) -> None:
+        if rows != self.history_model.rows():  # a reset re-measures and repaints the table
+            self.history_model.set_rows(rows)
+            self.history_view.resizeColumnsToContents()
         n = len(rows)  # a plain name: lupdate drops a translate() whose count is an expression
         if n == HISTORY_LIMIT:
             text = QCoreApplication.translate(
@@ -300,27 +452,30 @@ class SpendPage(EmptyStatePage):
             text = QCoreApplication.translate("SpendPage", "%n rentals: {totals}", None, n)
         self.history_total.setText(text.format(totals=format_totals(totals)))
 
-    def _show_summary(self) -> None:
-        month = period_report(self.ledger, "month").totals
-        burn = burn_text(self.ledger)
-        if burn:
+    def _show_summary(self, view: SpendView) -> None:
+        if view.burn:
             summary = self.tr("Today {today} · this month {month} · burning {burn}")
         else:
             summary = self.tr("Today {today} · this month {month} · nothing billing now")
         self.summary.setText(
             summary.format(
-                today=format_totals(today(self.ledger)), month=format_totals(month), burn=burn
+                today=format_totals(view.today or {}),
+                month=format_totals(view.month),
+                burn=view.burn,
             )
         )
-        for bar in self.budget_bars:
+        while len(self.budget_bars) > len(view.budgets):
+            bar = self.budget_bars.pop()
             self.budget_box.removeWidget(bar)
             bar.setParent(None)
             bar.deleteLater()
-        self.budget_bars = []
-        for st in self.ctx.budgets.statuses():
-            b = st.budget
+        while len(self.budget_bars) < len(view.budgets):
             bar = QProgressBar()
             bar.setRange(0, 100)
+            self.budget_box.addWidget(bar)
+            self.budget_bars.append(bar)
+        for bar, st in zip(self.budget_bars, view.budgets, strict=True):
+            b = st.budget
             bar.setValue(min(st.percent, 100))
             if st.forecast is not None and st.percent < 100:
                 text = self.tr(
@@ -339,8 +494,6 @@ class SpendPage(EmptyStatePage):
             )
             color = {"ok": "#38a169", "warning": "#d69e2e", "over": "#c53030"}[st.state]
             bar.setStyleSheet(f"QProgressBar::chunk {{ background: {color}; }}")
-            self.budget_box.addWidget(bar)
-            self.budget_bars.append(bar)
 
     def tick(self) -> None:
         """Once a second: the meters re-read the clock; every 10 s the totals too."""
@@ -351,7 +504,8 @@ class SpendPage(EmptyStatePage):
             )
         self._ticks += 1
         if self._ticks % 10 == 0:
-            self._show_summary()
+            self.running_view.resizeColumnsToContents()  # the meters' text grows
+            self._read(frozenset({SUMMARY}))
 
     def showEvent(self, event: QShowEvent) -> None:
         self.meter.start()
@@ -362,6 +516,11 @@ class SpendPage(EmptyStatePage):
         super().hideEvent(event)
 
     # --- actions --------------------------------------------------------------------------
+    def _changed(self) -> None:
+        """The user changed the ledger or a budget here: the page and the tray read it again."""
+        self.refresh()
+        self.nav.refresh_tray()
+
     def _selected(self, view: QTableView, model: RowTableModel[Rental]) -> Rental | None:
         rows = view.selectionModel().selectedRows()
         return model.row(rows[0].row()) if rows else None
@@ -369,7 +528,7 @@ class SpendPage(EmptyStatePage):
     def start_rental(self) -> None:
         dialog = StartRentalDialog(self.ctx, self)
         if dialog.exec():
-            self.refresh()
+            self._changed()
 
     def stop_rental(self) -> None:
         r = self._selected(self.running_view, self.running_model)
@@ -397,7 +556,7 @@ class SpendPage(EmptyStatePage):
             self.ledger.end_rental(r.id, reason="stopped on the Spend page")
         except UserError as exc:
             self.ctx.notifier.warning(str(exc), source="spend")
-        self.refresh()
+        self._changed()
 
     def edit_alerts(self) -> None:
         r = self._selected(self.running_view, self.running_model)
@@ -405,7 +564,7 @@ class SpendPage(EmptyStatePage):
 
     def set_budget(self) -> None:
         if BudgetDialog(self.ctx, self).exec():
-            self.refresh()
+            self._changed()
 
     def edit_outcome(self) -> None:
         r = self._selected(self.history_view, self.history_model)
@@ -413,7 +572,7 @@ class SpendPage(EmptyStatePage):
             self.ctx.notifier.info(self.tr("Select a rental in the history first."))
             return
         if OutcomeDialog(self.ctx, r, self).exec():
-            self.refresh()
+            self._changed()
 
     def import_csv(self) -> None:
         name, _ = QFileDialog.getOpenFileName(
@@ -446,7 +605,7 @@ class SpendPage(EmptyStatePage):
                 ),
                 source="spend",
             )
-            self.refresh()
+            self._changed()
 
     def export_csv(self) -> None:
         name, _ = QFileDialog.getSaveFileName(
@@ -476,6 +635,14 @@ class SpendPage(EmptyStatePage):
                 source="spend",
             ),
         )
+
+
+def _sized_on_fill(view: QTableView) -> QTableView:
+    """Columns sized to their contents when the rows change (`resizeColumnsToContents`), not
+    on every layout: as ResizeToContents, each table was measured three times as the page
+    first showed (the rows' text in each of 8 roles per cell), most of the show's time."""
+    view.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+    return view
 
 
 def _end_note(r: Rental) -> str:

@@ -1,10 +1,15 @@
-"""Two tabs of the Spend page: the chart by platform and the cost per successful experiment."""
+"""The Spend page's tabs after History: the chart by platform and the cost per successful
+experiment, each built when first shown; and how the page reads off the GUI thread (one read
+at a time, requests coalescing)."""
 
 from __future__ import annotations
 
-from datetime import timedelta
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from functools import partial
+from typing import Any
 
-from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, QObject
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
@@ -16,7 +21,12 @@ from PySide6.QtWidgets import (
 from gpu_companion.core.common.money import format_money
 from gpu_companion.core.spend.ledger import SpendLedger
 from gpu_companion.core.spend.metering import BUCKETS, period_of
-from gpu_companion.core.spend.reports import ExperimentCost, chart_data, experiment_costs
+from gpu_companion.core.spend.reports import (
+    ChartData,
+    ExperimentCost,
+    chart_data,
+    experiment_costs,
+)
 from gpu_companion.ui.common.models import RowTableModel, row_table
 from gpu_companion.ui.common.worker import Worker, run_in_thread
 from gpu_companion.ui.spend.chart import SpendChart
@@ -35,13 +45,83 @@ RANGE_LABELS = dict(  # per bucket ("day", "week", "month"), translated where sh
 )
 
 
+class LatestRead(QObject):
+    """One read off the GUI thread at a time. A request while one runs asks for one more read
+    after it, however many came (they coalesce, never queue): `prepare` runs on the GUI thread
+    when a read starts (it takes what the widgets say then) and returns what the worker runs;
+    `apply` gets the result on the GUI thread. A child of the widget it fills: its results
+    stop with it."""
+
+    def __init__(
+        self,
+        prepare: Callable[[], Callable[[], Any]],
+        apply: Callable[[Any], object],
+        failed: Callable[[Exception], object] | None = None,
+        parent: QObject | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self._prepare, self._apply, self._failed = prepare, apply, failed
+        self.worker: Worker | None = None
+        self.again = False
+        self.started = 0  # reads started (what the tests count)
+
+    def busy(self) -> bool:
+        return self.worker is not None or self.again
+
+    def request(self) -> None:
+        if self.worker is not None:
+            self.again = True
+            return
+        self._start()
+
+    def _start(self) -> None:
+        self.again = False
+        self.started += 1
+        self.worker = run_in_thread(self._prepare(), on_result=self._done, on_error=self._error)
+
+    def _done(self, value: object) -> None:
+        self.worker = None
+        self._apply(value)
+        if self.again:
+            self._start()
+
+    def _error(self, exc: Exception) -> None:
+        self.worker = None
+        if self._failed is not None:
+            self._failed(exc)
+        if self.again:
+            self._start()
+
+
+class LazyTab(QWidget):
+    """A tab's place, its content built by `make` the first time it is shown (`build()`)."""
+
+    def __init__(self, make: Callable[[], QWidget], parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._make = make
+        self.content: QWidget | None = None
+        self._lay = QVBoxLayout(self)
+        self._lay.setContentsMargins(0, 0, 0, 0)
+
+    def build(self) -> QWidget:
+        if self.content is None:
+            self.content = self._make()
+            self._lay.addWidget(self.content)
+        return self.content
+
+
+def _chart_read(
+    ledger: SpendLedger, start: datetime, end: datetime, bucket: str, currency: str
+) -> tuple[ChartData, str]:
+    return chart_data(ledger, start, end, bucket), currency
+
+
 class ChartTab(QWidget):
     """Spend per day, week or month, stacked by platform, in one currency (no conversion)."""
 
     def __init__(self, ledger: SpendLedger, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.ledger = ledger
-        self.worker: Worker | None = None
         lay = QVBoxLayout(self)
         row = QHBoxLayout()
         self.bucket, self.currency = QComboBox(), QComboBox()
@@ -58,8 +138,11 @@ class ChartTab(QWidget):
         lay.addLayout(row)
         self.chart = SpendChart()
         lay.addWidget(self.chart, 1)
+        self.reads = LatestRead(self._prepare, self._show, self._failed, self)
 
     def set_currencies(self, currencies: list[str]) -> None:
+        if currencies == [self.currency.itemText(i) for i in range(self.currency.count())]:
+            return
         current = self.currency.currentText()
         self.currency.clear()
         self.currency.addItems(currencies)
@@ -67,23 +150,22 @@ class ChartTab(QWidget):
 
     def load(self) -> None:
         """Compute the buckets off the GUI thread (a year of days reads many rows)."""
+        self.reads.request()
+
+    def _prepare(self) -> Callable[[], tuple[ChartData, str]]:
         bucket = self.bucket.currentData()
         currency = self.currency.currentText() or "USD"
         end = period_of(self.ledger.now(), bucket, self.ledger.tz)[1]
         start = end
         for _ in range(CHART_RANGES[bucket]):
             start = period_of(start - timedelta(seconds=1), bucket, self.ledger.tz)[0]
-        self.worker = run_in_thread(
-            chart_data,
-            self.ledger,
-            start,
-            end,
-            bucket,
-            on_result=lambda data: self.chart.show_data(data, currency),
-            on_error=lambda exc: self.chart.note.setText(
-                self.tr("Could not compute the chart: {error}").format(error=exc)
-            ),
-        )
+        return partial(_chart_read, self.ledger, start, end, bucket, currency)
+
+    def _show(self, result: tuple[ChartData, str]) -> None:
+        self.chart.show_data(*result)
+
+    def _failed(self, exc: Exception) -> None:
+        self.chart.note.setText(self.tr("Could not compute the chart: {error}").format(error=exc))
 
 
 def _per_success(e: ExperimentCost) -> str:
@@ -93,8 +175,9 @@ def _per_success(e: ExperimentCost) -> str:
 
 
 class ExperimentsTab(QWidget):
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, ledger: SpendLedger, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self.ledger = ledger
         lay = QVBoxLayout(self)
         lay.addWidget(
             QLabel(
@@ -113,25 +196,11 @@ class ExperimentsTab(QWidget):
             ]
         )
         lay.addWidget(row_table(self.model), 1)
-        self.worker: Worker | None = None
-        self._loading = self._again = False
+        self.reads = LatestRead(
+            lambda: partial(experiment_costs, self.ledger), self.model.set_rows, parent=self
+        )
 
-    def load(self, ledger: SpendLedger) -> None:
+    def load(self) -> None:
         """Sum every tagged rental off the GUI thread (a year of use: a million of them); a
         change while a sum runs sums once more after it."""
-        if self._loading:
-            self._again = True
-            return
-        self._loading = True
-
-        def done(costs: list[ExperimentCost]) -> None:
-            self._loading = False
-            self.model.set_rows(costs)
-            if self._again:
-                self._again = False
-                self.load(ledger)
-
-        def failed(_exc: BaseException) -> None:
-            self._loading = False
-
-        self.worker = run_in_thread(experiment_costs, ledger, on_result=done, on_error=failed)
+        self.reads.request()
