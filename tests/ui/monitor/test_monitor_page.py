@@ -163,3 +163,107 @@ def test_a_gpu_needing_a_reset_is_shown_on_its_fleet_row_and_gpu_row(
     standin.configure(gpu_count=4)  # the GPU was reset: its row streams again
     qtbot.waitUntil(lambda: not model.row_for("gpu1").faults, timeout=15000)
     page.stop()
+
+
+def _ticks(monitor, alias, start, n, gpus=8):  # type: ignore[no-untyped-def]
+    """`n` 1 Hz ticks of `gpus` GPUs through the collectors' own path, off the GUI thread."""
+    import threading
+
+    from gpu_companion.core.monitor.collector import SamplesEvent
+
+    def feed() -> None:
+        for i in range(n):
+            monitor.ingest(SamplesEvent(alias, tuple(
+                TimedSample(start + i, GpuSample(index=g, utilization_gpu=(i + g) % 100,
+                                                 memory_used_mib=1000, memory_total_mib=80000,
+                                                 temperature_c=60, power_draw_w=300.0,
+                                                 power_limit_w=700.0))
+                for g in range(gpus))))  # fmt: skip
+
+    thread = threading.Thread(target=feed)
+    thread.start()
+    thread.join()
+
+
+def test_the_fleet_shows_first_and_the_plot_panels_come_one_per_idle_turn(window, qtbot):
+    """The first show builds no plot panel (about 15 ms each, 60 ms the four): the fleet view
+    paints, then one panel per idle turn of the event loop, so a host opens onto built plots."""
+    page = window.navigate("monitor")
+    assert page.plots is not None and page.plots.plots == []
+    seen: list[int] = []
+    page.panel_timer.timeout.connect(lambda: seen.append(len(page.plots.plots)))
+    qtbot.waitUntil(lambda: not page.panel_timer.isActive(), timeout=10000)
+    assert seen[:4] == [1, 2, 3, 4] and page.plots.built
+    # Both ranges come from redraw(): no auto-range pass over every curve on each change.
+    for plot in page.plots.plots:
+        assert page.plots._curves and not any(plot.getPlotItem().vb.autoRangeEnabled())
+    page.stop()
+
+
+def test_opening_a_host_early_builds_every_panel_and_draws_its_history_once(ctx, window, qtbot):
+    ctx.registry.save_host(Host("box", "127.0.0.1", 9))  # a closed port: it never answers
+    monitor = ctx.monitor()
+    start = time.time() - 300
+    _ticks(monitor, "box", start, 300)
+    page = window.navigate("monitor")
+    redraws: list[object] = []
+    draw = page.plots.redraw
+    page.plots.redraw = lambda now=None: (redraws.append(now), draw(now))[1]
+    page.open_host("box")  # before the panels were built one per turn
+    assert page.plots.built and len(redraws) == 1
+    assert [page.plots.curve_count(p) for p in range(4)] == [8, 8, 8, 8]
+    assert page.plots.curve_points(0, 7) >= 140  # 300 s of history in 2 s bins, first draw
+    page.stop()
+
+
+def test_a_burst_of_samples_runs_no_query_on_the_gui_thread(ctx, window, qtbot):
+    """The GUI thread only redraws: the samples' work (history, minutes, hints, auto-release)
+    stays on the thread that took them in."""
+    import traceback
+
+    ctx.registry.save_host(Host("box", "127.0.0.1", 9))
+    monitor = ctx.monitor()
+    ctx.autorelease  # noqa: B018 - fed by the monitor, as at launch
+    page = window.navigate("monitor")
+    from_monitor: list[str] = []
+
+    def traced(sql: str) -> None:
+        stack = "".join(traceback.format_stack())
+        if "/monitor/" in stack:
+            from_monitor.append(sql)
+
+    conn = ctx.store.db.conn  # the GUI thread's connection
+    conn.set_trace_callback(traced)
+    try:
+        _ticks(monitor, "box", time.time() - 130, 120)
+        qtbot.waitUntil(lambda: len(page.fleet_model.row_for("box").spark) >= 100, timeout=10000)
+        page.open_host("box")
+        _ticks(monitor, "box", time.time() - 10, 10)
+        qtbot.waitUntil(lambda: page.values_model.rowCount() == 8, timeout=10000)
+        qtbot.wait(2 * 500)  # two of the page's redraws
+    finally:
+        conn.set_trace_callback(None)
+    assert from_monitor == []
+    page.stop()
+
+
+def test_the_sparkline_points_equal_one_qpointf_per_value(qapp):
+    """The fleet view's sparkline is written through numpy; the points are those of the plain
+    loop it replaced (newest at the right edge, clamped to 0-100 %), on random values."""
+    from PySide6.QtCore import QPointF
+
+    from gpu_companion.ui.monitor.models import SPARK_POINTS, spark_polygon
+
+    rng = np.random.default_rng(3)
+    for n in (1, 2, 57, SPARK_POINTS):
+        values = list(rng.uniform(-20, 130, n))
+        right, bottom, width, height = 412, 96, 300, 24
+        step = width / (SPARK_POINTS - 1)
+        x0 = right - step * (n - 1)
+        plain = [QPointF(x0 + i * step, bottom - height * min(max(v, 0), 100) / 100)
+                 for i, v in enumerate(values)]  # fmt: skip
+        got = spark_polygon(values, right, bottom, width, height)
+        assert len(got) == n
+        for a, b in zip(got, plain, strict=True):
+            assert a.x() == pytest.approx(b.x(), abs=1e-9)
+            assert a.y() == pytest.approx(b.y(), abs=1e-9)

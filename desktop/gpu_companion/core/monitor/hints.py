@@ -167,12 +167,16 @@ class HintEngine:
         known = [u for u in utils.values() if u is not None]
         now = self.clock()
         key = f"idle:{alias}"
-        if not known or not self.is_billed(alias):
-            return []  # MIG (no utilisation) or not billed: no opinion
-        if any(u >= cfg.idle_util_pct for u in known):
+        if not known:
+            return []  # MIG (no utilisation): no opinion
+        if any(u >= cfg.idle_util_pct for u in known):  # busy: billed or not, not idle
             with self._lock:
                 self._idle_since.pop(alias, None)
             return self._update(alias, key, {})
+        # Asked only when every GPU is idle: `is_billed` reads the ledger, and a busy fleet of
+        # 100 hosts ticking at 1 Hz made that 200 queries a second for no answer it needed.
+        if not self.is_billed(alias):
+            return []  # not billed: no opinion
         with self._lock:
             since = self._idle_since.setdefault(alias, now)
         minutes = (now - since) / 60

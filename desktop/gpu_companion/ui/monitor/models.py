@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from PySide6.QtCore import (
     QT_TRANSLATE_NOOP,
@@ -12,7 +12,6 @@ from PySide6.QtCore import (
     QCoreApplication,
     QModelIndex,
     QPersistentModelIndex,
-    QPointF,
     Qt,
 )
 from PySide6.QtGui import QColor, QPainter, QPen, QPolygonF
@@ -247,17 +246,30 @@ class SparklineDelegate(QStyledItemDelegate):
         if not values or len(values) < 2:
             return
         rect = option.rect.adjusted(4, 4, -4, -4)  # type: ignore[attr-defined]
-        step = rect.width() / (SPARK_POINTS - 1)
-        x0 = rect.right() - step * (len(values) - 1)
-        points = [
-            QPointF(x0 + i * step, rect.bottom() - rect.height() * min(max(v, 0), 100) / 100)
-            for i, v in enumerate(values)
-        ]
         painter.save()
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         painter.setPen(QPen(QColor("#3182ce"), 1.5))
-        painter.drawPolyline(QPolygonF(points))
+        painter.drawPolyline(spark_polygon(values, rect.right(), rect.bottom(), rect.width(),
+                                           rect.height()))  # fmt: skip
         painter.restore()
+
+
+def spark_polygon(values: list[float], right: float, bottom: float, width: float,
+                  height: float) -> QPolygonF:  # fmt: skip
+    """The sparkline's points, newest at `right`, 0-100 % from `bottom` up: written in place
+    through numpy (a QPointF per point cost the fleet view 6 ms per repaint at 100 hosts)."""
+    import numpy as np  # loaded with pyqtgraph when the page first showed
+    from shiboken6 import VoidPtr
+
+    n = len(values)
+    step = width / (SPARK_POINTS - 1)
+    polygon = QPolygonF()
+    polygon.resize(n)
+    points: Any = cast(Any, VoidPtr)(polygon.data(), n * 16, True)  # writable, n (x, y) doubles
+    xy = np.frombuffer(points, dtype=np.float64).reshape(n, 2)
+    xy[:, 0] = right - step * np.arange(n - 1, -1, -1)
+    xy[:, 1] = bottom - height * np.clip(np.asarray(values, dtype=np.float64), 0, 100) / 100
+    return polygon
 
 
 def _reading(row: GpuSample | GpuFault) -> GpuSample:

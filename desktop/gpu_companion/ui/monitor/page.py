@@ -2,8 +2,10 @@
 compute processes and hints. What is watched is the app's (Services.watcher: every running
 rental from launch); opening this page adds the other active hosts and this computer.
 
-Samples arrive by signals (ui.monitor_bridge) and are already in the history; this page only
-redraws, at most twice a second, what is visible. pyqtgraph is imported on first show.
+Samples arrive by signals (ui.monitor_bridge) and are already in the history (loaded from the
+store on the collector's thread); this page only redraws, at most twice a second, what is
+visible. pyqtgraph is imported on first show, but the plot panels are built after the fleet
+view has painted, one per idle moment: a host then opens onto built plots.
 """
 
 from __future__ import annotations
@@ -60,6 +62,7 @@ WINDOWS = (  # (label, translated where shown; seconds)
     (str(QT_TRANSLATE_NOOP("MonitorPage", "24 h")), 86400.0),
 )
 REDRAW_MS = 500
+PANEL_BUILD_MS = 50  # after the first show, one plot panel per idle moment this far apart
 
 
 def _table(model: Any) -> QTableView:
@@ -177,6 +180,9 @@ class MonitorPage(Page):
         self.timer = QTimer(self)
         self.timer.setInterval(REDRAW_MS)
         self.timer.timeout.connect(self._tick)
+        self.panel_timer = QTimer(self)  # builds the plots' panels once the fleet is painted
+        self.panel_timer.setInterval(PANEL_BUILD_MS)
+        self.panel_timer.timeout.connect(self._build_panel)
         self.host_combo.currentIndexChanged.connect(self._host_changed)
         self.window_combo.currentIndexChanged.connect(self._window_changed)
         self.reconnect_button.clicked.connect(self._reconnect)
@@ -222,12 +228,19 @@ class MonitorPage(Page):
         self.bridge.status_changed.connect(self._on_status)
         self.bridge.poll_arrived.connect(self._on_poll)
         self.bridge.hint_raised.connect(self._on_hint)
-        self.plots = GpuPlots()
+        self.plots = GpuPlots(build=False)  # the fleet shows first: panels come after its paint
         self.plot_holder.addWidget(self.plots)
+        self.panel_timer.start()
+
+    def _build_panel(self) -> None:
+        """One plot panel per idle moment (~15 ms each), so opening a host finds them built."""
+        if self.plots is None or not self.plots.build_next():
+            self.panel_timer.stop()
 
     def stop(self) -> None:
         """Stop redrawing and disconnect (the monitor itself is stopped by Services.close)."""
         self.timer.stop()
+        self.panel_timer.stop()
         if self.bridge is not None:
             self.bridge.close()
 

@@ -52,6 +52,27 @@ def bin_means(t: Any, v: Any, since: float, until: float, bins: int) -> tuple[An
     return centers, means
 
 
+class _Curve(pg.PlotCurveItem):  # type: ignore[misc]
+    """A curve whose bounds come with its points: pyqtgraph recomputes nanmin/nanmax of every
+    curve at each range change and repaint; `redraw` has them already."""
+
+    _bounds: tuple[tuple[float, float], tuple[float, float]] | None = None
+
+    def set_points(self, t: Any, y: Any) -> None:
+        self._bounds = None
+        if len(t):
+            with np.errstate(invalid="ignore"):
+                lo, hi = float(np.fmin.reduce(y)), float(np.fmax.reduce(y))
+            if np.isfinite(lo) and np.isfinite(hi):
+                self._bounds = (float(t[0]), float(t[-1])), (lo, hi)  # t is sorted
+        self.setData(t, y, connect="finite")
+
+    def dataBounds(self, ax: int, frac: float = 1.0, orthoRange: Any = None) -> Any:  # noqa: N803
+        if self._bounds is not None and frac >= 1.0 and orthoRange is None and ax in (0, 1):
+            return self._bounds[ax]
+        return super().dataBounds(ax, frac, orthoRange)
+
+
 def _nice_range(
     lo: float, hi: float, current: tuple[float, float] | None
 ) -> tuple[float, float] | None:
@@ -73,33 +94,17 @@ def _nice_range(
 
 
 class GpuPlots(QWidget):
-    def __init__(self, parent: QWidget | None = None) -> None:
+    """The four panels. `GpuPlots(build=False)` is only the frame: the monitor page builds the
+    panels one per idle moment after its first show (a panel with its curves costs ~15 ms,
+    all four ~60 ms), so neither the page's first show nor the first click on a host pays it."""
+
+    def __init__(self, parent: QWidget | None = None, build: bool = True) -> None:
         super().__init__(parent)
         pg.setConfigOptions(antialias=False, background="w", foreground="#4a5568")
-        grid = QGridLayout()
-        grid.setContentsMargins(0, 0, 0, 0)
+        self._grid = QGridLayout()
+        self._grid.setContentsMargins(0, 0, 0, 0)
         self.plots: list[pg.PlotWidget] = []
-        self._curves: dict[tuple[int, int, bool], pg.PlotCurveItem] = {}
-        for i, (title, unit, _, _) in enumerate(PANELS):
-            plot = pg.PlotWidget(axisItems={"bottom": pg.DateAxisItem()})
-            plot.setTitle(QCoreApplication.translate("GpuPlots", title), size="9pt")
-            plot.setLabel(axis="left", text=unit)  # a unit: the same in every language
-            plot.showGrid(x=False, y=True, alpha=0.15)
-            # Grid lines at major and minor ticks only: the third tick level's near-invisible
-            # lines made replaying the axis picture about half of every repaint.
-            plot.getAxis("left").setStyle(maxTickLevel=1)
-            # Axes (with the grid) change only when a range moves: keep them as cached pixmaps
-            # instead of replaying their tick and text drawing on every repaint of the curves.
-            for side in ("left", "bottom"):
-                plot.getAxis(side).setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
-            plot.setMouseEnabled(x=False, y=False)
-            plot.setMenuEnabled(False)
-            plot.hideButtons()
-            if i == 0:  # utilisation
-                plot.setYRange(0, 100, padding=0.02)
-            plot.scene().sigMouseMoved.connect(lambda pos, p=plot: self._hover(p, pos))
-            grid.addWidget(plot, i // 2, i % 2)
-            self.plots.append(plot)
+        self._curves: dict[tuple[int, int, bool], _Curve] = {}
         self.legend = QLabel()  # above the plots, so it never hides a curve
         self.legend.setObjectName("gpuLegend")
         self.legend.setTextFormat(Qt.TextFormat.RichText)
@@ -109,7 +114,7 @@ class GpuPlots(QWidget):
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addWidget(self.legend)
-        lay.addLayout(grid, 1)
+        lay.addLayout(self._grid, 1)
         lay.addWidget(self.readout)
         self.history: HostHistory | None = None
         self.window_s = 600.0
@@ -117,34 +122,80 @@ class GpuPlots(QWidget):
         self.max_points = 300  # per curve: about one point per two pixels of a panel
         self._x_end = 0.0
         self._y_ranges: dict[int, tuple[float, float]] = {}
-        for gpu in range(PRECREATED_GPUS):  # made now (page start), not when a host opens
-            for panel, (_, _, _, dashed) in enumerate(PANELS):
-                self._curve(panel, gpu, False).hide()
-                if dashed is not None:
-                    self._curve(panel, gpu, True).hide()
+        if build:
+            self.build_all()
+
+    @property
+    def built(self) -> bool:
+        return len(self.plots) == len(PANELS)
+
+    def build_next(self) -> bool:
+        """Build the next panel with its curves for `PRECREATED_GPUS` GPUs; False when every
+        panel was already built."""
+        i = len(self.plots)
+        if i >= len(PANELS):
+            return False
+        title, unit, _, dashed = PANELS[i]
+        plot = pg.PlotWidget(axisItems={"bottom": pg.DateAxisItem()})
+        plot.setTitle(QCoreApplication.translate("GpuPlots", title), size="9pt")
+        plot.setLabel(axis="left", text=unit)  # a unit: the same in every language
+        plot.showGrid(x=False, y=True, alpha=0.15)
+        # Grid lines at major and minor ticks only: the third tick level's near-invisible
+        # lines made replaying the axis picture about half of every repaint.
+        plot.getAxis("left").setStyle(maxTickLevel=1)
+        # Axes (with the grid) change only when a range moves: keep them as cached pixmaps
+        # instead of replaying their tick and text drawing on every repaint of the curves.
+        for side in ("left", "bottom"):
+            plot.getAxis(side).setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
+        plot.setMouseEnabled(x=False, y=False)
+        # Both ranges are set by `redraw` from the binned points: no auto-range pass over every
+        # curve's bounds each time a curve changes (about 6 ms of opening a host's plots).
+        plot.disableAutoRange()
+        plot.setMenuEnabled(False)
+        plot.hideButtons()
+        if i == 0:  # utilisation
+            plot.setYRange(0, 100, padding=0.02)
+        if self._x_end:
+            plot.setXRange(self._x_end - self.window_s, self._x_end, padding=0)
+        plot.scene().sigMouseMoved.connect(lambda pos, p=plot: self._hover(p, pos))
+        self._grid.addWidget(plot, i // 2, i % 2)
+        self.plots.append(plot)
+        for gpu in range(PRECREATED_GPUS):  # made now, not when a host opens
+            self._curve(i, gpu, False).hide()
+            if dashed is not None:
+                self._curve(i, gpu, True).hide()
+        return True
+
+    def build_all(self) -> None:
+        while self.build_next():
+            pass
 
     def curve_count(self, panel: int = 0) -> int:
         curves = self._curves.items()
         return sum(1 for (p, _, d), c in curves if p == panel and not d and c.isVisible())
 
     def curve_points(self, panel: int, gpu: int) -> int:
+        """The points `gpu`'s curve in `panel` shows (binned: at most `max_points`)."""
         curve = self._curves.get((panel, gpu, False))
-        return 0 if curve is None or curve.xData is None else len(curve.xData)
+        if curve is None or not curve.isVisible() or gpu not in self._data:
+            return 0
+        return len(self._data[gpu][0])
 
     def set_source(self, history: HostHistory | None, window_s: float | None = None) -> None:
+        """Show `history` (None: nothing); the caller redraws (the page: once, on its tick).
+        The axes keep their ranges (and their painted ticks) until the next redraw finds the
+        new host's values or the window outside them: hosts of one fleet share the time axis
+        and often the scales."""
         self.history = history
-        if window_s is not None:
+        if window_s is not None and window_s != self.window_s:
             self.window_s = window_s
+            self._x_end = 0.0
         for curve in self._curves.values():
-            curve.setData([], [])
-            curve.hide()
-        self.legend.setText("")
+            if curve.isVisible():  # hidden, a curve keeps its old points until drawn again
+                curve.hide()
         self._data.clear()
-        self._x_end = 0.0
-        self._y_ranges.clear()
-        self.redraw()
 
-    def _curve(self, panel: int, gpu: int, dashed: bool) -> pg.PlotCurveItem:
+    def _curve(self, panel: int, gpu: int, dashed: bool) -> _Curve:
         key = (panel, gpu, dashed)
         curve = self._curves.get(key)
         if curve is None:
@@ -155,7 +206,7 @@ class GpuPlots(QWidget):
             pen = pg.mkPen(color, width=1)
             # A bare curve item, not plot()'s PlotDataItem: the points are already binned, and
             # the wrapper's setData (downsampling, log/fft checks, bounds) cost 10x the curve's.
-            curve = pg.PlotCurveItem(pen=pen, connect="finite")
+            curve = _Curve(pen=pen, connect="finite")
             self.plots[panel].addItem(curve)
             self._curves[key] = curve
         return curve
@@ -165,6 +216,7 @@ class GpuPlots(QWidget):
         history = self.history
         if history is None:
             return
+        self.build_all()
         now = time.time() if now is None else now
         since = now - self.window_s
         gpus = history.gpus()
@@ -196,7 +248,7 @@ class GpuPlots(QWidget):
                         continue
                     curve = self._curve(panel, gpu, is_dashed)
                     y = v[:, _COL[metric]] * _SCALE.get(metric, 1.0)
-                    curve.setData(t, y, connect="finite")
+                    curve.set_points(t, y)
                     if not curve.isVisible():
                         curve.show()
         # The x range moves in steps of 1/120 of the window: between steps the axes keep their

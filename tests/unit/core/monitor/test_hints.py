@@ -141,3 +141,25 @@ def test_a_process_the_user_did_not_start():
     assert engine.active("a") == []
     engine.on_poll("a", apps, HostCounters(clock.now), {}, "alice")  # no ps: no opinion
     assert len(got) == 3
+
+
+def test_billing_is_asked_only_while_every_gpu_is_idle():
+    """`is_billed` reads the ledger: a busy host ticking at 1 Hz must not ask it every tick."""
+    asked: list[str] = []
+    clock = Clock()
+
+    def billed(alias: str) -> bool:
+        asked.append(alias)
+        return True
+
+    engine = HintEngine(None, HintConfig(idle_util_pct=5, idle_minutes=5), clock, billed)
+    for _ in range(20):
+        engine.on_samples("busy", _gpus(90, 3))  # one GPU busy: the host is not idle
+        clock.now += 60
+    assert asked == []
+    for _ in range(7):
+        engine.on_samples("idle", _gpus(0, 3))
+        clock.now += 60
+    assert len(asked) == 7 and [h.kind for h in engine.active("idle")] == ["idle"]
+    engine.on_samples("idle", _gpus(50, 3))  # busy again: the episode ends without asking
+    assert len(asked) == 7 and engine.active("idle") == []

@@ -65,3 +65,32 @@ def test_minutes_are_saved_loaded_and_pruned(store):
     assert t.tolist() == [60030.0, 60090.0] and np.allclose(v[:, 0], 5)
     assert minutes.prune(now=1001 * 60 + 86400 + 1) == 1
     assert [r.minute for r in minutes.load("gpu1", 0)] == [1001]
+
+
+def test_minute_means_equal_the_numpy_accumulation_on_random_samples():
+    """The minute accumulator adds plain floats (numpy per sample cost half of taking a sample
+    in): the rows must be exactly those of the numpy masked sums it replaced, NaNs included."""
+    import random
+
+    from gpu_companion.core.monitor.history import METRICS, _MinuteAccumulator
+
+    rng = random.Random(11)
+    for _ in range(200):
+        acc = _MinuteAccumulator(5)
+        sums, counts, util_max = np.zeros(len(METRICS)), np.zeros(len(METRICS)), float("nan")
+        for _ in range(rng.randint(1, 70)):
+            values = tuple(float("nan") if rng.random() < 0.2 else rng.uniform(0, 90000) * 1.0001
+                           for _ in METRICS)  # fmt: skip
+            acc.add(values)
+            arr = np.array(values)  # the replaced path, step by step
+            ok = ~np.isnan(arr)
+            sums[ok] += arr[ok]
+            counts[ok] += 1
+            if not np.isnan(arr[0]):
+                util_max = arr[0] if np.isnan(util_max) else max(util_max, arr[0])
+        with np.errstate(invalid="ignore", divide="ignore"):
+            means = sums / counts
+        row = acc.row("a", 0)
+        for got, want in zip(row.means, means, strict=True):
+            assert (math.isnan(got) and math.isnan(want)) or got == float(want)
+        assert (math.isnan(row.util_max) and math.isnan(util_max)) or row.util_max == util_max

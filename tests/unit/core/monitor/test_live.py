@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 from gpu_companion.core.monitor.collector import SamplesEvent, TimedSample
 from gpu_companion.core.monitor.hints import HintConfig
 from gpu_companion.core.monitor.live import HintEvent, Monitor
@@ -63,3 +65,43 @@ def test_old_minutes_are_pruned_when_a_host_is_first_seen(store):
     fresh.ingest(_tick(T0, 50))
     assert store.db.execute("SELECT count(*) FROM gpu_minutes").fetchone()[0] == 0
     fresh.stop()
+
+
+def test_a_busy_tick_of_a_billed_host_costs_one_statement_as_the_app_wires_it(app_paths):
+    """Services' monitor with its glue (billing from the ledger, auto-release fed by it): each
+    tick of each watched host (100 hosts at 1 Hz) runs on the collector's thread, so what it reads
+    is counted per tick: the auto-release policy only (billing is asked only of idle hosts)."""
+    from gpu_companion.core.hosts.registry import Host, Platform
+    from gpu_companion.services import build_services
+
+    services = build_services(app_paths)
+    try:
+        platform = services.registry.save_platform(Platform("cloud"))
+        for i in range(20):
+            box = Host(f"gpu{i}", f"10.0.0.{i + 1}", platform_id=platform.id)
+            host = services.registry.save_host(box)
+            services.ledger.start_rental(platform.id, "2.50", host_id=host.id)
+        monitor = services.monitor()
+        services.autorelease  # noqa: B018 - subscribes itself to the monitor, as at launch
+        now = time.time()
+        t0 = now - now % 60  # ticks inside one minute: no minute is saved meanwhile
+        monitor.ingest(_busy("gpu1", t0))  # first sight: the host's minutes are loaded
+        statements: list[str] = []
+        conn = services.store.db.conn  # this thread's: the one the glue reads with
+        conn.set_trace_callback(statements.append)
+        try:
+            for s in range(1, 31):
+                monitor.ingest(_busy("gpu1", t0 + s))
+        finally:
+            conn.set_trace_callback(None)
+        assert len(statements) <= 30, statements
+        assert monitor.history("gpu1").version >= 31 * 8
+    finally:
+        services.close()
+
+
+def _busy(alias: str, t: float) -> SamplesEvent:
+    return SamplesEvent(alias, tuple(
+        TimedSample(t, GpuSample(index=g, utilization_gpu=95, memory_used_mib=10,
+                                 memory_total_mib=100, power_draw_w=400.0, power_limit_w=700.0))
+        for g in range(8)))  # fmt: skip
