@@ -239,35 +239,40 @@ class HostRegistry:
             ) from None
 
     # hosts
-    def hosts(self, include_released: bool = True) -> list[Host]:
-        sql = (
-            "SELECT id, alias, hostname, port, user, platform_id, gpu_model, gpu_count, notes, "
-            "state, instance_id FROM hosts"
+    _HOST_COLUMNS = (
+        "SELECT id, alias, hostname, port, user, platform_id, gpu_model, gpu_count, notes, "
+        "state, instance_id FROM hosts"
+    )
+
+    @staticmethod
+    def _host(r: tuple[Any, ...]) -> Host:
+        return Host(
+            id=r[0],
+            alias=r[1],
+            hostname=r[2],
+            port=r[3],
+            user=r[4],
+            platform_id=r[5],
+            gpu_model=r[6] or "",
+            gpu_count=r[7] or 0,
+            notes=r[8] or "",
+            state=r[9],
+            instance_id=r[10] or "",
         )
+
+    def hosts(self, include_released: bool = True) -> list[Host]:
+        sql = self._HOST_COLUMNS
         if not include_released:
             sql += " WHERE state = 'active'"
-        rows = self.store.db.execute(sql + " ORDER BY alias").fetchall()
-        return [
-            Host(
-                id=r[0],
-                alias=r[1],
-                hostname=r[2],
-                port=r[3],
-                user=r[4],
-                platform_id=r[5],
-                gpu_model=r[6] or "",
-                gpu_count=r[7] or 0,
-                notes=r[8] or "",
-                state=r[9],
-                instance_id=r[10] or "",
-            )
-            for r in rows
-        ]
+        return [self._host(r) for r in self.store.db.execute(sql + " ORDER BY alias")]
 
     def host(self, alias: str) -> Host | None:
+        """One host by its alias: a look-up in the alias index (callers ask per host, per
+        tick; reading every host for each made a 100-host tray refresh quadratic)."""
         if alias == LOCAL_ALIAS:
             return LOCAL_HOST
-        return next((h for h in self.hosts() if h.alias == alias), None)
+        row = self.store.db.execute(self._HOST_COLUMNS + " WHERE alias = ?", [alias]).fetchone()
+        return None if row is None else self._host(row)
 
     def save_host(self, host: Host) -> Host:
         h = host.validated()

@@ -106,3 +106,28 @@ def test_hosts_stored_before_instance_ids_keep_their_data(tmp_path):
         assert HostRegistry(store).host("gpu1").instance_id == ""
     finally:
         store.close()
+
+
+def test_one_host_is_an_index_look_up_not_a_list_of_all(registry):
+    """The tray, the rules and the collectors ask for hosts one alias at a time, per tick: a
+    look-up in the alias index (reading all 100 hosts for each made a refresh quadratic)."""
+    p = registry.save_platform(Platform(name="vast.ai"))
+    for i in range(30):
+        registry.save_host(Host(alias=f"gpu-{i:02d}", hostname=f"10.0.0.{i + 1}", platform_id=p.id))
+    statements: list[str] = []
+    registry.store.db.conn.set_trace_callback(statements.append)
+    try:
+        found = registry.host("gpu-17")
+        missing = registry.host("GPU-17")  # aliases match exactly, as before
+    finally:
+        registry.store.db.conn.set_trace_callback(None)
+    assert found is not None and found.hostname == "10.0.0.18"
+    assert missing is None
+    assert len(statements) == 2 and all("FROM hosts WHERE alias = " in s for s in statements)
+    plan = " | ".join(
+        r[3]
+        for r in registry.store.db.execute(
+            "EXPLAIN QUERY PLAN " + registry._HOST_COLUMNS + " WHERE alias = ?", ["x"]
+        )
+    )
+    assert "USING INDEX" in plan and "SCAN" not in plan, plan
