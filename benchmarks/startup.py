@@ -9,8 +9,9 @@ paint event is delivered, and quits. The time is taken here, from spawn to that 
 interpreter start, imports, the database and the window are all in it. Variants run interleaved
 (one of each per round) so load on the machine spreads evenly; the table shows median, min and max
 wall time, the median CPU time of the process (steadier on a busy machine), the ratio of medians
-to the app as shipped and to the bare Qt window (the target: the app within 2x of it). Children run
-with .pyc writing on (PYTHONDONTWRITEBYTECODE unset): otherwise every run compiles every module.
+to the app as shipped and to the bare Qt window (the target, issue 30: the app within 1.5x of
+it). Children run with .pyc writing on (PYTHONDONTWRITEBYTECODE unset): otherwise every run
+compiles every module.
 """
 
 from __future__ import annotations
@@ -127,7 +128,7 @@ def main() -> int:
     floor_cpu = statistics.median(cpu["bare Qt window (floor)"])
     print(
         f"as shipped vs bare Qt window: {ref / floor:.2f}x wall to first paint (target: at most "
-        f"2x); {shipped_cpu / floor_cpu:.2f}x CPU of the whole process"
+        f"1.5x); {shipped_cpu / floor_cpu:.2f}x CPU of the whole process"
     )
     print(
         "(median/min/max: wall time to first paint; CPU s: median user+sys of the whole process, "

@@ -10,9 +10,9 @@ import traceback
 from collections.abc import Callable
 from types import TracebackType
 
-from PySide6.QtCore import QCoreApplication, Qt
+from PySide6.QtCore import QCoreApplication
 from PySide6.QtGui import QGuiApplication
-from PySide6.QtWidgets import QApplication, QMessageBox
+from PySide6.QtWidgets import QApplication
 
 from gpu_companion import __version__
 from gpu_companion.core.common.errors import UserError
@@ -23,6 +23,10 @@ from gpu_companion.services import Services, build_services
 from gpu_companion.ui.common.i18n import install_translators
 from gpu_companion.ui.shell.build import build_window
 from gpu_companion.ui.shell.main_window import MainWindow
+
+# The window's style. Nothing here reaches `PySide6.QtCore.Qt` before the first paint (see
+# ui/shell/main_window.py): Qt 6 rounds scale factors PassThrough by default.
+STYLE = "Fusion"
 
 log = logging.getLogger(__name__)  # log.log(WARNING, …): log lines, never translated
 
@@ -40,6 +44,8 @@ def _install_excepthook(
         if not interactive:
             print(f"unexpected error: {kind.__name__}: {value}", file=sys.stderr)
         elif QApplication.instance() is not None and window is not None:
+            from PySide6.QtWidgets import QMessageBox
+
             QMessageBox.critical(
                 window,
                 QCoreApplication.translate("App", "GPU Companion — unexpected error"),
@@ -56,7 +62,6 @@ def _install_excepthook(
 
 def _follow_color_scheme(app: QApplication) -> None:
     """Fusion follows the OS light/dark palette; icons re-tint when the scheme changes."""
-    app.setStyle("Fusion")
     hints = QGuiApplication.styleHints()
     if hasattr(hints, "colorSchemeChanged"):
         hints.colorSchemeChanged.connect(
@@ -69,11 +74,15 @@ def run_gui(
 ) -> int:
     from gpu_companion.ui.shell.single_instance import SingleInstance, server_name
 
-    QApplication.setHighDpiScaleFactorRoundingPolicy(
-        Qt.HighDpiScaleFactorRoundingPolicy.PassThrough
-    )
-    app = QApplication.instance() or QApplication(argv)
-    assert isinstance(app, QApplication)
+    made = QApplication.instance()
+    if made is None:  # Fusion as Qt's own option: the style made is the one kept (a style set
+        # afterwards is a second one made and applied, 6 ms before the first paint); the
+        # option wins over QT_STYLE_OVERRIDE, as setStyle does
+        app = QApplication([*argv[:1], "-style", STYLE, *argv[1:]])
+    else:  # an application made elsewhere (the tests)
+        assert isinstance(made, QApplication)
+        app = made
+        app.setStyle(STYLE)
     app.setApplicationName("GPU Companion")
     app.setApplicationVersion(__version__)
     app.setDesktopFileName("gpu-companion")
@@ -114,6 +123,8 @@ def run_gui(
             file=sys.stderr,
         )
         if not smoke_test:
+            from PySide6.QtWidgets import QMessageBox
+
             QMessageBox.critical(
                 None,
                 "GPU Companion",
@@ -144,10 +155,16 @@ def run_gui(
         window.after_first_paint_calls.append(start_after_first_paint)
         if not in_tray:  # the first start's welcome: its check sees the agent just started
             window.after_first_paint_calls.append(lambda: _welcome(services, window))
+    # the signals that end the app are handled from right after the first paint (before the
+    # agent starts: until then a signal has nothing to close); `signal` loads then
+    restore_signals: list[Callable[[], None]] = []
+    window.after_first_paint_calls.insert(
+        1 if instance is not None else 0,
+        lambda: restore_signals.append(_end_on_signals(app, window)),
+    )
     if not in_tray:
         window.show()
     log.info("GPU Companion %s started", __version__)
-    restore_signals = _end_on_signals(app, window)
     code = app.exec()
     window.save_state()
     if window.tray is not None:
@@ -155,7 +172,8 @@ def run_gui(
     services.close()  # the agent's runtime dir goes: a new launch may make its own from now
     if instance is not None:
         instance.release()
-    restore_signals()  # a second signal while closing changes nothing
+    for restore in restore_signals:  # a second signal while closing changes nothing
+        restore()
     return code
 
 
@@ -262,7 +280,8 @@ def smoke(services: Services, window: MainWindow, errors: list[BaseException]) -
     )
     verdict = translate("Smoke", "FAILED") if problems else translate("Smoke", "ok")
     print(
-        translate("Smoke", "smoke test: {pages} pages rendered, alerts via {tray}: {verdict}")
-        .format(pages=len(window.pages), tray=tray_state, verdict=verdict)
+        translate(
+            "Smoke", "smoke test: {pages} pages rendered, alerts via {tray}: {verdict}"
+        ).format(pages=len(window.pages), tray=tray_state, verdict=verdict)
     )
     return 1 if problems else 0

@@ -15,10 +15,8 @@ from typing import TYPE_CHECKING
 from gpu_companion.core.common.clock import Clock, SystemClock
 from gpu_companion.core.common.i18n import _
 from gpu_companion.core.common.listeners import Listeners
-from gpu_companion.core.common.money import format_rate, to_minor
 from gpu_companion.core.common.notifier import Notifier
 from gpu_companion.core.common.paths import AppPaths
-from gpu_companion.core.hosts.registry import HostRegistry
 from gpu_companion.core.storage.store import Store
 
 log = logging.getLogger(__name__)
@@ -32,6 +30,7 @@ if TYPE_CHECKING:  # imported where first used: the first window paints without 
     from gpu_companion.core.autorelease.service import AutoReleaseService
     from gpu_companion.core.common.background import BackgroundSync
     from gpu_companion.core.fleet.runs import Runs
+    from gpu_companion.core.hosts.registry import HostRegistry
     from gpu_companion.core.monitor.live import Monitor
     from gpu_companion.core.monitor.watcher import HostWatcher
     from gpu_companion.core.notify.center import NotifyCenter
@@ -77,6 +76,8 @@ class Services:
 
     @cached_property
     def registry(self) -> HostRegistry:
+        from gpu_companion.core.hosts.registry import HostRegistry
+
         registry = HostRegistry(self.store)
         # the app's own ssh -F / rsync read the managed file: keep it in step with the hosts,
         # off the caller's thread (often the GUI's): the sync runs `ssh -G` per host
@@ -343,6 +344,8 @@ class Services:
 
     def cost_per_hour(self, alias: str) -> str:
         """The running rental's hourly rate as text, "" when nothing is metered for `alias`."""
+        from gpu_companion.core.common.money import format_rate, to_minor
+
         rental = self.ledger.running_for_alias(alias)
         if rental is None:
             return ""

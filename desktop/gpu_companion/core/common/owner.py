@@ -8,7 +8,6 @@ for the one that wrote the record. The release journal and the transfer queue bo
 from __future__ import annotations
 
 import os
-import socket
 from pathlib import Path
 
 
@@ -37,6 +36,8 @@ def this_owner() -> str:
 def this_machine() -> str:
     """The name of this computer, for records a process on another computer may read (a data
     dir on a shared disk): there, `owner_alive` cannot look at the owner's process table."""
+    import socket  # here: the host registry imports this module before the first paint
+
     return socket.gethostname()
 
 

@@ -8,7 +8,6 @@ and tab. `json_text` is `json.dumps` that never writes NaN or Infinity (not JSON
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from typing import Any
@@ -51,4 +50,6 @@ def finite(value: Any) -> Any:
 
 def json_text(value: Any, **kwargs: Any) -> str:
     """Valid JSON whatever a host sent: non-finite numbers as null (`allow_nan=False` proves it)."""
+    import json  # here: the notifier imports this module before the window's first paint
+
     return json.dumps(finite(value), allow_nan=False, **kwargs)

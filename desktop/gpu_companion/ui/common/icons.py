@@ -6,12 +6,16 @@ import importlib
 from functools import cache
 from pathlib import Path
 
-from PySide6.QtCore import QByteArray, QRect, QRectF, QSize, Qt
+from PySide6.QtCore import QByteArray, QRect, QRectF, QSize
 from PySide6.QtGui import QColor, QGuiApplication, QIcon, QIconEngine, QPainter, QPixmap
 from PySide6.QtSvg import QSvgRenderer
 
 # the shipped resources folder (a package of its own, mapped in pyproject.toml)
 RESOURCES = Path(importlib.import_module("gpu_companion.resources").__file__ or ".").parent
+
+
+# the window's first frame paints these icons: before `Qt` is made (ui/shell/main_window.py)
+TRANSPARENT = QColor(0, 0, 0, 0)
 
 
 @cache
@@ -43,7 +47,7 @@ class _SvgIconEngine(QIconEngine):
         if key not in self._cache:
             px = QPixmap(size * scale)
             px.setDevicePixelRatio(scale)
-            px.fill(Qt.GlobalColor.transparent)
+            px.fill(TRANSPARENT)  # Qt.GlobalColor.transparent, without the Qt namespace
             painter = QPainter(px)
             self.paint(painter, QRect(0, 0, size.width(), size.height()), mode, state)
             painter.end()

@@ -5,8 +5,6 @@ passes them through `tooltip_text`."""
 
 from __future__ import annotations
 
-from html import escape
-
 from gpu_companion.core.common.plain import plain
 
 
@@ -18,4 +16,6 @@ def tooltip_text(text: str | None) -> str:
     text = plain(text)
     if "<" not in text and "&" not in text:
         return text  # cannot be taken for markup
+    from html import escape  # here: the window's first frame imports this module
+
     return f"<p style='white-space:pre-wrap'>{escape(text, quote=False)}</p>"

@@ -1,10 +1,13 @@
-"""Small shared widgets: the empty state every page shows first, and in-app banners."""
+"""Small shared widgets: the empty state every page shows first, and in-app banners.
+
+The window's first frame imports this module (its banner area): `Qt` is imported where used,
+so that namespace is made after the first paint (ui/shell/main_window.py says why)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtCore import QSize, Qt, QTimer, Signal
+from PySide6.QtCore import QSize, QTimer, Signal
 from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
     QFrame,
@@ -29,6 +32,8 @@ class ElidedLabel(QLabel):
     window is narrow; the whole text stays in the tooltip and `full_text()`."""
 
     def __init__(self, text: str = "", parent: QWidget | None = None) -> None:
+        from PySide6.QtCore import Qt
+
         super().__init__(parent)
         self.setTextFormat(Qt.TextFormat.PlainText)
         self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
@@ -56,6 +61,8 @@ class ElidedLabel(QLabel):
         self._elide()
 
     def _elide(self) -> None:
+        from PySide6.QtCore import Qt
+
         metrics = self.fontMetrics()
         shown = metrics.elidedText(self._full, Qt.TextElideMode.ElideMiddle, self.width())
         if shown != self.text():
@@ -71,6 +78,8 @@ class FormScroll(QScrollArea):
     as wide as the form, so only the height ever scrolls."""
 
     def __init__(self, layout: QLayout, max_height: int = DIALOG_MAX_HEIGHT) -> None:
+        from PySide6.QtCore import Qt
+
         super().__init__()
         self.setObjectName("formScroll")
         self.max_height = max_height
@@ -117,6 +126,8 @@ class EmptyState(QWidget):
         actions: list[tuple[str, Callable[[], object]]] | None = None,
         parent: QWidget | None = None,
     ) -> None:
+        from PySide6.QtCore import Qt
+
         super().__init__(parent)
         self.setObjectName("emptyState")
         lay = QVBoxLayout(self)
@@ -169,6 +180,8 @@ class Banner(QFrame):
     dismissed = Signal()
 
     def __init__(self, message: Message, parent: QWidget | None = None) -> None:
+        from PySide6.QtCore import Qt
+
         super().__init__(parent)
         self.setObjectName("banner")
         lay = QHBoxLayout(self)

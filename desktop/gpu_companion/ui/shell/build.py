@@ -8,13 +8,13 @@ from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication
 from PySide6.QtWidgets import QMenu
 
 from gpu_companion.core.common.notifier import Message
-from gpu_companion.ui.release.countdown import CountdownBanners
 from gpu_companion.ui.shell.main_window import LazyPage, MainWindow
 from gpu_companion.ui.shell.tray import Tray
 
 if TYPE_CHECKING:
     from gpu_companion.core.hosts.registry import Host
     from gpu_companion.services import Services
+    from gpu_companion.ui.release.countdown import CountdownBanners
 
 # Sidebar order. Each page's module is imported when the page is first needed (the page shown at
 # start, then the others right after the first paint): see benchmarks/startup.py. The titles are
@@ -65,18 +65,31 @@ def build_window(services: Services) -> MainWindow:
         navigate=window.navigate,
         open_release=window.open_release,
         fill_host_menu=lambda menu, alias: _fill_host_menu(window, menu, alias),
-        answers=lambda alias: window.countdowns.answers(alias),  # type: ignore[attr-defined]
+        answers=lambda alias: window.countdowns.answers(alias),
     )
-    window.after_first_paint_calls.append(lambda: _attach_ledger(window.tray, services))
-    window.tray.keep_window_in_tray(window, lambda: services.has_running_rentals())
     tray = window.tray
-    window.countdowns = CountdownBanners(  # type: ignore[attr-defined]
-        services, window.banners, tray.deliver if tray.icon is not None else None, window
-    )
-    window.message_handlers.append(window.countdowns.handle)  # type: ignore[attr-defined]
+
+    def make_countdowns() -> CountdownBanners:
+        """The auto-release countdowns' banners: they follow the host registry, so they are made
+        right after the first paint (or by the first message before it), not before."""
+        from gpu_companion.ui.release.countdown import CountdownBanners
+
+        made = CountdownBanners(
+            services, window.banners, tray.deliver if tray.icon is not None else None, window
+        )
+        made.changed.connect(tray.refresh)
+        return made
+
+    def follow_countdowns() -> None:
+        window.countdowns.timer  # noqa: B018 - made on first access
+
+    window.make_countdowns = make_countdowns
+    window.after_first_paint_calls.append(follow_countdowns)
+    window.after_first_paint_calls.append(lambda: _attach_ledger(window.tray, services))
+    tray.keep_window_in_tray(window, lambda: services.has_running_rentals())
+    window.message_handlers.append(lambda m: window.countdowns.handle(m))
     window.message_handlers.append(lambda m: _orphan_banner(window, m))
     window.message_handlers.append(_monitor_idle_hint)
-    window.countdowns.changed.connect(tray.refresh)  # type: ignore[attr-defined]
     if tray.icon is not None:  # a countdown balloon brings the window with its buttons
         tray.icon.messageClicked.connect(window.bring_forward)
     return window

@@ -1,12 +1,18 @@
 """The main window: sidebar of pages, banners, status bar; remembers geometry and last page.
 
-Pages are built when first needed: the one shown at start before the first paint, the others
-right after it (so every page exists, and listens, a moment after launch)."""
+Pages are built when first needed: right after the first paint, the one shown at start first,
+then the others (so every page exists, and listens, a moment after launch). The first frame is
+the window itself (toolbar, sidebar, status bar) with the start page's place still empty.
+
+Nothing here touches `PySide6.QtCore.Qt` before the first paint: that namespace makes its ~100
+enums at once when first reached, 15-20 ms of a start-up measured against a bare Qt window
+(benchmarks/startup.py). tests/ui/shell/test_startup_first_frame.py keeps it so."""
 
 from __future__ import annotations
 
 import importlib
 import sys
+import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -17,7 +23,6 @@ from PySide6.QtCore import (
     QEvent,
     QObject,
     QSize,
-    Qt,
     QTimer,
     Signal,
 )
@@ -27,7 +32,6 @@ from PySide6.QtWidgets import (
     QListWidget,
     QListWidgetItem,
     QMainWindow,
-    QMessageBox,
     QStackedWidget,
     QToolBar,
     QVBoxLayout,
@@ -41,7 +45,11 @@ from gpu_companion.ui.common.widgets import BannerArea
 
 if TYPE_CHECKING:
     from gpu_companion.services import Services
+    from gpu_companion.ui.release.countdown import CountdownBanners
     from gpu_companion.ui.shell.tray import Tray
+
+# Qt.ItemDataRole.UserRole: a sidebar item's page key (the role is a plain int to Qt)
+KEY_ROLE = 0x0100
 
 
 @dataclass(frozen=True)
@@ -111,6 +119,8 @@ class MainWindow(QMainWindow):
         self.ctx = ctx
         self.tray: Tray | None = None
         self.wizard: QWidget | None = None  # the open first-rental wizard, if any
+        self.make_countdowns: Callable[[], CountdownBanners] | None = None  # ui/shell/build.py
+        self._countdowns: CountdownBanners | None = None
         self.quit_app: Callable[[], None] = lambda: None
         self.setWindowTitle("GPU Companion")
         self.setWindowIcon(icon("app"))
@@ -124,7 +134,8 @@ class MainWindow(QMainWindow):
         toolbar = QToolBar(self.tr("Main"))
         toolbar.setObjectName("mainToolbar")
         toolbar.setMovable(False)
-        toolbar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        # Qt.ToolButtonStyle.ToolButtonTextBesideIcon, by its name (see the module's docstring)
+        toolbar.setProperty("toolButtonStyle", "ToolButtonTextBesideIcon")
         self.wizard_action = QAction(icon("wizard"), self.tr("First-rental wizard"), self)
         self.wizard_action.setObjectName("wizardAction")
         self.wizard_action.triggered.connect(self.open_wizard)
@@ -142,7 +153,7 @@ class MainWindow(QMainWindow):
             item = QListWidgetItem(
                 icon(spec.icon_name), QCoreApplication.translate("Sidebar", spec.title)
             )
-            item.setData(Qt.ItemDataRole.UserRole, spec.key)
+            item.setData(KEY_ROLE, spec.key)
             item.setSizeHint(QSize(150, 36))
             self.sidebar.addItem(item)
         self.sidebar.currentRowChanged.connect(self._on_row)
@@ -161,17 +172,30 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(central)
         self.statusBar().showMessage(self.tr("Ready"))
 
-        self.message_posted.connect(self._show_message, Qt.ConnectionType.QueuedConnection)
-        self._unsubscribe = ctx.notifier.subscribe(self.message_posted.emit)
-        self._restore()
+        self._posting = threading.Lock()
+        self._posting_connected = False
+        self._unsubscribe = ctx.notifier.subscribe(self._post)
         self.first_paint_done = False
         self._deferred_started = False
+        self._restoring = False
+        self._start_row = 0
+        self._restore()
         self.after_first_paint_calls: list[Callable[[], None]] = []  # run once painted
         self.installEventFilter(_AfterFirstPaint(self))
         self._paint_fallback = QTimer(self)  # started in the tray (no paint): do it anyway
         self._paint_fallback.setSingleShot(True)
         self._paint_fallback.timeout.connect(self.after_first_paint)
         self._paint_fallback.start(1000)
+
+    @property
+    def countdowns(self) -> CountdownBanners:
+        """The auto-release countdowns' banners, made when first needed: by the first message
+        or, at the latest, right after the first paint (they load the host registry)."""
+        if self._countdowns is None:
+            if self.make_countdowns is None:
+                raise AttributeError("countdowns: made by ui/shell/build.py's build_window")
+            self._countdowns = self.make_countdowns()
+        return self._countdowns
 
     def after_first_paint(self) -> None:
         """Build the other pages and run the deferred start-up work, once: one page or call per
@@ -183,8 +207,15 @@ class MainWindow(QMainWindow):
         self._deferred_started = True
         self._paint_fallback.stop()
         calls, self.after_first_paint_calls = self.after_first_paint_calls, []
-        pages = [self._page_builder(key) for key in self.pages]
-        self._run_deferred([*pages, *calls])
+        pages = [self._page_builder(key) for key in self.pages]  # a built one is skipped
+        self._run_deferred([self._show_start_page, *pages, *calls])
+
+    def _show_start_page(self) -> None:
+        """The page the window opened on, built (unless something built it meanwhile) and
+        refreshed as a click on it does: the first step after the first paint. A page the user
+        went to meanwhile was shown by that click."""
+        if self.sidebar.currentRow() == self._start_row:
+            self._on_row(self._start_row)
 
     def _page_builder(self, key: str) -> Callable[[], None]:
         def build() -> None:
@@ -223,7 +254,7 @@ class MainWindow(QMainWindow):
     # navigation
     def current_key(self) -> str:
         item = self.sidebar.currentItem()
-        return str(item.data(Qt.ItemDataRole.UserRole)) if item else ""
+        return str(item.data(KEY_ROLE)) if item else ""
 
     def navigate(self, key: str) -> Page:
         keys = list(self.pages)
@@ -253,6 +284,9 @@ class MainWindow(QMainWindow):
     def _on_row(self, row: int) -> None:
         if row < 0:
             return
+        if self._restoring:  # the start row, before the first paint: only its place
+            self.stack.setCurrentIndex(row)
+            return
         self.pages[list(self.pages)[row]]  # built on first visit
         self.stack.setCurrentIndex(row)
         page = self.stack.currentWidget()
@@ -261,6 +295,17 @@ class MainWindow(QMainWindow):
             self.ctx.store.set_setting("ui.last_page", page.key)
 
     # messages
+    def _post(self, message: Message) -> None:
+        """The notifier's listener (any thread): re-posted, queued, onto the GUI thread. The
+        queued connection is made with the first message (it needs the `Qt` namespace)."""
+        with self._posting:
+            if not self._posting_connected:
+                from PySide6.QtCore import Qt
+
+                self.message_posted.connect(self._show_message, Qt.ConnectionType.QueuedConnection)
+                self._posting_connected = True
+        self.message_posted.emit(message)
+
     def _show_message(self, message: Message) -> None:
         self.statusBar().showMessage(message.text, 10000)
         if any(handle(message) for handle in self.message_handlers):
@@ -279,7 +324,13 @@ class MainWindow(QMainWindow):
         else:
             self.resize(1100, 700)
         last = self.ctx.store.get_setting("ui.last_page", "hosts") or "hosts"
-        self.navigate(last if last in self.pages else "hosts")
+        keys = list(self.pages)
+        self._start_row = keys.index(last if last in keys else "hosts")
+        self._restoring = True  # the page is built right after the first paint
+        try:
+            self.sidebar.setCurrentRow(self._start_row)
+        finally:
+            self._restoring = False
 
     def save_state(self) -> None:
         self.ctx.store.set_setting(
@@ -287,6 +338,8 @@ class MainWindow(QMainWindow):
         )
 
     def bring_forward(self) -> None:
+        from PySide6.QtCore import Qt
+
         self.show()
         self.setWindowState(self.windowState() & ~Qt.WindowState.WindowMinimized)
         self.raise_()
@@ -331,6 +384,8 @@ class MainWindow(QMainWindow):
         self.quit_app()
 
     def _confirm_quit(self, title: str) -> bool:
+        from PySide6.QtWidgets import QMessageBox
+
         from gpu_companion.core.spend.quitting import still_running_text
 
         text = still_running_text(self.ctx.ledger)
@@ -345,4 +400,6 @@ class MainWindow(QMainWindow):
         return box.clickedButton() is quit_button
 
     def show_error_dialog(self, text: str) -> None:
+        from PySide6.QtWidgets import QMessageBox
+
         QMessageBox.critical(self, "GPU Companion", text)

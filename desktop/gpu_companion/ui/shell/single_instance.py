@@ -13,7 +13,7 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QCryptographicHash, QDeadlineTimer, QLockFile, QObject, QThread, Signal
+from PySide6.QtCore import QCryptographicHash, QLockFile, QObject, Signal
 
 if TYPE_CHECKING:
     from PySide6.QtNetwork import QLocalServer, QLocalSocket
@@ -69,6 +69,7 @@ class SingleInstance(QObject):
         return False
 
     def _ask_first_forward(self) -> bool:
+        from PySide6.QtCore import QDeadlineTimer, QThread  # a later launch only
         from PySide6.QtNetwork import QLocalSocket
 
         deadline = QDeadlineTimer(int(ANSWER_WITHIN_S * 1000))

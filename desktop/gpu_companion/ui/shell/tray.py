@@ -7,7 +7,7 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QCoreApplication, QEvent, QObject, Qt, QTimer, Signal
+from PySide6.QtCore import QCoreApplication, QEvent, QObject, QTimer, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMenu, QSystemTrayIcon, QWidget
 
@@ -88,8 +88,8 @@ class Tray(QObject):
         self.timer = QTimer(self)
         self.timer.setInterval(REFRESH_MS)
         self.timer.timeout.connect(self.tick)
-        self.ledger_changed.connect(self.refresh, Qt.ConnectionType.QueuedConnection)
         self._unsubscribe_ledger: Callable[[], None] = lambda: None
+        self._queued = False  # ledger_changed -> refresh, connected with the first ledger
         self.refresh()
         if self.icon is not None:
             self.icon.show()
@@ -107,7 +107,13 @@ class Tray(QObject):
 
     def _listen(self, model: TrayModel) -> None:
         """Follow the ledger's changes; the listener only emits (any thread), the refresh runs
-        queued on the GUI thread."""
+        queued on the GUI thread (connected here, with the ledger: the window's first frame is
+        made without the `Qt` namespace, see ui/shell/main_window.py)."""
+        if not self._queued:
+            from PySide6.QtCore import Qt
+
+            self.ledger_changed.connect(self.refresh, Qt.ConnectionType.QueuedConnection)
+            self._queued = True
         self._unsubscribe_ledger()
         unsubscribe = model.ledger.on_rentals_changed.subscribe(
             lambda _none: self.ledger_changed.emit()
