@@ -334,9 +334,19 @@ class Services:
             loop.every("alerts", self.alerts.check, every_s)
             loop.every("autorelease", self.autorelease.tick, every_s)
             loop.every("providers", self.provider_sync.tick, every_s)
+            loop.every("spend rollup", self.catch_up_spend_rollup, every_s)
             loop.start(first=(self.resolve_interrupted_releases,))
             self._core_loop = loop
         return True
+
+    def catch_up_spend_rollup(self) -> bool:
+        """Derive what the ledger's hourly rollup lacks (after an upgrade or a big import: tens
+        of seconds at a million rentals), a week per transaction and at most a few seconds per
+        round of the always-on loop, so the Spend chart and reports take their quick path.
+        True when nothing is left."""
+        from gpu_companion.core.spend import rollup
+
+        return rollup.catch_up(self.store, max_seconds=5.0)
 
     def _billed(self, alias: str) -> bool:
         rental = self.ledger.running_for_alias(alias)

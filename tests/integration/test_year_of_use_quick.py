@@ -13,7 +13,9 @@ from tests.conftest import REPO
 MEASURES = (
     "first paint, year's data dir", "Hosts page first show", "Monitor page first show",
     "Transfers page first show", "Runs page first show", "Spend page first show",
-    "Release page first show", "month report", "year chart", "CSV import",
+    "Release page first show", "longest GUI stall, 100 hosts x 8 GPUs",
+    "open one host's 8-GPU plots", "SQL statements on the GUI thread", "month report",
+    "year chart", "CSV import",
 )  # fmt: skip
 
 
@@ -23,7 +25,7 @@ def test_the_year_of_use_table_runs_at_quick_size(tmp_path) -> None:
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # measured with .pyc writing on
     done = subprocess.run(
         [sys.executable, str(REPO / "benchmarks" / "year_of_use.py"), "--quick"],
-        capture_output=True, text=True, env=env, timeout=300, cwd=REPO,
+        capture_output=True, text=True, env=env, timeout=420, cwd=REPO,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     lines = done.stdout.splitlines()
