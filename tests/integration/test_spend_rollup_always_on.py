@@ -17,7 +17,7 @@ def _stale_rows(store) -> int:  # type: ignore[no-untyped-def]
     return int(store.db.execute("SELECT COUNT(*) FROM spend_stale").fetchone()[0])
 
 
-def test_the_always_on_loop_derives_what_a_bulk_write_left_stale(app_paths, keyring_backend) -> None:  # type: ignore[no-untyped-def]
+def test_the_always_on_loop_derives_a_bulk_writes_rollup(app_paths, keyring_backend) -> None:  # type: ignore[no-untyped-def]
     from gpu_companion.services import build_services
 
     s = build_services(app_paths)
