@@ -45,10 +45,14 @@ class Launch:
         qapp = QApplication.instance()
         assert isinstance(qapp, QApplication)
         QTimer.singleShot(0, check)
-        QTimer.singleShot(30000, QApplication.quit)  # a bound on a failure, not a sleep
+        bound = QTimer()  # a bound on a failure, not a sleep; stopped with this launch so it
+        bound.setSingleShot(True)  # cannot quit a later launch in the same test process
+        bound.timeout.connect(QApplication.quit)
+        bound.start(30000)
         try:
             return int(self.app_module.run_gui(["gpu-companion"], **kwargs))
         finally:
+            bound.stop()
             qapp.setQuitOnLastWindowClosed(True)
             for h in self.added_handlers():
                 logging.getLogger().removeHandler(h)
