@@ -177,6 +177,10 @@
         <translation>将导入 %n 行，拒绝 {refused} 行（不会导入）。</translation>
     </message>
     <message>
+        <source>The first {shown} of {total} rows: {summary} The others are checked as they are imported.</source>
+        <translation>共 {total} 行中的前 {shown} 行：{summary}其余各行在导入时检查。</translation>
+    </message>
+    <message>
         <source>{summary} New platforms: {platforms}.</source>
         <translation>{summary}新平台：{platforms}。</translation>
     </message>

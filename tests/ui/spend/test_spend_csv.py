@@ -102,8 +102,7 @@ def _cells(dialog, row: int) -> dict[str, str]:
         for c in range(model.columnCount())
     ]
     return {
-        h: model.data(model.index(row, c), Qt.ItemDataRole.DisplayRole)
-        for c, h in enumerate(heads)
+        h: model.data(model.index(row, c), Qt.ItemDataRole.DisplayRole) for c, h in enumerate(heads)
     }
 
 
@@ -143,3 +142,30 @@ def test_the_import_file_picker_offers_tsv_and_all_files(window, ctx, qtbot, mon
     [filters] = asked
     assert "*.tsv" in filters.split(";;")[0] and "*.csv" in filters.split(";;")[0]
     assert "All files (*)" in filters.split(";;")
+
+
+def test_a_big_file_is_previewed_by_its_first_rows_and_imported_whole(
+    window, ctx, manual_clock, qtbot, tmp_path, monkeypatch
+):
+    """The preview checks and holds only its first rows (the rest are counted); the import
+    reads the file again, streamed: every row lands, not only the previewed ones."""
+    from gpu_companion.ui.spend import dialogs
+
+    monkeypatch.setattr(dialogs.CsvImportDialog, "preview_rows", 5)
+    ctx.ledger.clock, ctx.ledger.tz = manual_clock, timezone.utc
+    page = window.navigate("spend")
+    bill = tmp_path / "big.csv"
+    rows = [f"rental,r{n},vast.ai,USD,2025-01-{1 + n:02d}T10:00:00Z,2,1.5" for n in range(12)]
+    rows[8] = "rental,r8,vast.ai,USD,not-a-date,2,1.5"  # past the preview: refused on import
+    bill.write_text("type,ref,platform,currency,started_at,hours,rate\n" + "\n".join(rows))
+    dialog = page.run_import(bill)
+    qtbot.addWidget(dialog)
+    qtbot.waitUntil(lambda: dialog.preview is not None, timeout=10000)
+    assert dialog.model.rowCount() == 5 and dialog.total == 12
+    assert dialog.summary.text().startswith(
+        "The first 5 of 12 rows: 5 rows will be imported, 0 refused"
+    )
+    dialog.ok.click()
+    qtbot.waitUntil(lambda: dialog.result_value is not None, timeout=10000)
+    assert (dialog.result_value.rentals, dialog.result_value.refused) == (11, 1)
+    assert len(ctx.ledger.history()) == 11

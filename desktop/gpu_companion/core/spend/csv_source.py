@@ -44,16 +44,18 @@ class CsvSource:
         self.bad: dict[int, str] = {}
         self.blank = True  # nothing but whitespace (or nothing at all)
         self.utf16 = False
-        has_lf = False
+        lf = cr = 0
         with _open(source) as stream:
             first = True
             while chunk := stream.read(CHUNK):
                 if first:
                     self.utf16 = chunk.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE))
                     first = False
-                has_lf = has_lf or b"\n" in chunk
+                lf += chunk.count(b"\n")
+                cr += 0 if lf else chunk.count(b"\r")
                 self.blank = self.blank and not chunk.strip()
-        self.eol = b"\n" if has_lf else b"\r"
+        self.eol = b"\n" if lf else b"\r"
+        self.line_count = (lf or cr) + 1  # an estimate for UTF-16 (and a CR inside a cell)
 
     def lines(self) -> Iterator[str]:
         """One pass over the file (call again for another); `bad` is filled as it goes."""

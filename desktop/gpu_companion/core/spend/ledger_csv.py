@@ -16,7 +16,7 @@ import hashlib
 import itertools
 import operator
 import unicodedata
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta, timezone
 from decimal import Decimal
@@ -50,7 +50,6 @@ from gpu_companion.core.spend.csv_source import CsvSource
 from gpu_companion.core.spend.ledger import (
     SpendLedger,
     charge_row,
-    insert_rows,
     rental_row,
     validate_rental,
 )
@@ -94,7 +93,7 @@ DECIMAL_SAMPLE = 10_000
 # --- import -----------------------------------------------------------------------------------
 
 
-@dataclass
+@dataclass(slots=True)
 class ImportRow:
     line: int
     kind: str
@@ -105,6 +104,10 @@ class ImportRow:
     duplicate: bool = False
     summary: str = ""
     by_content: bool = False  # its ref was made from what it says (the file gave none)
+    ref: str = ""  # the ref it is stored under (the file's, or made from what it says)
+    # a row checked by an import's fast path: its stored values (`RENTAL_COLUMNS` or
+    # `CHARGE_COLUMNS` after the platform id), with no `rental` or `charge`
+    stored: tuple[Any, ...] | None = None
 
     @property
     def ok(self) -> bool:
@@ -203,7 +206,7 @@ def _choice(value: str, name: str, allowed: Iterable[str], default: str) -> str:
 def _parse_row(
     row: dict[str, str],
     item: ImportRow,
-    platforms: dict[str, int],
+    platforms: Mapping[str, int],
     dec: str = ".",
     summaries: bool = True,
 ) -> None:
@@ -421,6 +424,18 @@ class CsvInfo:
     delimiter: str = ","
     decimal: str = "."
     columns: ColumnMap | None = None
+    lines: int = 0  # about how many lines the file has (its line ends, counted on the first pass)
+
+
+# An import's fast path for a well-formed row (`ledger_import.fast_row`): the row's cells in
+# `COLUMNS` order (as `_parse_row` gets them) and the file's decimal separator -> (kind,
+# platform, currency, granularity, stored values), or None for a row only `_parse_row` judges.
+FastRow = Callable[[tuple[str, ...], str], tuple[str, str, str, str, tuple[Any, ...]] | None]
+
+
+def _platform_ids(db: sqlite_utils.Database) -> dict[str, int]:
+    """The ledger's platforms: lower-case name -> id."""
+    return {name.lower(): pid for pid, name in db.execute("SELECT id, name FROM platforms")}
 
 
 def _records(
@@ -430,14 +445,12 @@ def _records(
     reader = csv.reader(lines, delimiter=delimiter)
     while True:
         try:
-            fields = next(reader)
-        except StopIteration:
+            for fields in reader:  # the loop in C, until a record the csv module refuses
+                yield reader.line_num, fields
             return
         except csv.Error as exc:
             why = _("not readable as CSV: {error}").format(error=exc)
             errors.append(ImportRow(reader.line_num, "?", [why]))
-            continue
-        yield reader.line_num, fields
 
 
 def _header(
@@ -497,14 +510,20 @@ def scan_csv(
     defaults: Mapping[str, str] | None = None,
     info: CsvInfo | None = None,
     summaries: bool = True,
-) -> Iterator[ImportRow]:
+    fast: FastRow | None = None,
+    platforms: Mapping[str, int] | None = None,
+) -> Generator[ImportRow, None, None]:
     """Each row of a CSV file, parsed and checked, as it is read (nothing stored, no duplicate
     looked for): the file is read twice, a line at a time, never held. A row without a ref
     gets one from what it says (`_content_ref`). `info` receives what the file as a whole is:
     with a file error, no row comes. Rows come in line order, except lines that are not text
-    inside a quoted cell, which come at the end."""
+    inside a quoted cell, which come at the end. `fast` checks a well-formed row without
+    `_parse_row` (and its row then has `stored` values instead of a `rental` or `charge`).
+    `platforms` (lower-case name -> id) saves reading them from the ledger (from another
+    thread, say)."""
     info = info if info is not None else CsvInfo()
     source = CsvSource(data)
+    info.lines = source.line_count
     given = {k: v for k, v in (defaults or {}).items() if v and k in COLUMNS}
     head = _header(source, info, given)
     if head is None or info.columns is None:
@@ -512,40 +531,54 @@ def scan_csv(
     header_line, header = head
     names = info.columns.names
     blank = dict.fromkeys(COLUMNS, "") | {k: restore(v.strip()) for k, v in given.items()}
-    named = [n for n in names if n]  # the cells of the ledger's columns, picked in C
-    pick = operator.itemgetter(*[i for i, n in enumerate(names) if n] or [0])
-    platforms = {
-        name.lower(): pid
-        for pid, name in ledger.store.db.execute("SELECT id, name FROM platforms").fetchall()
-    }
+    # each ledger column's cell, picked in C: from the file's stripped fields, or `blank`'s
+    where = {n: i for i, n in enumerate(names) if n}
+    pick = operator.itemgetter(*(where.get(c, len(header) + k) for k, c in enumerate(COLUMNS)))
+    extra = list(blank.values())
+    # a default cell starting with ' is restored only when one of the file's cells has a '
+    own = (
+        operator.itemgetter(*where.values() or [0])
+        if any(v.startswith("'") for v in extra)
+        else None
+    )
+    if platforms is None:
+        platforms = _platform_ids(ledger.store.db)
     seen_content: dict[bytes, int] = {}
     errors: list[ImportRow] = []
     lines = source.lines()
+    bad = source.bad  # filled as the lines are read
+    width = len(header)
     for line, fields in _records(lines, info.delimiter, errors):
-        yield from errors
-        errors.clear()
+        if errors:
+            yield from errors
+            errors.clear()
         if line <= header_line:
             continue
-        bad = source.bad.pop(line, None)
-        if bad is not None:
-            yield ImportRow(line, "?", [bad])
+        if bad and line in bad:
+            yield ImportRow(line, "?", [bad.pop(line)])
             continue
-        if not "".join(fields).strip():
+        joined = "".join(fields)
+        if not joined.strip():
+            continue
+        if len(fields) != width:
+            why = _("{n} fields where the header names {columns}").format(
+                n=len(fields), columns=width
+            )
+            yield ImportRow(line, "?", [why])
+            continue
+        cells: tuple[str, ...] = pick([*map(str.strip, fields), *extra])
+        if "'" in joined and (own is None or "'" in "".join(own(fields))):
+            cells = tuple(restore(v) if v.startswith("'") else v for v in cells)  # rare: an
+            # exported cell a spreadsheet would have run
+        quick = fast(cells, info.decimal) if fast is not None else None
+        if quick is not None:
+            kind, name, currency, granularity, stored = quick
+            if name.lower() not in platforms and name not in info.new_platforms:
+                info.new_platforms[name] = (currency, granularity)
+            yield ImportRow(line, kind, platform=name, ref=cells[1], stored=stored)
             continue
         item = ImportRow(line, "?")
-        if len(fields) != len(header):
-            item.errors.append(
-                _("{n} fields where the header names {columns}").format(
-                    n=len(fields), columns=len(header)
-                )
-            )
-            yield item
-            continue
-        row = blank.copy()
-        cells = pick(fields) if len(named) > 1 else (pick(fields),) if named else ()
-        row.update(zip(named, map(str.strip, cells), strict=True))
-        if "'" in "".join(cells):  # rare: an exported cell a spreadsheet would have run
-            row.update({n: restore(v) for n, v in row.items() if v.startswith("'")})
+        row = dict(zip(COLUMNS, cells, strict=True))
         try:
             _parse_row(row, item, platforms, info.decimal, summaries)
         except (ValueError, ArithmeticError) as exc:
@@ -561,6 +594,7 @@ def scan_csv(
             elif item.charge is not None:
                 item.charge = entry = replace(item.charge, ref=ref)
             item.by_content = True
+        item.ref = entry.ref
         if item.platform.lower() not in platforms and item.platform not in info.new_platforms:
             gran = item.rental.granularity if item.rental else "second"
             info.new_platforms[item.platform] = (entry.currency, gran)
@@ -622,7 +656,7 @@ def apply_import(ledger: SpendLedger, preview: ImportPreview) -> ImportResult:
         raise UserError(preview.file_errors[0])
     good = preview.good
     with ledger.store.transaction() as db:
-        ids = {name.lower(): pid for pid, name in db.execute("SELECT id, name FROM platforms")}
+        ids = _platform_ids(db)
         created = []
         for name, (cur, gran) in preview.new_platforms.items():
             if name.lower() not in ids and any(r.platform == name for r in good):
@@ -650,6 +684,45 @@ def new_platform(
     return int(cur.lastrowid or 0)
 
 
+# The stored columns, in the order `rental_row` and `charge_row` give them (the platform id first)
+RENTAL_COLUMNS = tuple(rental_row(Rental(0, Decimal(0), "USD", EARLIEST)))
+CHARGE_COLUMNS = tuple(charge_row(Charge(0, "fee", 0, "USD", EARLIEST)))
+assert RENTAL_COLUMNS[0] == CHARGE_COLUMNS[0] == "platform_id"
+
+
+def stored_values(item: ImportRow) -> tuple[Any, ...]:
+    """A checked row's stored values after the platform id: the fast path's, or its rental's or
+    charge's (`rental_row`, `charge_row`)."""
+    if item.stored is not None:
+        return item.stored
+    if item.rental is not None:
+        row = rental_row(item.rental)
+        return tuple(row[c] for c in RENTAL_COLUMNS[1:])
+    assert item.charge is not None
+    row = charge_row(item.charge)
+    return tuple(row[c] for c in CHARGE_COLUMNS[1:])
+
+
+_ROWS_PER_INSERT = 5000  # rows in one INSERT: SQLite works on them without the GIL
+_LIMIT_VARIABLE_NUMBER = 9  # sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER (named in Python 3.11)
+
+
+def _insert(db: sqlite_utils.Database, table: str, columns: Sequence[str], rows: list[Any]) -> None:
+    """Insert `rows` (tuples of `columns`' values) in statements of many rows each: one step
+    each, so a thread that parses the next rows runs meanwhile (a statement per row takes the
+    GIL back after every row, and waits for it)."""
+    getlimit = getattr(db.conn, "getlimit", None)  # Python 3.11
+    limit = int(getlimit(_LIMIT_VARIABLE_NUMBER)) if getlimit else 999  # the least SQLite's
+    per = max(1, min(_ROWS_PER_INSERT, limit // len(columns)))
+    one = f"({', '.join('?' * len(columns))})"
+    head = f"INSERT INTO {table} ({', '.join(columns)}) VALUES "
+    for start in range(0, len(rows), per):
+        part = rows[start : start + per]
+        db.conn.execute(
+            head + ", ".join([one] * len(part)), list(itertools.chain.from_iterable(part))
+        )
+
+
 def store_rows(
     db: sqlite_utils.Database, items: Iterable[ImportRow], ids: Mapping[str, int]
 ) -> tuple[int, int]:
@@ -657,11 +730,11 @@ def store_rows(
     name -> id); how many rentals and charges."""
     rentals, charges = [], []
     for item in items:
-        pid = ids[item.platform.lower()]
-        if item.rental is not None:
-            rentals.append({**rental_row(item.rental), "platform_id": pid})
-        elif item.charge is not None:
-            charges.append({**charge_row(item.charge), "platform_id": pid})
-    insert_rows(db, "rentals", rentals)
-    insert_rows(db, "charges", charges)
+        values = (ids[item.platform.lower()], *stored_values(item))
+        if item.rental is not None or (item.stored is not None and item.kind == "rental"):
+            rentals.append(values)
+        else:
+            charges.append(values)
+    _insert(db, "rentals", RENTAL_COLUMNS, rentals)
+    _insert(db, "charges", CHARGE_COLUMNS, charges)
     return len(rentals), len(charges)

@@ -8,37 +8,190 @@ content as a stored row) or earlier in the file is skipped; a refused row is rep
 and not imported; a platform is created for the first good row that names a new one. What stays
 in memory grows only with the refused lines kept for the report (`MAX_ERRORS`) and, for a file
 without refs, 16 bytes per distinct row (to number equal rows, as `_content_ref` does).
+
+Quick for a million rows (issue 30: 62 s before, about 23 s on two busy cores): a well-formed
+row (the app's own export: ISO instants in UTC, plain decimals, a ref) is checked by `fast_row`
+straight into its stored values, every other row by `_parse_row` (tests hold the two equal);
+rows are inserted many to a statement; a file longer than a table already is indexes that table
+once at the end (`_Reindex`) instead of a row at a time, inside the same transaction; no
+savepoint is held open but a dry run's; and with a core to spare the file is parsed by a thread
+of its own while SQLite writes (`_read_ahead`).
 """
 
 from __future__ import annotations
 
+import itertools
 import json
+import os
+import queue
 import re
-from collections.abc import Iterable, Mapping
+import threading
+from collections.abc import Generator, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gpu_companion.core.common.clock import to_iso
 from gpu_companion.core.common.i18n import _
+from gpu_companion.core.common.money import CURRENCIES, MINOR_DIGITS, to_minor
+from gpu_companion.core.hosts.registry import GRANULARITIES
 from gpu_companion.core.spend.csv_export import store_ref_prefix
+from gpu_companion.core.spend.csv_source import CsvSource
 from gpu_companion.core.spend.ledger import SpendLedger
 from gpu_companion.core.spend.ledger_csv import (
+    _MAX_SECONDS,
+    COLUMNS,
+    LATEST,
+    MAX_RATE,
     STORED_CHARGES,
     STORED_RENTALS,
     CsvInfo,
+    ImportPreview,
     ImportResult,
     ImportRow,
+    _max_cost_minor,
+    _platform,
+    _platform_ids,
+    _records,
     content_counts,
     content_key,
     new_platform,
     scan_csv,
     store_rows,
 )
+from gpu_companion.core.spend.metering import BILLING_MODES, CHARGE_KINDS, OUTCOMES, accrued_minor
+
+if TYPE_CHECKING:
+    import sqlite_utils
 
 BATCH = 5000  # rows checked and stored at a time
 MAX_ERRORS = 1000  # refused lines kept for the report (the count is always whole)
 IMPORT_CACHE_KIB = 64 * 1024  # SQLite's page cache while importing: index pages stay in memory
+BULK_ROWS = 50_000  # a file this long, and longer than a table is, re-indexes it once at the end
+
+
+# --- the fast path ----------------------------------------------------------------------------
+
+# An instant as the ledger stores (and exports) it, in the years a rental may have (2000-2099)
+_STAMP = re.compile(r"20[0-9]{2}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\+00:00").fullmatch
+# A decimal that reads the same in every locale and is far inside every range check
+_PLAIN = re.compile(r"(?:0|[1-9][0-9]{0,10})(?:\.[0-9]{1,12})?").fullmatch
+_HOURS = re.compile(r"(?:0|[1-9][0-9]{0,3})(?:\.[0-9]{1,12})?").fullmatch  # < 10,000 hours
+_ZERO = Decimal(0)
+_KINDS = frozenset(CHARGE_KINDS)
+_CURRENCIES = frozenset(CURRENCIES)
+_MODES = frozenset(BILLING_MODES)
+_STEPS = frozenset(GRANULARITIES)
+_OUTCOMES = frozenset(OUTCOMES)
+assert COLUMNS == (
+    "type", "ref", "platform", "host", "gpu_model", "gpu_count", "billing_mode", "rate",
+    "rate_unit", "granularity", "currency", "started_at", "planned_end", "ended_at", "hours",
+    "amount", "tag", "outcome", "notes", "end_reason",
+)  # fmt: skip  # the order `fast_row` unpacks
+
+
+def _minor(amount: str, currency: str) -> int:
+    """`to_minor(Decimal(amount), currency)` for a `_PLAIN` amount, in integers when no
+    rounding is needed."""
+    whole, _dot, frac = amount.partition(".")
+    places = MINOR_DIGITS.get(currency, 2)
+    if len(frac) > places:
+        return to_minor(Decimal(amount), currency)
+    return int(whole + frac.ljust(places, "0"))  # "79.6" in cents: 7960
+
+
+def fast_row(cells: tuple[str, ...], dec: str) -> tuple[str, str, str, str, tuple[Any, ...]] | None:
+    """A well-formed row's (kind, platform, currency, granularity, stored values), exactly as
+    `_parse_row` + `rental_row`/`charge_row` would make them; None for any row it is not sure
+    of (no ref, another date spelling, a signed or grouped number, anything out of range or
+    refused), which `_parse_row` then reads. A `ledger_csv.FastRow`."""
+    (kind, ref, platform, host, model, count, mode, rate_text, _unit, granularity, currency,
+     started_at, planned_end, ended_at, hours_text, amount_text, tag, outcome, notes,
+     end_reason) = cells  # fmt: skip
+    if (
+        dec != "."
+        or not ref
+        or currency not in _CURRENCIES
+        or not platform
+        or _STAMP(started_at) is None
+        or (amount_text and _PLAIN(amount_text) is None)
+    ):
+        return None
+    try:
+        started = datetime.fromisoformat(started_at)  # ValueError: a day that does not exist
+        name = _platform(platform)  # ValueError: not a name
+        if kind in _KINDS:
+            if not amount_text:
+                return None
+            minor = _minor(amount_text, currency)
+            values = (None, kind, -minor if kind == "credit" else minor, currency, started_at,
+                      notes, ref)  # fmt: skip
+            return kind, name, currency, "second", values
+        if kind and kind != "rental":
+            return None
+        # as _parse_row, in its order: anything it would refuse or read otherwise is None
+        ended: datetime | None = None
+        if ended_at:
+            if _STAMP(ended_at) is None:
+                return None
+            ended = datetime.fromisoformat(ended_at)
+            if hours_text and (
+                _HOURS(hours_text) is None
+                or abs((ended - started).total_seconds() - float(hours_text) * 3600) > 60
+            ):
+                return None
+        elif hours_text:
+            if _HOURS(hours_text) is None:
+                return None
+            ended = started + timedelta(seconds=int(Decimal(hours_text) * 3600))
+            if ended >= LATEST:
+                return None
+            ended_at = to_iso(ended)
+        span = None
+        if ended is not None:
+            span = int((ended - started).total_seconds())
+            if not 0 <= span <= _MAX_SECONDS:
+                return None
+        rate = _ZERO
+        if rate_text:
+            if _PLAIN(rate_text) is None:
+                return None
+            rate = Decimal(rate_text) or _ZERO
+            if rate > MAX_RATE:
+                return None
+        if amount_text and ended is None and not rate and Decimal(amount_text):
+            return None
+        count = count or "1"
+        if not (count.isascii() and count.isdigit()) or int(count) > 64:
+            return None
+        mode = mode or "on-demand"
+        granularity = granularity or "second"
+        if mode not in _MODES or granularity not in _STEPS or outcome not in _OUTCOMES:
+            return None
+        cost = None
+        if ended is not None:
+            if amount_text:
+                cost = _minor(amount_text, currency)
+            else:
+                cost = accrued_minor(rate, currency, mode, granularity, started, ended)
+            if cost > _max_cost_minor(currency):
+                return None
+        if planned_end and (
+            _STAMP(planned_end) is None or datetime.fromisoformat(planned_end) <= started
+        ):
+            return None
+    except (ValueError, ArithmeticError):
+        return None
+    return "rental", name, currency, granularity, (
+        None, host, model.strip(), int(count), mode, str(rate), currency, granularity,
+        started_at, planned_end or None, ended_at or None, span, cost, tag.strip(), outcome,
+        notes, end_reason or ("imported" if ended is not None else ""), "{}", ref,
+    )  # fmt: skip
+
+
+# --- the import -------------------------------------------------------------------------------
 
 
 @dataclass
@@ -80,6 +233,8 @@ class _Duplicates:
         self.last_rental = self._max("rentals")
         self.last_charge = self._max("charges")
         self.used: dict[str, int] = {}  # stored rows already matched by content, per key
+        self.unindexed: set[str] = set()  # tables whose instants' index `_Reindex` dropped
+        self.temp: list[str] = []  # the TEMP tables that index them instead
 
     def _max(self, table: str) -> int:
         return int(self.db.execute(f"SELECT coalesce(MAX(id), 0) FROM {table}").fetchone()[0])
@@ -94,8 +249,9 @@ class _Duplicates:
             )
         }
         own: dict[str, list[int]] = {"r": [], "c": []}  # the refs this ledger's export gives
+        mine = self.prefix + "-"
         for ref in refs:
-            m = self._OWN.fullmatch(ref)
+            m = self._OWN.fullmatch(ref) if ref.startswith(mine) else None
             if m and m[1] == self.prefix:
                 own[m[2]].append(int(m[3]))
         for kind, table in (("r", "rentals"), ("c", "charges")):
@@ -116,40 +272,88 @@ class _Duplicates:
         starts = sorted({to_iso(i.rental.started_at) for i in items if i.rental})
         dates = sorted({to_iso(i.charge.at) for i in items if i.charge})
         rows: list[Any] = []
-        if starts:
+        if starts and self.last_rental:
             rows += self.db.execute(
-                f"{STORED_RENTALS} WHERE r.started_at IN (SELECT value FROM json_each(?)) "
-                "AND r.id <= ?",
+                f"{STORED_RENTALS} WHERE {self._at('rentals', 'r', 'started_at')}",
                 [json.dumps(starts), self.last_rental],
             ).fetchall()
-        if dates:
+        if dates and self.last_charge:
             rows += self.db.execute(
-                f"{STORED_CHARGES} WHERE c.at IN (SELECT value FROM json_each(?)) AND c.id <= ?",
+                f"{STORED_CHARGES} WHERE {self._at('charges', 'c', 'at')}",
                 [json.dumps(dates), self.last_charge],
             ).fetchall()
         return content_counts(rows)
 
+    def _at(self, table: str, alias: str, column: str) -> str:
+        """SQL for the rows stored before this import at the instants of a JSON list: by the
+        table's index, or while `_Reindex` has dropped it, by a TEMP copy of its instants."""
+        if table not in self.unindexed:
+            return f"{alias}.{column} IN (SELECT value FROM json_each(?)) AND {alias}.id <= ?"
+        temp = f"import_{table}_at"
+        if temp not in self.temp:  # made once, when a row first needs it
+            self.db.execute(f"DROP TABLE IF EXISTS temp.{temp}")
+            self.db.execute(
+                f"CREATE TEMP TABLE {temp} AS SELECT {column} AS at, id FROM {table} WHERE id <= ?",
+                [self.last_rental if table == "rentals" else self.last_charge],
+            )
+            self.db.execute(f"CREATE INDEX temp.{temp}_at ON {temp} (at, id)")
+            self.temp.append(temp)
+        return (
+            f"{alias}.id IN (SELECT id FROM temp.{temp} WHERE at IN "
+            "(SELECT value FROM json_each(?)) AND id <= ?)"
+        )
+
+    def close(self) -> None:
+        for temp in self.temp:
+            self.db.execute(f"DROP TABLE temp.{temp}")
+
     def mark(self, batch: list[ImportRow]) -> None:
         """Set `duplicate` on each row of the batch (in file order) that the ledger has."""
-        refs = [e.ref for i in batch if (e := i.rental or i.charge) is not None]
-        known = self._stored_refs(refs)
+        known = self._stored_refs([i.ref for i in batch])
         by_content = [i for i in batch if i.by_content]
         stored = self._stored_content(by_content) if by_content else {}
         seen: set[str] = set()
         for item in batch:
-            entry = item.rental or item.charge
-            assert entry is not None
-            if entry.ref in known or entry.ref in seen:
+            if item.ref in known or item.ref in seen:
                 item.duplicate = True
             elif item.by_content:
+                entry = item.rental or item.charge
+                assert entry is not None
                 key = content_key(entry, item.kind, item.platform)
                 if stored.get(key, 0) - self.used.get(key, 0) > 0:
                     self.used[key] = self.used.get(key, 0) + 1
                     item.duplicate = True
-            seen.add(entry.ref)
+            seen.add(item.ref)
 
 
-def _batches(rows: Iterable[ImportRow], size: int) -> Iterable[list[ImportRow]]:
+class _Reindex:
+    """A big import into a smaller table: its secondary indexes (not unique: the refs' stays,
+    for the duplicate look-ups) are dropped before the first row and made again after the last,
+    in the import's transaction (a rollback, a dry run's included, restores them). SQLite then
+    sorts each index once instead of inserting a million random keys into it."""
+
+    def __init__(self, db: sqlite_utils.Database) -> None:
+        self.db = db
+        self.dropped: list[str] = []  # their CREATE INDEX statements
+
+    def drop(self, table: str) -> None:
+        unique = {str(r[1]) for r in self.db.execute(f"PRAGMA index_list({table})") if r[2]}
+        for name, sql in self.db.execute(
+            "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = ? "
+            "AND sql IS NOT NULL ORDER BY name",
+            [table],
+        ).fetchall():
+            if name not in unique:
+                self.db.execute(f'DROP INDEX "{name}"')
+                self.dropped.append(str(sql))
+
+    def restore(self) -> None:
+        for sql in self.dropped:
+            self.db.execute(sql)
+        self.dropped.clear()
+
+
+def _batches(rows: Iterable[ImportRow], size: int) -> Generator[list[ImportRow], None, None]:
     batch: list[ImportRow] = []
     for row in rows:
         batch.append(row)
@@ -160,6 +364,65 @@ def _batches(rows: Iterable[ImportRow], size: int) -> Iterable[list[ImportRow]]:
         yield batch
 
 
+def _read_ahead(
+    batches: Iterator[list[ImportRow]], depth: int = 2
+) -> Generator[list[ImportRow], None, None]:
+    """The batches, read and checked by a thread of their own (at most `depth` ahead) while the
+    caller stores the ones before: the parsing (Python) and SQLite's writing (which lets go of
+    the GIL) overlap. The reader's exception is raised here; closing this generator stops the
+    reader and waits for it."""
+    done = object()
+    ready: queue.Queue[Any] = queue.Queue(depth)
+    stop = threading.Event()
+
+    def put(value: Any) -> bool:
+        while not stop.is_set():
+            try:
+                ready.put(value, timeout=0.05)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def read() -> None:
+        try:
+            for chunk in batches:
+                if not put(chunk):
+                    return
+            put(done)
+        except BaseException as exc:  # raised again on the caller's thread
+            put(_Failed(exc))
+        finally:
+            close = getattr(batches, "close", None)
+            if close is not None:
+                close()  # the file, at once
+
+    reader = threading.Thread(target=read, name="ledger-import-reader", daemon=True)
+    reader.start()
+    try:
+        while (value := ready.get()) is not done:
+            if isinstance(value, _Failed):
+                raise value.exc
+            yield value
+    finally:
+        stop.set()
+        reader.join()
+
+
+def _cores() -> int:
+    """The cores this process may run on. Reading ahead pays only with one to spare: two
+    threads on two busy cores hand the GIL to and fro after every statement, slower than one."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+@dataclass
+class _Failed:
+    exc: BaseException
+
+
 def import_csv(
     ledger: SpendLedger,
     source: Path | bytes,
@@ -167,54 +430,151 @@ def import_csv(
     *,
     dry_run: bool = False,
     batch: int = BATCH,
+    bulk: int = BULK_ROWS,
+    read_ahead: bool | None = None,
 ) -> StreamedImport:
     """Import a ledger CSV (a path, read twice a line at a time; or bytes) in one transaction,
     `batch` rows at a time. With `dry_run` everything is checked and counted, then rolled back.
-    A file error (no header, a missing column, not text) imports nothing: `info.file_errors`."""
+    A file error (no header, a missing column, not text) imports nothing: `info.file_errors`.
+    With `read_ahead` (by default on a machine of more than two cores) the file is read by a
+    thread of its own (`_read_ahead`); a file of at least `bulk` lines re-indexes each table it
+    is longer than (`_Reindex`)."""
+    if read_ahead is None:
+        read_ahead = _cores() > 2
     info = CsvInfo()
-    errors: list[tuple[int, str]] = []
-    counts = {"rentals": 0, "charges": 0, "duplicates": 0, "refused": 0}
-    created: list[str] = []
     store = ledger.store
     prefix = store_ref_prefix(ledger)  # saved on first use: before the import's transaction
     with store.transaction() as db:
         cache = db.execute("PRAGMA cache_size").fetchone()[0]
         db.execute(f"PRAGMA cache_size = -{IMPORT_CACHE_KIB}")
-        db.execute("SAVEPOINT import_csv")  # a dry run rolls back to here
+        if dry_run:  # rolls back to here (only then: with a savepoint open, every row that
+            # fires a trigger copies the pages it changes to a sub-journal, twice the time)
+            db.execute("SAVEPOINT import_csv")
         try:
-            ids = {name.lower(): pid for pid, name in db.execute("SELECT id, name FROM platforms")}
-            duplicates = _Duplicates(ledger, prefix)
-            rows = scan_csv(ledger, source, defaults, info, summaries=False)
-            for chunk in _batches(rows, batch):
-                good = []
-                for item in chunk:
-                    if item.errors:
-                        counts["refused"] += 1
-                        if len(errors) < MAX_ERRORS:
-                            errors += [(item.line, e) for e in item.errors]
-                    else:
-                        good.append(item)
-                duplicates.mark(good)
-                fresh = [item for item in good if not item.duplicate]
-                counts["duplicates"] += len(good) - len(fresh)
-                for item in fresh:
-                    if item.platform.lower() not in ids:
-                        cur, gran = info.new_platforms[item.platform]
-                        ids[item.platform.lower()] = new_platform(
-                            db, ledger, item.platform, cur, gran
-                        )
-                        created.append(item.platform)
-                rentals, charges = store_rows(db, fresh, ids)
-                counts["rentals"] += rentals
-                counts["charges"] += charges
+            ids = _platform_ids(db)
+            rows = scan_csv(ledger, source, defaults, info, summaries=False, fast=fast_row,
+                            platforms=dict(ids))  # fmt: skip
+            batches = _batches(rows, batch)
+            if read_ahead:
+                batches = _read_ahead(batches)
+            try:
+                done = _Import(ledger, db, info, ids, _Duplicates(ledger, prefix))
+                for n, chunk in enumerate(batches):
+                    if n == 0 and info.lines >= bulk:  # the file's length is known by now
+                        done.reindex_bigger()
+                    done.store(chunk)
+            finally:
+                batches.close()  # and the reader with it
+            done.duplicates.close()
             if dry_run:
-                db.execute("ROLLBACK TO import_csv")
-            db.execute("RELEASE import_csv")
+                db.execute("ROLLBACK TO import_csv")  # the dropped indexes too
+                db.execute("RELEASE import_csv")
+            else:
+                done.reindex.restore()
         finally:
             db.execute(f"PRAGMA cache_size = {int(cache)}")
-    errors.sort()
+    done.errors.sort()
+    c = done.counts
     result = ImportResult(
-        counts["rentals"], counts["charges"], counts["duplicates"], counts["refused"],
-        tuple(created),
-    )  # fmt: skip
-    return StreamedImport(info, result, errors)
+        c["rentals"], c["charges"], c["duplicates"], c["refused"], tuple(done.created)
+    )
+    return StreamedImport(info, result, done.errors)
+
+
+class _Import:
+    """What one import stores and counts, a batch at a time, inside its transaction."""
+
+    def __init__(
+        self,
+        ledger: SpendLedger,
+        db: sqlite_utils.Database,
+        info: CsvInfo,
+        ids: dict[str, int],
+        duplicates: _Duplicates,
+    ) -> None:
+        self.ledger, self.db, self.info, self.ids = ledger, db, info, ids
+        self.duplicates = duplicates
+        self.reindex = _Reindex(db)
+        self.errors: list[tuple[int, str]] = []
+        self.counts = {"rentals": 0, "charges": 0, "duplicates": 0, "refused": 0}
+        self.created: list[str] = []
+
+    def reindex_bigger(self) -> None:
+        """Drop the secondary indexes of each table the file is longer than: sorting all its
+        rows once at the end is then the cheaper way."""
+        d = self.duplicates
+        for table, last in (("rentals", d.last_rental), ("charges", d.last_charge)):
+            if self.info.lines >= last:
+                self.reindex.drop(table)
+                d.unindexed.add(table)
+
+    def store(self, chunk: list[ImportRow]) -> None:
+        good = []
+        for item in chunk:
+            if item.errors:
+                self.counts["refused"] += 1
+                if len(self.errors) < MAX_ERRORS:
+                    self.errors += [(item.line, e) for e in item.errors]
+            else:
+                good.append(item)
+        self.duplicates.mark(good)
+        fresh = [item for item in good if not item.duplicate]
+        self.counts["duplicates"] += len(good) - len(fresh)
+        for item in fresh:
+            if item.platform.lower() not in self.ids:
+                cur, gran = self.info.new_platforms[item.platform]
+                self.ids[item.platform.lower()] = new_platform(
+                    self.db, self.ledger, item.platform, cur, gran
+                )
+                self.created.append(item.platform)
+        rentals, charges = store_rows(self.db, fresh, self.ids)
+        self.counts["rentals"] += rentals
+        self.counts["charges"] += charges
+
+
+# --- the preview ------------------------------------------------------------------------------
+
+PREVIEW_ROWS = 1000  # rows a preview checks and shows; the rest are counted, then imported
+
+
+def preview_csv(
+    ledger: SpendLedger,
+    source: Path | bytes,
+    defaults: Mapping[str, str] | None = None,
+    rows: int = PREVIEW_ROWS,
+) -> tuple[ImportPreview, int]:
+    """The file's first `rows` rows, checked and marked as `import_csv` would mark them (a
+    duplicate by index look-ups), and how many rows it has in all: the rest are counted as
+    they are read, never held, so a bill of a million rows previews in bounded memory."""
+    info = CsvInfo()
+    scan = scan_csv(ledger, source, defaults, info)
+    try:
+        head = list(itertools.islice(scan, rows))
+    finally:
+        scan.close()
+    preview = ImportPreview(
+        rows=head,
+        file_errors=info.file_errors,
+        new_platforms=info.new_platforms,
+        delimiter=info.delimiter,
+        decimal=info.decimal,
+        columns=info.columns,
+    )
+    if info.file_errors:
+        return preview, len(head)
+    _Duplicates(ledger, store_ref_prefix(ledger)).mark([r for r in head if r.ok])
+    head.sort(key=lambda r: r.line)
+    return preview, len(head) + (
+        count_rows(source, info, head[-1].line) if len(head) == rows else 0
+    )
+
+
+def count_rows(source: Path | bytes, info: CsvInfo, after: int) -> int:
+    """How many records the file has after line `after` that are not blank (or cannot be
+    read), counted by the csv module alone."""
+    errors: list[ImportRow] = []
+    count = 0
+    for line, fields in _records(CsvSource(source).lines(), info.delimiter, errors):
+        if line > after and "".join(fields).strip():
+            count += 1
+    return count + sum(1 for e in errors if e.line > after)

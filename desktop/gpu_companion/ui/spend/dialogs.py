@@ -7,7 +7,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QCoreApplication
+from PySide6.QtCore import QCoreApplication, QLocale
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -38,8 +38,13 @@ from gpu_companion.core.spend.alerts import (
     rental_name,
 )
 from gpu_companion.core.spend.budgets import Budget
-from gpu_companion.core.spend.ledger_csv import ImportPreview, ImportResult, ImportRow, apply_import
-from gpu_companion.core.spend.ledger_csv import parse_csv as parse_ledger_csv
+from gpu_companion.core.spend.ledger_csv import ImportPreview, ImportResult, ImportRow
+from gpu_companion.core.spend.ledger_import import (
+    PREVIEW_ROWS,
+    StreamedImport,
+    import_csv,
+    preview_csv,
+)
 from gpu_companion.core.spend.metering import BILLING_MODES, BUCKETS, OUTCOMES, Rental
 from gpu_companion.ui.common.models import RowTableModel
 from gpu_companion.ui.common.money_input import parse_user_amount
@@ -298,13 +303,17 @@ def _status(row: ImportRow) -> str:
 
 
 class CsvImportDialog(QDialog):
-    """Reads and checks the file off the GUI thread, shows each row's fate, imports on OK."""
+    """Reads and checks the file off the GUI thread, shows each row's fate (the first
+    `PREVIEW_ROWS`: the rest are counted, never held), imports it streamed on OK."""
+
+    preview_rows = PREVIEW_ROWS
 
     def __init__(self, ctx: Services, path: Path, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.ctx = ctx
         self.path = path
         self.preview: ImportPreview | None = None
+        self.total = 0  # the file's rows, the preview's and the rest
         self.result_value: ImportResult | None = None
         self.setWindowTitle(self.tr("Import {file}").format(file=path.name))
         self.resize(760, 420)
@@ -374,8 +383,8 @@ class CsvImportDialog(QDialog):
             self._read, self._reads, self.defaults(), on_result=self._show, on_error=self._failed
         )
 
-    def _read(self, read: int, defaults: dict[str, str]) -> tuple[int, ImportPreview]:
-        return read, parse_ledger_csv(self.ctx.ledger, self.path.read_bytes(), defaults)
+    def _read(self, read: int, defaults: dict[str, str]) -> tuple[int, ImportPreview, int]:
+        return read, *preview_csv(self.ctx.ledger, self.path, defaults, self.preview_rows)
 
     def _failed(self, exc: Exception) -> None:
         text = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
@@ -383,11 +392,11 @@ class CsvImportDialog(QDialog):
             self.tr("Could not read {path}: {error}").format(path=self.path, error=text)
         )
 
-    def _show(self, result: tuple[int, ImportPreview]) -> None:
-        read, preview = result
+    def _show(self, result: tuple[int, ImportPreview, int]) -> None:
+        read, preview, total = result
         if read != self._reads:
             return  # the defaults changed while this read ran
-        self.preview = preview
+        self.preview, self.total = preview, total
         self.understood.setText(preview.understood)
         self.model.set_rows(preview.rows)
         if preview.file_errors:
@@ -411,20 +420,39 @@ class CsvImportDialog(QDialog):
                 good,
             )
         text = text.format(refused=bad, duplicates=dupes)
+        if total > len(preview.rows):
+            text = self.tr(
+                "The first {shown} of {total} rows: {summary} The others are checked as they "
+                "are imported."
+            ).format(
+                shown=QLocale().toString(len(preview.rows)),
+                total=QLocale().toString(total),
+                summary=text,
+            )
         if preview.new_platforms:
             text = self.tr("{summary} New platforms: {platforms}.").format(
                 summary=text, platforms=", ".join(preview.new_platforms)
             )
         self.summary.setText(text)
-        self.ok.setEnabled(good > 0)
+        self.ok.setEnabled(good > 0 or total > len(preview.rows))
 
     def _import(self) -> None:
+        """The file read again and imported a batch at a time (`import_csv`): what the preview
+        showed, and every row after it."""
         assert self.preview is not None
         self.ok.setEnabled(False)
         self.worker = run_in_thread(
-            apply_import, self.ctx.ledger, self.preview, on_result=self._done, on_error=self._failed
+            import_csv,
+            self.ctx.ledger,
+            self.path,
+            self.defaults(),
+            on_result=self._done,
+            on_error=self._failed,
         )
 
-    def _done(self, result: ImportResult) -> None:
-        self.result_value = result
+    def _done(self, done: StreamedImport) -> None:
+        if done.info.file_errors:  # the file changed since the preview
+            self.summary.setText(" ".join(done.info.file_errors))
+            return
+        self.result_value = done.result
         self.accept()

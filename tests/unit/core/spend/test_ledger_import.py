@@ -4,21 +4,32 @@ run changes nothing, and memory does not grow with the file."""
 
 from __future__ import annotations
 
+import csv
 import io
+import random
+import threading
 import tracemalloc
-from datetime import timezone
+from collections.abc import Iterator
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from gpu_companion.core.spend import csv_source
+import pytest
+
+from gpu_companion.core.common.clock import to_iso
+from gpu_companion.core.spend import csv_source, ledger_import
 from gpu_companion.core.spend.ledger import SpendLedger
 from gpu_companion.core.spend.ledger_csv import (
+    COLUMNS,
     CsvInfo,
+    ImportRow,
+    _parse_row,
     apply_import,
     export_csv,
     parse_csv,
     scan_csv,
+    stored_values,
 )
-from gpu_companion.core.spend.ledger_import import import_csv
+from gpu_companion.core.spend.ledger_import import _read_ahead, fast_row, import_csv, preview_csv
 from gpu_companion.core.storage.store import Store
 
 HEADER = "type,platform,currency,started_at,ended_at,amount,gpu_model,notes,ref\n"
@@ -154,3 +165,227 @@ def test_memory_does_not_grow_with_the_file(ledger, tmp_path, monkeypatch):  # t
         two.store.close()
     # eight times the rows, about the same memory (the preview's way held every row)
     assert peak_big < 1.5 * peak_small, (peak_small, peak_big)
+
+
+# --- issue 30: a million rows in under 20 s ----------------------------------------------------
+
+_GOOD_DATES = (
+    "2024-04-03T19:16:14+00:00",
+    "2023-02-13T14:32:28+00:00",
+    "2099-12-31T23:00:00+00:00",
+)
+
+
+def _good_row(rnd: random.Random, n: int) -> list[str]:
+    """A row as the ledger's own export writes it (every cell in COLUMNS order)."""
+    start = datetime(2023, 1, 1, tzinfo=timezone.utc) + timedelta(seconds=rnd.randrange(10**8))
+    span = rnd.randrange(0, 90 * 3600)
+    end = start + timedelta(seconds=span)
+    currency = rnd.choice(["USD", "EUR", "JPY", "KWD", "CNY"])
+    kind = rnd.choice(["rental", "rental", "rental", "", "storage", "credit", "fee"])
+    amount = rnd.choice(["0.19", "79.60", "1234.5", "0", "3", "0.125", "2.675", "99999.999"])
+    rate = rnd.choice(["0.39", "1.50", "0.00", "", "2", "0.0000001", "12.3456"])
+    row = {c: "" for c in COLUMNS}
+    row.update(
+        type=kind, ref=f"abc-r{n}", platform=rnd.choice(["vast.ai", "friend's box", "RunPod"]),
+        host=rnd.choice(["gpu-001", "", "a b"]), gpu_model=rnd.choice(["RTX 4090", "", "H100"]),
+        gpu_count=rnd.choice(["1", "8", "", "0", "64"]), billing_mode=rnd.choice(
+            ["on-demand", "spot", "weekly", "monthly", "bought", "stopped", ""]),
+        rate=rate, granularity=rnd.choice(["second", "minute", "hour", ""]), currency=currency,
+        started_at=to_iso(start), tag=rnd.choice(["", "exp1"]),
+        outcome=rnd.choice(["", "success", "failure"]), notes=rnd.choice(["", "x, y"]),
+        end_reason=rnd.choice(["", "released"]),
+    )  # fmt: skip
+    shape = rnd.randrange(4)
+    if shape == 0:  # ended, with hours and amount as the export writes them
+        row.update(ended_at=to_iso(end), hours=f"{span / 3600:.4f}", amount=amount)
+    elif shape == 1:  # ended, metered from the rate
+        row.update(ended_at=to_iso(end))
+    elif shape == 2:  # hours only
+        row.update(hours=rnd.choice(["0.5", "3", "20.0000", "1.2345"]), amount=amount)
+    else:  # running
+        row.update(rate=rnd.choice(["0.39", "2"]), planned_end=to_iso(end + timedelta(hours=1)))
+    return [row[c] for c in COLUMNS]
+
+
+# Each changes one cell of a good row into something only the full parser may judge (or refuse)
+_ODD = [
+    ("started_at", "2024-04-03T19:16:14Z"), ("started_at", "2024-04-03 19:16:14"),
+    ("started_at", "2024-04-03"), ("started_at", "2024-02-30T10:00:00+00:00"),
+    ("started_at", "1999-12-31T23:00:00+00:00"), ("started_at", "2024-04-03T19:16:14+02:00"),
+    ("ended_at", "2024-04-03T18:00:00+00:00"), ("ended_at", "2124-04-03T18:00:00+00:00"),
+    ("amount", "1,5"), ("amount", "-3.00"), ("amount", "+3"), ("amount", "1,234.50"),
+    ("amount", "007"), ("amount", "1e3"), ("amount", "$3"), ("amount", "100000000000"),
+    ("amount", "0.1234567890123"), ("rate", "0,39"), ("rate", "-1"), ("rate", "200000000"),
+    ("rate", "1E-7"), ("hours", "-1"), ("hours", "99999"), ("hours", "0,5"), ("hours", "3"),
+    ("gpu_count", "65"), ("gpu_count", "²"), ("gpu_count", "two"), ("gpu_count", "-1"),
+    ("currency", "usd"), ("currency", "XYZ"), ("currency", ""), ("type", "Rental"),
+    ("type", "STORAGE"), ("type", "refund"), ("ref", ""), ("platform", ""),
+    ("platform", "=cmd()"), ("platform", "a\u200bb"), ("billing_mode", "hourly"),
+    ("granularity", "day"), ("outcome", "ok"), ("planned_end", "2023-01-01T00:00:00+00:00"),
+    ("planned_end", "soon"),
+]  # fmt: skip
+
+
+_CHARGE_CELLS = ("type", "ref", "platform", "currency", "started_at", "amount")
+
+
+def _slow(cells: list[str]) -> ImportRow:
+    item = ImportRow(2, "?")
+    try:
+        _parse_row(dict(zip(COLUMNS, cells, strict=True)), item, {}, ".", summaries=False)
+    except (ValueError, ArithmeticError) as exc:
+        item.errors.append(str(exc))
+    return item
+
+
+def test_the_fast_path_stores_what_the_full_parser_would(ledger):  # type: ignore[no-untyped-def]
+    rnd = random.Random(30)
+    rows = [_good_row(rnd, n) for n in range(3000)]
+    odd = []
+    for n, (column, value) in enumerate(_ODD * 3):
+        cells = _good_row(rnd, 10_000 + n)
+        cells[COLUMNS.index(column)] = value
+        odd.append(cells)
+    fast_count = 0
+    for cells in rows + odd:
+        quick, slow = fast_row(tuple(cells), "."), _slow(cells)
+        if quick is None:
+            continue
+        fast_count += 1
+        kind, platform, currency, granularity, stored = quick
+        assert slow.ok, (cells, slow.errors)  # the fast path never takes a refused row
+        assert stored == stored_values(slow), cells
+        assert (kind, platform) == (slow.kind, slow.platform)
+        entry = slow.rental or slow.charge
+        assert entry is not None and currency == entry.currency
+        assert granularity == (slow.rental.granularity if slow.rental else "second")
+    # the export's own rows take the fast path; what only the full parser may read does not
+    well_formed = [c for c in rows if _slow(c).ok]
+    assert len(well_formed) > 2000 and fast_count >= len(well_formed)
+    assert all(fast_row(tuple(c), ".") is not None for c in well_formed)
+    for cells in odd:
+        column = next(c for c, v in _ODD if cells[COLUMNS.index(c)] == v)
+        charge = cells[0] in ("storage", "credit", "fee")
+        if column in ("hours", "ended_at") or (charge and column not in _CHARGE_CELLS):
+            continue  # well-formed still, or a cell a charge does not read
+        assert fast_row(tuple(cells), ".") is None, cells
+    assert fast_row(tuple(rows[0]), ",") is None  # a decimal-comma file: the full parser
+
+
+def test_a_file_of_own_exports_imports_the_same_by_either_path(ledger, tmp_path, monkeypatch):  # type: ignore[no-untyped-def]
+    rnd = random.Random(7)
+    lines = [_good_row(rnd, n) for n in range(1500)]
+    for n, (column, value) in enumerate(_ODD):
+        cells = _good_row(rnd, 5000 + n)
+        cells[COLUMNS.index(column)] = value
+        lines.insert(rnd.randrange(len(lines)), cells)
+    out = io.StringIO()
+    csv.writer(out).writerows([COLUMNS, *lines])
+    bill = tmp_path / "bill.csv"
+    bill.write_text(out.getvalue())
+    one, two = _ledger(tmp_path / "a.sqlite3", ledger), _ledger(tmp_path / "b.sqlite3", ledger)
+    try:
+        threads = threading.active_count()
+        fast = import_csv(one, bill, batch=400, read_ahead=True)  # parsed by a thread
+        assert threading.active_count() == threads
+        monkeypatch.setattr(ledger_import, "fast_row", lambda cells, dec: None)
+        slow = import_csv(two, bill, batch=400, read_ahead=False)
+        assert fast.result == slow.result and fast.errors == slow.errors
+        assert fast.result.refused > 10 and fast.result.rentals > 500 and fast.result.charges > 100
+        assert _stored(one) == _stored(two)
+    finally:
+        one.store.close()
+        two.store.close()
+
+
+def _stored(ledger: SpendLedger) -> list[tuple[object, ...]]:
+    db = ledger.store.db
+    rentals = db.execute("SELECT * FROM rentals ORDER BY id").fetchall()
+    return rentals + db.execute("SELECT * FROM charges ORDER BY id").fetchall()
+
+
+def _indexes(ledger: SpendLedger) -> list[tuple[str, str]]:
+    return ledger.store.db.execute(
+        "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL ORDER BY name"
+    ).fetchall()
+
+
+def test_a_big_import_indexes_once_at_the_end_and_lands_the_same(ledger, tmp_path):  # type: ignore[no-untyped-def]
+    bill = tmp_path / "bill.csv"
+    bill.write_text(MIXED)
+    no_refs = tmp_path / "no_refs.csv"
+    no_refs.write_text(_bill(40, with_refs=False))
+    one, two = _ledger(tmp_path / "a.sqlite3", ledger), _ledger(tmp_path / "b.sqlite3", ledger)
+    try:
+        before = _indexes(one)
+        assert any(name == "rentals_started_covering" for name, _sql in before)
+        for target, bulk in ((one, 1), (two, 10**9)):  # re-indexed, and row by row
+            import_csv(target, no_refs, batch=7, bulk=bulk)
+            dry = import_csv(target, bill, dry_run=True, bulk=bulk)
+            assert dry.result.rentals == 4 and _indexes(target) == before
+            # the same bills again: found by index look-ups, or (while the indexes are dropped)
+            # by the TEMP copy of the stored rows' instants
+            again = import_csv(target, no_refs, batch=7, bulk=bulk)
+            assert again.result.duplicates == 40 and again.result.rentals == 0
+            import_csv(target, bill, batch=2, bulk=bulk)
+            assert _indexes(target) == before  # made again, as they were
+        assert _stored(one) == _stored(two)
+        assert not one.store.db.execute("SELECT name FROM temp.sqlite_master").fetchall()
+        plan = one.store.db.execute(
+            "EXPLAIN QUERY PLAN SELECT id FROM rentals WHERE started_at = ?", ["x"]
+        ).fetchall()
+        assert "rentals_started_covering" in str(plan)
+    finally:
+        one.store.close()
+        two.store.close()
+
+
+def test_rows_are_parsed_by_a_thread_of_their_own(ledger, tmp_path):  # type: ignore[no-untyped-def]
+    threads: set[int] = set()
+
+    def batches() -> Iterator[list[ImportRow]]:
+        for n in range(5):
+            threads.add(threading.get_ident())
+            yield [ImportRow(n, "rental")]
+        raise OSError("the disk went away")
+
+    before = threading.active_count()
+    got = []
+    with pytest.raises(OSError, match="went away"):
+        for chunk in _read_ahead(batches()):
+            got += chunk
+    assert [r.line for r in got] == [0, 1, 2, 3, 4]
+    assert threads and threading.get_ident() not in threads
+    assert threading.active_count() == before  # the reader is gone
+
+    stop = _read_ahead(iter([[ImportRow(n, "?")] for n in range(100)]), depth=1)
+    assert next(stop)[0].line == 0
+    stop.close()  # the caller gave up: the reader stops too
+    assert threading.active_count() == before
+
+
+def test_a_preview_checks_the_first_rows_and_counts_the_rest(ledger, tmp_path, monkeypatch):  # type: ignore[no-untyped-def]
+    bill = tmp_path / "bill.csv"
+    bill.write_text(_bill(3000) + "\n\nrental,Lambda,USD,broken\n")
+    preview, total = preview_csv(ledger, bill, rows=100)
+    assert [r.line for r in preview.rows] == list(range(2, 102))
+    assert total == 3001 and not any(r.duplicate for r in preview.rows)
+    import_csv(ledger, bill)
+    again, total = preview_csv(ledger, bill, rows=100)
+    assert total == 3001 and all(r.duplicate for r in again.rows)  # found in the ledger
+
+    monkeypatch.setattr(csv_source, "CHUNK", 16 * 1024)
+    small, big = tmp_path / "small.csv", tmp_path / "big.csv"
+    small.write_text(_bill(2_000))
+    big.write_text(_bill(16_000))
+
+    def peak(path: Path) -> int:
+        tracemalloc.start()
+        try:
+            preview_csv(ledger, path, rows=500)
+            return tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+
+    assert peak(big) < 1.5 * peak(small)  # eight times the rows, the same memory
