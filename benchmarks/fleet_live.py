@@ -119,7 +119,7 @@ def run(
 
     fig = FleetFigures(hosts, real, gpus, seconds)
     home = os.environ.get("GPU_COMPANION_HOME")
-    with tempfile.TemporaryDirectory(prefix="fleet-live-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="fleet-live-", ignore_cleanup_errors=True) as tmp:
         os.environ["GPU_COMPANION_HOME"] = str(Path(tmp) / "app")
         h = Harness(Path(tmp))
         try:

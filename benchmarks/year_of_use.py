@@ -322,7 +322,12 @@ def child_pages(keys: list[str]) -> None:
     app.processEvents()
     window.repaint()
     import babel.numbers  # noqa: F401 - money is formatted by the first page that shows any
-    import pyqtgraph  # noqa: F401 - the monitor's plots import it when first shown
+
+    from gpu_companion.ui.monitor.preload import preload_plotting
+
+    # the app's last step after its first paint: the Monitor's plotting imported on a worker
+    # thread (done long before a user's first click); what its first show still pays is timed
+    preload_plotting().join(60)
 
     import gpu_companion.core.monitor.live  # noqa: F401
 

@@ -102,11 +102,11 @@ def test_window_choice_and_hover_readout(monitored, window, qtbot):
     for i, seconds in enumerate((60.0, 600.0, 3600.0, 86400.0)):
         page.window_combo.setCurrentIndex(i)
         assert page.plots.window_s == seconds
-        view = page.plots.plots[0].getPlotItem().vb.viewRange()[0]
+        view = page.plots.plots[0].vb.viewRange()[0]
         assert view[1] - view[0] == pytest.approx(seconds, rel=0.01)
     page.window_combo.setCurrentIndex(0)
     plot = page.plots.plots[3]
-    vb = plot.getPlotItem().vb
+    vb = plot.vb
     (x0, x1), (y0, y1) = vb.viewRange()
     scene = vb.mapViewToScene(QPointF(x1 - 2, (y0 + y1) / 2))
     page.plots._hover(plot, scene)
@@ -196,7 +196,7 @@ def test_the_fleet_shows_first_and_the_plot_panels_come_one_per_idle_turn(window
     assert seen[:4] == [1, 2, 3, 4] and page.plots.built
     # Both ranges come from redraw(): no auto-range pass over every curve on each change.
     for plot in page.plots.plots:
-        assert page.plots._curves and not any(plot.getPlotItem().vb.autoRangeEnabled())
+        assert page.plots._curves and not any(plot.vb.autoRangeEnabled())
     page.stop()
 
 
@@ -213,6 +213,41 @@ def test_opening_a_host_early_builds_every_panel_and_draws_its_history_once(ctx,
     assert page.plots.built and len(redraws) == 1
     assert [page.plots.curve_count(p) for p in range(4)] == [8, 8, 8, 8]
     assert page.plots.curve_points(0, 7) >= 140  # 300 s of history in 2 s bins, first draw
+    page.stop()
+
+
+def test_the_four_plots_are_one_view_painted_once_when_a_host_opens(ctx, window, qtbot):
+    """One scene in one view: four views (a PlotWidget each) were painted 10 times when the host's
+    plots showed again (each view's paint asked the next for another); one view paints once."""
+    from PySide6.QtCore import QEvent, QObject
+    from PySide6.QtWidgets import QApplication, QGraphicsView
+
+    ctx.registry.save_host(Host("box", "127.0.0.1", 9))  # a closed port: it never answers
+    _ticks(ctx.monitor(), "box", time.time() - 300, 300)
+    page = window.navigate("monitor")
+    qtbot.waitUntil(lambda: page.plots.built, timeout=10000)
+    plots = page.plots
+    assert page.findChildren(QGraphicsView) == [plots.view]
+    assert {plot.scene() for plot in plots.plots} == {plots.view.scene()}
+
+    paints: list[QObject] = []
+
+    class CountPaints(QObject):
+        def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802
+            if event.type() == QEvent.Type.Paint:
+                paints.append(watched)
+            return False
+
+    counter = CountPaints()
+    plots.view.viewport().installEventFilter(counter)
+    for _ in range(3):  # the first open, then the plots shown again after the fleet view
+        page.open_host("__fleet__")
+        qtbot.wait(100)
+        paints.clear()
+        page.open_host("box")  # the click, and the event loop's turn that shows it
+        QApplication.processEvents()
+        assert plots.curve_count(3) == 8
+        assert len(paints) == 1, f"the view was painted {len(paints)} times"
     page.stop()
 
 

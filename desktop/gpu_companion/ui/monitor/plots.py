@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, Qt
-from PySide6.QtWidgets import QGraphicsItem, QGridLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QGraphicsItem, QLabel, QVBoxLayout, QWidget
 
 from gpu_companion.core.monitor.history import METRICS, HostHistory
 
@@ -101,9 +101,12 @@ class GpuPlots(QWidget):
     def __init__(self, parent: QWidget | None = None, build: bool = True) -> None:
         super().__init__(parent)
         pg.setConfigOptions(antialias=False, background="w", foreground="#4a5568")
-        self._grid = QGridLayout()
-        self._grid.setContentsMargins(0, 0, 0, 0)
-        self.plots: list[pg.PlotWidget] = []
+        # One view and one scene for the four plots: four views (PlotWidgets) each repainted
+        # 2-3 times whenever the host's plots were shown again (10 paints instead of 1).
+        self.view = pg.GraphicsLayoutWidget()
+        self.view.setObjectName("gpuPlotsView")
+        self.view.scene().sigMouseMoved.connect(self._mouse_moved)
+        self.plots: list[pg.PlotItem] = []
         self._curves: dict[tuple[int, int, bool], _Curve] = {}
         self.legend = QLabel()  # above the plots, so it never hides a curve
         self.legend.setObjectName("gpuLegend")
@@ -114,7 +117,7 @@ class GpuPlots(QWidget):
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.addWidget(self.legend)
-        lay.addLayout(self._grid, 1)
+        lay.addWidget(self.view, 1)
         lay.addWidget(self.readout)
         self.history: HostHistory | None = None
         self.window_s = 600.0
@@ -136,7 +139,7 @@ class GpuPlots(QWidget):
         if i >= len(PANELS):
             return False
         title, unit, _, dashed = PANELS[i]
-        plot = pg.PlotWidget(axisItems={"bottom": pg.DateAxisItem()})
+        plot = self.view.addPlot(row=i // 2, col=i % 2, axisItems={"bottom": pg.DateAxisItem()})
         plot.setTitle(QCoreApplication.translate("GpuPlots", title), size="9pt")
         plot.setLabel(axis="left", text=unit)  # a unit: the same in every language
         plot.showGrid(x=False, y=True, alpha=0.15)
@@ -157,8 +160,6 @@ class GpuPlots(QWidget):
             plot.setYRange(0, 100, padding=0.02)
         if self._x_end:
             plot.setXRange(self._x_end - self.window_s, self._x_end, padding=0)
-        plot.scene().sigMouseMoved.connect(lambda pos, p=plot: self._hover(p, pos))
-        self._grid.addWidget(plot, i // 2, i % 2)
         self.plots.append(plot)
         for gpu in range(PRECREATED_GPUS):  # made now, not when a host opens
             self._curve(i, gpu, False).hide()
@@ -271,11 +272,25 @@ class GpuPlots(QWidget):
             if y_range is not None and y_range != self._y_ranges.get(panel):
                 self._y_ranges[panel] = y_range
                 plot.setYRange(*y_range, padding=0.05)
+        self._prepare_paint()
 
-    def _hover(self, plot: pg.PlotWidget, pos: Any) -> None:
+    def _prepare_paint(self) -> None:
+        """Apply the new ranges now rather than inside the next paint: pyqtgraph moves a
+        view's curves to a new range from the paint itself, which asks for a second paint
+        (and its axes for a third). Done here, each plot is painted once."""
+        if self.plots:
+            self.view.scene().prepareForPaint()
+
+    def _mouse_moved(self, pos: Any) -> None:
+        for plot in self.plots:
+            if plot.sceneBoundingRect().contains(pos):
+                self._hover(plot, pos)
+                return
+
+    def _hover(self, plot: pg.PlotItem, pos: Any) -> None:
         if not plot.sceneBoundingRect().contains(pos) or not self._data:
             return
-        x = plot.getPlotItem().vb.mapSceneToView(pos).x()
+        x = plot.vb.mapSceneToView(pos).x()
         panel = self.plots.index(plot)
         title, unit, solid, dashed = PANELS[panel]
         parts = []

@@ -208,7 +208,7 @@ class MainWindow(QMainWindow):
         self._paint_fallback.stop()
         calls, self.after_first_paint_calls = self.after_first_paint_calls, []
         pages = [self._page_builder(key) for key in self.pages]  # a built one is skipped
-        self._run_deferred([self._show_start_page, *pages, *calls])
+        self._run_deferred([self._show_start_page, *pages, *calls, _preload_plotting])
 
     def _show_start_page(self) -> None:
         """The page the window opened on, built (unless something built it meanwhile) and
@@ -403,3 +403,12 @@ class MainWindow(QMainWindow):
         from PySide6.QtWidgets import QMessageBox
 
         QMessageBox.critical(self, "GPU Companion", text)
+
+
+def _preload_plotting() -> None:
+    """The last step after the first paint: the Monitor's plotting libraries (numpy, pyqtgraph,
+    0.25-0.9 s) imported on a worker thread, so the first click on that page does not pay
+    them on this one (ui/monitor/preload.py)."""
+    from gpu_companion.ui.monitor.preload import preload_plotting
+
+    preload_plotting()
