@@ -11,6 +11,9 @@ from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView
 from gpu_companion.ui.common.plain_text import tooltip_text
 
 T = TypeVar("T")
+# looked up once: a view asks `data()` for a dozen roles per cell and paint, and each attribute
+# of a Qt enum is a lookup through PySide's enum machinery
+_DISPLAY, _TOOLTIP = Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole
 Index = QModelIndex | QPersistentModelIndex
 # rows a column's width is measured on (QHeaderView.resizeContentsPrecision): Qt's default,
 # 1000, measured every row's text of a 1,000-row history on each reset and show; 0 ("the rows in
@@ -46,13 +49,13 @@ class RowTableModel(QAbstractTableModel, Generic[T]):
         return 0 if parent.isValid() else len(self._columns)
 
     def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if role != _DISPLAY and role != _TOOLTIP:  # the roles asked most, answered first
+            return None
         if not index.isValid() or not 0 <= index.row() < len(self._rows):
             return None
-        if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole):
-            value = self._columns[index.column()][1](self._rows[index.row()])
-            text = "" if value is None else str(value)
-            return tooltip_text(text) if role == Qt.ItemDataRole.ToolTipRole else text
-        return None
+        value = self._columns[index.column()][1](self._rows[index.row()])
+        text = "" if value is None else str(value)
+        return tooltip_text(text) if role == _TOOLTIP else text
 
     def headerData(
         self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole
