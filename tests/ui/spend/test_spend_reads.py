@@ -178,6 +178,9 @@ def test_a_change_elsewhere_refreshes_the_page_on_show_only(page, ctx, qtbot):
     ctx.ledger.start_rental(vast.id, "0.20")
     qtbot.wait(50)
     assert page.reads.started == before and page.running_model.rowCount() == 2
+    page.show()  # the window restored from the tray: what changed meanwhile is read
+    qtbot.waitUntil(lambda: page.running_model.rowCount() == 3)
+    assert page.reads.started == before + 1
 
 
 def test_showing_the_filled_page_does_not_measure_its_tables(

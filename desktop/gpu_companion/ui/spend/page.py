@@ -224,6 +224,7 @@ class SpendPage(EmptyStatePage):
         self.experiments_place = LazyTab(lambda: ExperimentsTab(self.ledger))
         self.tabs.addTab(self.experiments_place, self.tr("Experiments"))
         self._history_stale = False
+        self._missed_change = False  # the ledger changed while the page was hidden
         self.tabs.currentChanged.connect(self._tab_changed)
         self.currencies: list[str] = []
 
@@ -358,8 +359,10 @@ class SpendPage(EmptyStatePage):
         self.reads.request()
 
     def _on_ledger_changed(self) -> None:
-        if self.isVisible():  # else the next show refreshes it
+        if self.isVisible():
             self.refresh()
+        else:  # read when it shows again (the window restored from the tray, say)
+            self._missed_change = True
 
     def _prepare_read(self) -> Callable[[], SpendView]:
         if HISTORY in self._wanted and self.tabs.currentIndex() != HISTORY_TAB:
@@ -510,6 +513,9 @@ class SpendPage(EmptyStatePage):
     def showEvent(self, event: QShowEvent) -> None:
         self.meter.start()
         super().showEvent(event)
+        if self._missed_change:
+            self._missed_change = False
+            self.refresh()
 
     def hideEvent(self, event: QHideEvent) -> None:
         self.meter.stop()
