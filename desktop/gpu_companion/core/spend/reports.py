@@ -7,13 +7,14 @@ cross a period boundary, or still run, are split in Python with the metering rul
 
 from __future__ import annotations
 
+import sqlite3
 from bisect import bisect_right
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from decimal import Decimal
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from gpu_companion.core.common.clock import to_iso
 from gpu_companion.core.common.money import format_rate, to_minor
@@ -329,12 +330,28 @@ def _with_rollup(
             return compute()
     finally:
         db.execute("COMMIT")
-    if not may_write:
-        return None
-    with store.transaction():
-        if rollup.refresh(db, (a, b), rollup.INLINE_HOURS):
-            return compute()
-    return None
+    if not may_write or not _begin_at_once(db):  # another writer at work (an import in
+        return None  # another process, say): the slow path now rather than wait for it
+    try:
+        got = compute() if rollup.refresh(db, (a, b), rollup.INLINE_HOURS) else None
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
+    return got
+
+
+def _begin_at_once(db: Any) -> bool:
+    """BEGIN IMMEDIATE on this thread's connection without waiting for a busy database."""
+    timeout = int(db.execute("PRAGMA busy_timeout").fetchone()[0])
+    db.execute("PRAGMA busy_timeout = 0")
+    try:
+        db.execute("BEGIN IMMEDIATE")
+        return True
+    except sqlite3.OperationalError:
+        return False
+    finally:
+        db.execute(f"PRAGMA busy_timeout = {timeout}")
 
 
 _HOURS_REPORT = (

@@ -291,3 +291,41 @@ def test_stale_ranges_merge_and_subtract():  # type: ignore[no-untyped-def]
     assert rollup._hours(t, "2025-01-01T12:00:01+00:00") == (h, h + 3)
     assert rollup._hours(t, "2025-01-01T12:00:00+00:00") == (h, h + 3)  # inclusive
     assert rollup._hours(*rollup._row(h, h + 2)) == (h, h + 2)  # written back as read
+
+
+def test_a_stale_chart_with_another_writer_at_work_takes_the_rentals_path_at_once(store):  # type: ignore[no-untyped-def]
+    """Another process holding the write lock (a long import): the chart does not wait out the
+    busy timeout to re-derive its hours, it sums the rentals and leaves the rollup stale."""
+    import sqlite3
+    import threading
+
+    pid = HostRegistry(store).save_platform(Platform("vast.ai", "", "second", "USD")).id
+    ledger = SpendLedger(store, ManualClock(NOW), tz=UTC)
+    s = NOW - timedelta(days=10)
+    ledger.add_rental(Rental(pid or 0, Decimal("1"), "USD", s, ended_at=s + timedelta(hours=2),
+                             cost_minor=500))  # fmt: skip
+    with store.transaction() as db:  # a raw write: its hours stale until derived
+        db.execute("UPDATE rentals SET cost_minor = 600")
+    held, done = threading.Event(), threading.Event()
+
+    def writer() -> None:
+        other = sqlite3.connect(store.path, isolation_level=None)
+        other.execute("BEGIN IMMEDIATE")
+        held.set()
+        done.wait(60)
+        other.execute("ROLLBACK")
+        other.close()
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    try:
+        held.wait(10)
+        window = (NOW - timedelta(days=14), NOW)
+        chart = reports.chart_data(ledger, *window, "day")  # raised "locked" after 30 s before
+    finally:
+        done.set()
+        thread.join()
+    assert sum(m for day in chart.values() for m in day.values()) == 600
+    assert chart == _by_rentals(ledger, *window, "day")
+    assert rollup.stale(store.db)  # left for the always-on loop
+    assert store.db.execute("PRAGMA busy_timeout").fetchone()[0] == 30_000
