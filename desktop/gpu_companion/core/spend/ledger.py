@@ -94,7 +94,7 @@ def rental_row(r: Rental) -> dict[str, Any]:
         "started_at": to_iso(r.started_at),
         "planned_end": to_iso(r.planned_end) if r.planned_end else None,
         "ended_at": to_iso(r.ended_at) if r.ended_at else None,
-        "span_s": int((r.ended_at - r.started_at).total_seconds()) if r.ended_at else None,
+        "span_s": _span(r.started_at, r.ended_at) if r.ended_at else None,
         "cost_minor": r.cost_minor,
         "tag": r.tag,
         "outcome": r.outcome,
@@ -127,6 +127,12 @@ def insert_rows(db: sqlite_utils.Database, table: str, rows: list[dict[str, Any]
         f"INSERT INTO {table} ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
         [[r[c] for c in cols] for r in rows],
     )
+
+
+def _span(start: datetime, end: datetime) -> int:
+    """Seconds between two instants as stored (whole seconds: `to_iso`), so that the span the
+    rollup and the reports spread a cost over is the stored rental's."""
+    return int((end.replace(microsecond=0) - start.replace(microsecond=0)).total_seconds())
 
 
 def _keep_rollup(db: sqlite_utils.Database) -> None:

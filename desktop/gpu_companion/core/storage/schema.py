@@ -408,7 +408,14 @@ def _v13_spend_rollup(db: sqlite_utils.Database) -> None:
     a million rentals), the time ranges a write made stale (appended by triggers on every
     write to rentals and charges, whoever makes it: one row per row written), and a partial
     index on the few ended rentals the rollup leaves out. Nothing is computed here: the whole
-    ledger is marked stale and re-derived later, off the GUI thread."""
+    ledger is marked stale and re-derived later, off the GUI thread. A span stored from
+    instants with fractions of a second (an import) is made the stored instants' again."""
+    db.execute(
+        "UPDATE rentals SET span_s = CAST(strftime('%s', ended_at) AS INTEGER) - "
+        "CAST(strftime('%s', started_at) AS INTEGER) WHERE ended_at IS NOT NULL AND "
+        "span_s IS NOT CAST(strftime('%s', ended_at) AS INTEGER) - "
+        "CAST(strftime('%s', started_at) AS INTEGER)"
+    )
     db.execute(
         "CREATE TABLE spend_hours (hour INTEGER NOT NULL, platform_id INTEGER NOT NULL, "
         "currency TEXT NOT NULL, starts INTEGER NOT NULL, seconds INTEGER NOT NULL, "

@@ -329,3 +329,19 @@ def test_a_stale_chart_with_another_writer_at_work_takes_the_rentals_path_at_onc
     assert chart == _by_rentals(ledger, *window, "day")
     assert rollup.stale(store.db)  # left for the always-on loop
     assert store.db.execute("PRAGMA busy_timeout").fetchone()[0] == 30_000
+
+
+def test_a_rental_with_fractions_of_a_second_spans_its_stored_instants(store):  # type: ignore[no-untyped-def]
+    """Stored instants are whole seconds: the span the cost is spread over is theirs (it was
+    taken before the cut, 3599 s for a stored hour, and the rollup split the cost unevenly)."""
+    pid = HostRegistry(store).save_platform(Platform("vast.ai", "", "second", "USD")).id
+    ledger = SpendLedger(store, ManualClock(NOW), tz=UTC)
+    start = datetime(2025, 3, 10, 23, 30, 0, 700_000, tzinfo=UTC)
+    r = ledger.add_rental(Rental(pid or 0, Decimal("1"), "USD", start,
+                                 ended_at=datetime(2025, 3, 11, 0, 30, 0, 200_000, tzinfo=UTC),
+                                 cost_minor=1_000_000))  # fmt: skip
+    span = store.db.execute("SELECT span_s FROM rentals WHERE id = ?", [r.id]).fetchone()[0]
+    assert span == 3600
+    for day in (datetime(2025, 3, 10, tzinfo=UTC), datetime(2025, 3, 11, tzinfo=UTC)):
+        window = (day, day + timedelta(days=1))
+        assert reports.spend_between(ledger, *window) == {"USD": 500_000}

@@ -50,3 +50,21 @@ def test_the_v12_ledger_is_marked_stale_then_derived(tmp_path):  # type: ignore[
         }
     finally:
         store.close()
+
+
+def test_a_span_taken_before_the_cut_to_whole_seconds_is_mended(tmp_path):  # type: ignore[no-untyped-def]
+    """An import before this build stored 7199 s for 10:00-12:00 (instants with fractions of a
+    second, cut when stored): the migration makes it the stored instants' 7200 s."""
+    import sqlite3
+
+    path = tmp_path / "companion.sqlite3"
+    shutil.copyfile(FIXTURES / "v12.sqlite3", path)
+    raw = sqlite3.connect(path)
+    raw.execute("UPDATE rentals SET span_s = 7199")
+    raw.commit()
+    raw.close()
+    store = Store(path)
+    try:
+        assert store.db.execute("SELECT span_s FROM rentals").fetchall() == [(7200,)]
+    finally:
+        store.close()
