@@ -202,8 +202,10 @@ _CROSSING = (
     "AND r.started_at < b.e AND r.ended_at > b.e AND r.ended_at <= :end "
     "WHERE r.cost_minor IS NOT NULL AND r.span_s > 0) "
     "SELECT b2.label, x.pid, x.cur, SUM("
-    "(CASE WHEN b2.e_epoch >= x.st + x.d THEN x.c ELSE x.c * (b2.e_epoch - x.st) / x.d END) - "
-    "(CASE WHEN b2.s_epoch <= x.st THEN 0 ELSE x.c * (b2.s_epoch - x.st) / x.d END)) "
+    + rollup.booked_sql("b2.e_epoch", "x.c", "x.st", "x.d")
+    + " - "
+    + rollup.booked_sql("b2.s_epoch", "x.c", "x.st", "x.d")
+    + ") "
     "FROM x JOIN temp.chart_buckets b2 ON b2.idx >= x.first AND b2.idx <= x.first + :reach "
     "AND b2.s < x.en GROUP BY 1, 2, 3"
 )

@@ -53,13 +53,14 @@ else:  # pragma: no cover - SQLite before 3.38 (2022)
         return f"CAST(strftime('%s', {column}) AS INTEGER)"
 
 
-def _booked(t: str) -> str:
+def booked_sql(t: str, c: str = "c", st: str = "st", d: str = "d") -> str:
     """`Rental.booked_until(t)` of an ended rental (start st, span d, cost c) in SQL: rounded
-    down like Python's `//` also for a negative cost (SQLite's `/` rounds toward zero)."""
-    n = f"(c * ({t} - st))"
+    down like Python's `//` also for a negative cost (SQLite's `/` rounds toward zero). The
+    rollup's and the chart's rentals path's one formula."""
+    n = f"({c} * ({t} - {st}))"
     return (
-        f"(CASE WHEN {t} <= st THEN 0 WHEN {t} >= st + d THEN c WHEN c >= 0 THEN {n} / d "
-        f"ELSE ({n} - (({n} % d) + d) % d) / d END)"
+        f"(CASE WHEN {t} <= {st} THEN 0 WHEN {t} >= {st} + {d} THEN {c} WHEN {c} >= 0 "
+        f"THEN {n} / {d} ELSE ({n} - (({n} % {d}) + {d}) % {d}) / {d} END)"
     )
 
 
@@ -77,9 +78,9 @@ _DERIVE = (
     "SELECT h, pid, cur, SUM(s), SUM(secs), SUM(rm), SUM(cm) FROM ("
     "SELECT h, pid, cur, h = st / 3600 AS s, "
     "MIN(h * 3600 + 3600, st + d) - MAX(h * 3600, st) AS secs, "
-    + _booked("(h * 3600 + 3600)")
+    + booked_sql("(h * 3600 + 3600)")
     + " - "
-    + _booked("(h * 3600)")
+    + booked_sql("(h * 3600)")
     + " AS rm, 0 AS cm FROM y UNION ALL SELECT "
     + _epoch("c.at")
     + " / 3600, c.platform_id, c.currency, 0, 0, 0, c.amount_minor FROM charges c "

@@ -248,6 +248,7 @@ def test_a_negative_cost_is_split_as_metering_splits_it(store):  # type: ignore[
     window = (NOW - timedelta(days=12), NOW)
     got = reports.chart_data(ledger, *window, "day")
     assert {k: v for k, v in got.items() if v} == _naive(ledger, *window, "day")
+    assert _by_rentals(ledger, *window, "day") == got  # the rentals path rounds down too
     hours = store.db.execute(
         "SELECT rentals_minor FROM spend_hours WHERE rentals_minor < 0 ORDER BY hour"
     ).fetchall()
