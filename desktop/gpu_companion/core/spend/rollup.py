@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 
 HOUR = 3600
 # the rentals the rollup holds; the triggers of migration 0013 use the same test
+NEAR_S = 31 * 86400  # rentals longer than this are looked up by their span (see `derive`)
 USUAL = "r.ended_at IS NOT NULL AND r.cost_minor IS NOT NULL AND r.span_s > 0"
 # the ended rentals it leaves out (read through the partial index `rentals_unrolled`: the
 # condition is spelled as in the index, so SQLite can use it)
@@ -71,7 +72,10 @@ _DERIVE = (
     "charges_minor) "
     "WITH x AS MATERIALIZED (SELECT " + _epoch("r.started_at") + " AS st, r.span_s AS d, "
     "r.cost_minor AS c, r.platform_id AS pid, r.currency AS cur FROM rentals r "
-    "WHERE r.started_at >= :since AND r.started_at < :hi AND r.ended_at > :lo AND " + USUAL + "), "
+    "WHERE r.started_at >= :since AND r.started_at < :hi AND r.ended_at > :lo "
+    "AND r.span_s <= :near AND " + USUAL + " UNION ALL SELECT " + _epoch("r.started_at") + ", "
+    "r.span_s, r.cost_minor, r.platform_id, r.currency FROM rentals r WHERE r.span_s > :near "
+    "AND +r.started_at < :hi AND +r.ended_at > :lo AND " + USUAL + "), "
     "y AS (SELECT MAX(x.st / 3600, :a) + n.k AS h, x.st, x.d, x.c, x.pid, x.cur FROM x "
     "JOIN temp.rollup_numbers n ON n.k <= MIN((x.st + x.d - 1) / 3600, :b - 1) "
     "- MAX(x.st / 3600, :a)) "
@@ -162,7 +166,11 @@ def derive(db: sqlite_utils.Database, a: int, b: int) -> None:
     longest = int(db.execute("SELECT MAX(span_s) FROM rentals").fetchone()[0] or 0)
     _numbers(db, longest // HOUR + 2)
     db.execute("DELETE FROM spend_hours WHERE hour >= ? AND hour < ?", [a, b])
-    args = {"a": a, "b": b, "lo": _iso(a), "hi": _iso(b), "since": _iso(a - longest // HOUR - 1)}
+    # rentals up to a month long by the start index from a month before; the few longer ones
+    # by the span index (one rental of years must not widen every write's search to all)
+    near = min(longest, NEAR_S)
+    args = {"a": a, "b": b, "lo": _iso(a), "hi": _iso(b), "near": near,
+            "since": _iso(a - near // HOUR - 1)}  # fmt: skip
     db.execute(_DERIVE, args)
 
 

@@ -275,9 +275,11 @@ def test_the_rollup_is_read_and_derived_through_indexes(store):  # type: ignore[
     plan = _plan(store, reports._RUNNING, ["a"])
     assert "SCAN r" not in plan, plan
     rollup._numbers(db, 10)
-    args = {"a": 1, "b": 2, "lo": "a", "hi": "b", "since": "c"}
+    args = {"a": 1, "b": 2, "lo": "a", "hi": "b", "since": "c", "near": 3600}
     plan = _plan(store, rollup._DERIVE, args)
     assert "USING COVERING INDEX rentals_started_covering (started_at>? AND started_at<?)" in plan
+    # the rentals longer than a month: by the span index, not a search from the oldest start
+    assert "USING INDEX idx_rentals_span_s (span_s>?)" in plan, plan
     assert "USING COVERING INDEX charges_at_covering (at>? AND at<?)" in plan, plan
     assert "SCAN r " not in plan + " " and "SCAN c " not in plan + " ", plan
 
