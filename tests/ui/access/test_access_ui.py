@@ -123,7 +123,7 @@ def test_fleet_row_menu_offers_the_same_doors(window, ctx, gpu1, launchers, qtbo
 
 
 @pytest.mark.qt_log_ignore("This plugin does not support raise")  # bring_forward, offscreen
-def test_tray_rental_menu_has_the_host_doors(window, ctx, gpu1, launchers, manual_clock):
+def test_tray_rental_menu_has_the_host_doors(window, ctx, gpu1, launchers, manual_clock, qtbot):
     write_ssh_config(ctx)
     ctx.ledger.clock = manual_clock
     ctx.ledger.tz = timezone.utc
@@ -137,6 +137,7 @@ def test_tray_rental_menu_has_the_host_doors(window, ctx, gpu1, launchers, manua
         fill_host_menu=lambda menu, alias: _fill_host_menu(window, menu, alias),
     )
     try:
+        qtbot.waitUntil(lambda: not tray.busy(), timeout=10000)  # read off the GUI thread
         texts = [a.text() for a in tray.actions() if a.text()]
         assert texts[2:4] == ["Open the monitor", "Release checklist"]
         assert texts[4:7] == ["Open terminal", "Open terminal in tmux “main”", "Open in VS Code…"]

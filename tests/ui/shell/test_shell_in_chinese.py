@@ -31,6 +31,7 @@ def test_tray_in_chinese(qapp, zh_cn, ctx, manual_clock, qtbot) -> None:  # type
         model=TrayModel(ctx.ledger, ctx.budgets),
         alerts=ctx.alerts,
     )
+    qtbot.waitUntil(lambda: not tray.busy(), timeout=10000)  # read off the GUI thread
     assert tray.tooltip.startswith("GPU Companion — 1 台运行中，")
     assert "\n今日：" in tray.tooltip
     texts = [a.text() for a in tray.actions() if a.text()]

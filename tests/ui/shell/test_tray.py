@@ -21,15 +21,18 @@ def _setup(ctx, manual_clock):
     return p, h
 
 
+def _read(tray, qtbot):  # type: ignore[no-untyped-def]
+    """The tray reads the ledger off the GUI thread: wait until what it asked for is applied."""
+    qtbot.waitUntil(lambda: not tray.busy(), timeout=10000)
+
+
 def test_a_stopped_instance_shows_as_stopped_and_its_disk_still_counts(ctx, manual_clock, qtbot):
     p, h = _setup(ctx, manual_clock)
     ctx.ledger.start_rental(p.id, "0.01", host_id=h.id, billing_mode="stopped")
     manual_clock.advance(hours=10)
     snap = TrayModel(ctx.ledger, ctx.budgets).snapshot()
     assert snap.tooltip.startswith("GPU Companion — 0 running, 1 stopped, $0.01/h")
-    assert [e.text for e in snap.entries] == [
-        "vast-4090 (stopped: disk billed) · 10 h · $0.10"
-    ]
+    assert [e.text for e in snap.entries] == ["vast-4090 (stopped: disk billed) · 10 h · $0.10"]
 
 
 def test_icon_state_tooltip_and_menu_follow_the_ledger(ctx, manual_clock, qtbot):
@@ -79,6 +82,7 @@ def test_menu_lists_running_rentals_and_opens_the_pages(ctx, manual_clock, qtbot
         r = ctx.ledger.start_rental(p.id, "1", host_id=h.id, max_runtime=timedelta(minutes=20))
         manual_clock.advance(minutes=90)
         tray.refresh()
+        _read(tray, qtbot)
         texts = [a.text() for a in tray.actions() if a.text()]
         assert texts[1] == "vast-4090 · 1 h 30 min · $1.50"
         assert texts[2:6] == [
@@ -115,6 +119,7 @@ def test_an_open_menu_is_not_rebuilt_under_the_pointer(ctx, manual_clock, qtbot)
         ctx.ledger.start_rental(p.id, "1", host_id=h.id)
         manual_clock.advance(minutes=10)
         tray.refresh()
+        _read(tray, qtbot)
         tray.menu.popup(tray.menu.pos())
         qtbot.waitUntil(tray.menu.isVisible)
 
@@ -124,6 +129,7 @@ def test_an_open_menu_is_not_rebuilt_under_the_pointer(ctx, manual_clock, qtbot)
         browsing = named()[2]  # "Open the monitor" in the rental's submenu
         manual_clock.advance(minutes=30)
         tray.tick()
+        _read(tray, qtbot)  # read and applied while the menu is open
         assert named()[2] is browsing and browsing.text() == "Open the monitor"
         assert named()[1].text() == "vast-4090 · 10 min · $0.17"
         tray.menu.hide()  # aboutToHide
@@ -156,6 +162,7 @@ def test_alerts_become_banners_without_a_tray_and_the_window_stays_while_billing
     qtbot.waitUntil(lambda: len(window.banners.banners()) == 1)
     banner = window.banners.banners()[0]
     assert "vast-4090 reaches its planned runtime in 10 min" in banner.label.text()
+    _read(window.tray, qtbot)
     assert window.tray.state == "ok"
 
     msg = ctx.alerts.on_idle("vast-4090", manual_clock.now() - timedelta(hours=3))

@@ -77,7 +77,7 @@ def build_window(services: Services) -> MainWindow:
         made = CountdownBanners(
             services, window.banners, tray.deliver if tray.icon is not None else None, window
         )
-        made.changed.connect(tray.refresh)
+        made.changed.connect(tray.answers_changed)  # the menu's answers, not the ledger
         return made
 
     def follow_countdowns() -> None:

@@ -1,8 +1,11 @@
-"""The tray: its state, tooltip and menu come from a testable model over the ledger; the real
-QSystemTrayIcon shows them where a tray exists, and alerts fall back to in-app banners where not."""
+"""The tray: its state, tooltip and menu come from a testable model over the ledger, read off the
+GUI thread; the real QSystemTrayIcon shows them where a tray exists, and alerts fall back to in-app
+banners where not. The menu is made when it is about to show, each rental's submenu when that
+opens: a refresh with a hundred rented hosts builds nothing and runs no SQL on the GUI thread."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from datetime import timedelta
 from typing import TYPE_CHECKING
@@ -17,7 +20,10 @@ from gpu_companion.ui.common.plain_text import tooltip_text
 
 if TYPE_CHECKING:
     from gpu_companion.core.spend.alerts import SpendAlerts
-    from gpu_companion.ui.shell.tray_model import TrayEntry, TrayModel
+    from gpu_companion.ui.shell.tray_model import TrayEntry, TrayModel, TraySnapshot
+    from gpu_companion.ui.spend.tabs import LatestRead
+
+log = logging.getLogger(__name__)
 
 REFRESH_MS = 30_000
 
@@ -38,12 +44,31 @@ def notification_for(message: Message) -> tuple[str, str, QSystemTrayIcon.Messag
     return title, message.text, kind
 
 
+class OnDemandMenu(QMenu):
+    """A menu whose actions are made on demand: `make()` runs before `actions()` answers (tests,
+    accessibility, screenshots read a menu that was never opened), as well as when it is about
+    to show. `make` itself decides whether anything needs making."""
+
+    def __init__(
+        self, make: Callable[[], None], title: str = "", parent: QWidget | None = None
+    ) -> None:
+        super().__init__(title, parent)
+        self._make = make
+
+    def actions(self) -> list[QAction]:
+        self._make()
+        return super().actions()
+
+
 class Tray(QObject):
     """Delivers notifier messages (a tray balloon when a tray exists, else `fallback(message)`)
     and keeps the icon, tooltip and menu current every half minute. The alert rules themselves
     run in the always-on loop (services), never here: the tray only shows them and answers.
     A rental started, ended or changed anywhere (the wizard, a page, another thread) refreshes it
-    at once through `ledger_changed`, queued onto the GUI thread."""
+    at once through `ledger_changed`, queued onto the GUI thread. The ledger is read off the GUI
+    thread, one read at a time (refreshes meanwhile coalesce into one more), and applied here.
+    The menu is made from the latest snapshot when it is about to show (each rental's submenu
+    when that opens), never by a refresh."""
 
     ledger_changed = Signal()
 
@@ -74,13 +99,18 @@ class Tray(QObject):
         self.available = QSystemTrayIcon.isSystemTrayAvailable() if available is None else available
         self.state = "idle"
         self.tooltip = self.tr("GPU Companion — nothing running")
-        self.menu = QMenu()
+        self.menu = OnDemandMenu(self._make_menu)
         self.menu.aboutToShow.connect(self._opening)
         self.menu.aboutToHide.connect(self._closed)
         self._menu_open = False  # signals, not isVisible(): a D-Bus tray's menu is not a Qt popup
+        self._menu_stale = True  # the menu does not show the latest entries (or answers) yet
+        self.menus_made = 0  # times the top menu was made (what the tests count)
         self._entries: list[TrayEntry] = []
         self._submenus: list[QMenu] = []
+        self._reads: LatestRead | None = None  # the ledger's reads, made with the first model
+        self._hidden = False  # hide(): the app quits, nothing more is read
         self.icon: QSystemTrayIcon | None = None
+        self._icon_state = "idle"
         if self.available:
             self.icon = QSystemTrayIcon(icon("tray-idle"), self)
             self.icon.setContextMenu(self.menu)
@@ -126,24 +156,70 @@ class Tray(QObject):
         self.refresh()
 
     def refresh(self) -> None:
-        snap = self.model.snapshot() if self.model is not None else None
+        """Ask for the ledger's state: read off the GUI thread and applied here when it comes.
+        Without a ledger yet, the tray says "nothing running" at once."""
+        if self._hidden:
+            return
+        if self.model is None:
+            self._apply(None)
+            return
+        if self._reads is None:
+            from gpu_companion.ui.spend.tabs import LatestRead  # with the ledger: after the paint
+
+            self._reads = LatestRead(self._prepare_read, self._apply, self._read_failed, self)
+        self._reads.request()
+
+    def busy(self) -> bool:
+        """A snapshot is being read, or one more is asked for (what tests wait on)."""
+        return self._reads is not None and self._reads.busy()
+
+    @property
+    def reads(self) -> int:
+        """Snapshots read so far (what tests count)."""
+        return self._reads.started if self._reads is not None else 0
+
+    def _prepare_read(self) -> Callable[[], TraySnapshot]:
+        model = self.model
+        assert model is not None
+        return model.snapshot
+
+    def _read_failed(self, exc: Exception) -> None:
+        log.warning("the tray could not read the ledger: %s", exc, exc_info=exc)
+
+    def _apply(self, snap: TraySnapshot | None) -> None:
         if snap is not None:
             self.state, self.tooltip = snap.state, snap.tooltip
         self._entries = snap.entries if snap is not None else []
-        if not self._menu_open:  # an open menu is not pulled from under the pointer; it is built
-            self._build_menu(self._entries)  # afresh each time it opens
+        self._menu_stale = True  # made afresh when next opened (an open one stays as it is)
         if self.icon is not None:
-            self.icon.setIcon(icon(f"tray-{self.state}"))
+            if self.state != self._icon_state:
+                self.icon.setIcon(icon(f"tray-{self.state}"))
+                self._icon_state = self.state
             self.icon.setToolTip(tooltip_text(self.tooltip))
 
+    def answers_changed(self) -> None:
+        """An auto-release countdown opened, was answered or closed: the menu offers what it
+        offers now when next opened."""
+        self._menu_stale = True
+
     def _opening(self) -> None:
-        self._build_menu(self._entries)
+        if self._menu_stale:
+            self._build_menu(self._entries)
         self._menu_open = True
 
     def _closed(self) -> None:
         self._menu_open = False
 
+    def _make_menu(self) -> None:
+        """The menu from the latest snapshot, unless it shows that already or is open (an open
+        menu is not pulled from under the pointer; it is made afresh each time it opens)."""
+        if self._menu_stale and not self._menu_open:
+            self._build_menu(self._entries)
+
     def _build_menu(self, entries: list[TrayEntry]) -> None:
+        """One entry per rental; each entry's submenu is made when it opens."""
+        self._menu_stale = False
+        self.menus_made += 1
         self.menu.clear()
         for sub in self._submenus:
             sub.deleteLater()
@@ -152,31 +228,34 @@ class Tray(QObject):
         if entries:
             self.menu.addSeparator()
         for entry in entries:
-            answers = self._answers(entry.host_alias) if self._answers and entry.host_alias else []
-            title = entry.text
-            if answers:
+            title = entry.text  # a countdown waits: the countdowns' own state, no SQL
+            if self._answers and entry.host_alias and self._answers(entry.host_alias):
                 title = self.tr("{rental} · auto-release pending").format(rental=entry.text)
-            sub = self.menu.addMenu(title)
+            sub = _RentalMenu(self, entry, title, self.menu)
+            self.menu.addMenu(sub)
             self._submenus.append(sub)
-            for text, act in answers:
-                sub.addAction(text, act)
-            if answers:
-                sub.addSeparator()
-            sub.addAction(self.tr("Open the monitor"), lambda: self._open("monitor"))
-            sub.addAction(self.tr("Release checklist"), self._releaser(entry.host_alias))
-            if self._fill_host_menu is not None and entry.host_alias:
-                sub.addSeparator()
-                self._fill_host_menu(sub, entry.host_alias)
-                sub.addSeparator()
-            if self.alerts is not None:
-                sub.addAction(
-                    self.tr("Snooze its alerts for 1 hour"), self._snoozer(entry.rental_id)
-                )
-                sub.addAction(self.tr("Mute its alerts"), self._muter(entry.rental_id))
         self.menu.addSeparator()
         self.menu.addAction(self.tr("Spend"), lambda: self._open("spend"))
         self.menu.addSeparator()
         self.menu.addAction(self.tr("Quit"), self._quit)
+
+    def fill_rental_menu(self, sub: QMenu, entry: TrayEntry) -> None:
+        """A rental's submenu: the countdown's answers, the monitor, the release checklist, the
+        host's doors (terminal, VS Code, tunnels: read now, as they are), snooze and mute."""
+        answers = self._answers(entry.host_alias) if self._answers and entry.host_alias else []
+        for text, act in answers:
+            sub.addAction(text, act)
+        if answers:
+            sub.addSeparator()
+        sub.addAction(self.tr("Open the monitor"), lambda: self._open("monitor"))
+        sub.addAction(self.tr("Release checklist"), self._releaser(entry.host_alias))
+        if self._fill_host_menu is not None and entry.host_alias:
+            sub.addSeparator()
+            self._fill_host_menu(sub, entry.host_alias)
+            sub.addSeparator()
+        if self.alerts is not None:
+            sub.addAction(self.tr("Snooze its alerts for 1 hour"), self._snoozer(entry.rental_id))
+            sub.addAction(self.tr("Mute its alerts"), self._muter(entry.rental_id))
 
     def _open(self, key: str) -> None:
         self._show_window()
@@ -215,7 +294,8 @@ class Tray(QObject):
         return mute
 
     def actions(self) -> list[QAction]:
-        """Every action of the menu, submenus flattened (for tests and accessibility)."""
+        """Every action of the menu, submenus flattened (for tests and accessibility): made
+        from the latest snapshot, every submenu filled, when not made yet."""
         out: list[QAction] = []
         for action in self.menu.actions():
             out.append(action)
@@ -238,8 +318,13 @@ class Tray(QObject):
         window.installEventFilter(watcher)
 
     def hide(self) -> None:
+        """The app quits: no more reads (a refresh already queued reads nothing; one running
+        ends without another after it), so none reaches the store after it closes."""
+        self._hidden = True
         self.timer.stop()
         self._unsubscribe_ledger()
+        if self._reads is not None:
+            self._reads.again = False
         if self.icon is not None:
             self.icon.hide()
 
@@ -254,3 +339,23 @@ class _CloseWatcher(QObject):
         if watched is self._window and event.type() == QEvent.Type.Close:
             self._window.keep_in_tray = self._running()  # type: ignore[attr-defined]
         return False
+
+
+class _RentalMenu(OnDemandMenu):
+    """A rental's submenu, filled when it is about to show (afresh each time: the host's tunnels
+    change) or when its actions are asked for before it ever showed."""
+
+    def __init__(self, tray: Tray, entry: TrayEntry, title: str, parent: QWidget) -> None:
+        super().__init__(self._fill_once, title, parent)
+        self._tray, self.entry = tray, entry
+        self.filled = False
+        self.aboutToShow.connect(self.fill)
+
+    def fill(self) -> None:
+        self.clear()
+        self.filled = True
+        self._tray.fill_rental_menu(self, self.entry)
+
+    def _fill_once(self) -> None:
+        if not self.filled:
+            self.fill()

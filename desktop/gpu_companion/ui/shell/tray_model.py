@@ -48,7 +48,9 @@ class TraySnapshot:
 
 
 class TrayModel:
-    """What the tray shows, computed from the ledger and the budgets (no widgets)."""
+    """What the tray shows, computed from the ledger and the budgets (no widgets): `snapshot()`
+    runs on a worker thread (the tray applies it on the GUI thread), so it reads the store and
+    translates (thread-safe) but touches no QObject."""
 
     def __init__(self, ledger: SpendLedger, budgets: Budgets) -> None:
         self.ledger = ledger
