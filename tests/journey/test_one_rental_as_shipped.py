@@ -202,7 +202,8 @@ def checklist_passes_and_release_runs(app: App, qtbot, host, remote: Path, monke
     qtbot.waitUntil(lambda: not page.busy(), timeout=WAIT)
     item = page.checklist().item("checkpoints")
     assert item.state is ItemState.PASSED and "(transfer #" in item.evidence.summary, item.evidence
-    assert page.release_btn.isEnabled()
+    states = lambda: [(i.key, i.state.name) for i in page.checklist().items]  # noqa: E731
+    assert page.release_btn.isEnabled(), (states(), page.host(), page.busy())
     asked: list[str] = []
     monkeypatch.setattr(page, "_ask", lambda title, text: asked.append(text) or True)
     page.release_btn.click()
