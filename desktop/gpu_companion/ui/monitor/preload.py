@@ -11,6 +11,7 @@ tests/ui/shell/test_startup_imports.py keeps numpy and pyqtgraph out of the firs
 
 from __future__ import annotations
 
+import gc
 import logging
 import threading
 
@@ -41,7 +42,15 @@ def preload_thread() -> threading.Thread | None:
 
 
 def _import_plotting() -> None:
+    """Import the plotting modules, then freeze what exists: by then the app's modules, its
+    window and its pages are made and live as long as the process (~110,000 objects the
+    collector tracks, nearly all functions, types and descriptors). CPython's full collection
+    walks every one of them each time, 30-50 ms holding the GIL whichever thread runs it: it
+    was the GUI thread's longest stall while a fleet streams. Frozen, they are out of its sight
+    (a full collection walks what was made since); a cycle already garbage then is kept, once."""
     try:
         import gpu_companion.ui.monitor.plots  # noqa: F401 - numpy and pyqtgraph with it
     except Exception:  # noqa: BLE001 - the Monitor's own import will raise it where it is seen
         log.warning("preloading the plotting modules failed", exc_info=True)
+    finally:
+        gc.freeze()
