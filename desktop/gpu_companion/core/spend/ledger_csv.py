@@ -533,8 +533,10 @@ def scan_csv(
     blank = dict.fromkeys(COLUMNS, "") | {k: restore(v.strip()) for k, v in given.items()}
     # each ledger column's cell, picked in C: from the file's stripped fields, or `blank`'s
     where = {n: i for i, n in enumerate(names) if n}
-    pick = operator.itemgetter(*(where.get(c, len(header) + k) for k, c in enumerate(COLUMNS)))
+    order = [where.get(c, len(header) + k) for k, c in enumerate(COLUMNS)]
+    pick = operator.itemgetter(*order)
     extra = list(blank.values())
+    as_is = order == list(range(len(COLUMNS))) and len(header) == len(COLUMNS)  # the export's
     # a default cell starting with ' is restored only when one of the file's cells has a '
     own = (
         operator.itemgetter(*where.values() or [0])
@@ -566,7 +568,9 @@ def scan_csv(
             )
             yield ImportRow(line, "?", [why])
             continue
-        cells: tuple[str, ...] = pick([*map(str.strip, fields), *extra])
+        cells: tuple[str, ...] = (
+            tuple(map(str.strip, fields)) if as_is else pick([*map(str.strip, fields), *extra])
+        )
         if "'" in joined and (own is None or "'" in "".join(own(fields))):
             cells = tuple(restore(v) if v.startswith("'") else v for v in cells)  # rare: an
             # exported cell a spreadsheet would have run

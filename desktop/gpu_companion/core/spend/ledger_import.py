@@ -9,17 +9,19 @@ and not imported; a platform is created for the first good row that names a new 
 in memory grows only with the refused lines kept for the report (`MAX_ERRORS`) and, for a file
 without refs, 16 bytes per distinct row (to number equal rows, as `_content_ref` does).
 
-Quick for a million rows (issue 30: 62 s before, about 23 s on two busy cores): a well-formed
+Quick for a million rows (issue 30: 62 s before, about 20 s on two cores): a well-formed
 row (the app's own export: ISO instants in UTC, plain decimals, a ref) is checked by `fast_row`
 straight into its stored values, every other row by `_parse_row` (tests hold the two equal);
 rows are inserted many to a statement; a file longer than a table already is indexes that table
-once at the end (`_Reindex`) instead of a row at a time, inside the same transaction; no
-savepoint is held open but a dry run's; and with a core to spare the file is parsed by a thread
-of its own while SQLite writes (`_read_ahead`).
+once at the end (`_Reindex`) instead of a row at a time, and marks what it wrote stale for the
+spend rollup once instead of a row at a time, inside the same transaction; no savepoint is held
+open but a dry run's; and with a core to spare the file is parsed by a thread of its own while
+SQLite writes (`_read_ahead`).
 """
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import os
@@ -37,6 +39,7 @@ from gpu_companion.core.common.clock import to_iso
 from gpu_companion.core.common.i18n import _
 from gpu_companion.core.common.money import CURRENCIES, MINOR_DIGITS, to_minor
 from gpu_companion.core.hosts.registry import GRANULARITIES
+from gpu_companion.core.spend import rollup
 from gpu_companion.core.spend.csv_export import store_ref_prefix
 from gpu_companion.core.spend.csv_source import CsvSource
 from gpu_companion.core.spend.ledger import SpendLedger
@@ -102,6 +105,32 @@ def _minor(amount: str, currency: str) -> int:
     return int(whole + frac.ljust(places, "0"))  # "79.6" in cents: 7960
 
 
+@functools.lru_cache(maxsize=1024)  # a bill has a few rates, a million times
+def _rate(text: str) -> tuple[Decimal, str] | None:
+    """A rate cell's value and stored text, as `_parse_row` reads a plain one; None for one
+    it must judge."""
+    if not text:
+        return _ZERO, "0"
+    if _PLAIN(text) is None:
+        return None
+    rate = Decimal(text) or _ZERO
+    return None if rate > MAX_RATE else (rate, str(rate))
+
+
+@functools.lru_cache(maxsize=1024)
+def _terms(count: str, mode: str, granularity: str, outcome: str) -> tuple[int, str, str] | None:
+    """(GPUs, billing mode, granularity) of a rental's cells with the defaults filled in;
+    None for any `_parse_row` must judge."""
+    count = count or "1"
+    if not (count.isascii() and count.isdigit()) or int(count) > 64:
+        return None
+    mode = mode or "on-demand"
+    granularity = granularity or "second"
+    if mode not in _MODES or granularity not in _STEPS or outcome not in _OUTCOMES:
+        return None
+    return int(count), mode, granularity
+
+
 def fast_row(cells: tuple[str, ...], dec: str) -> tuple[str, str, str, str, tuple[Any, ...]] | None:
     """A well-formed row's (kind, platform, currency, granularity, stored values), exactly as
     `_parse_row` + `rental_row`/`charge_row` would make them; None for any row it is not sure
@@ -132,14 +161,13 @@ def fast_row(cells: tuple[str, ...], dec: str) -> tuple[str, str, str, str, tupl
         if kind and kind != "rental":
             return None
         # as _parse_row, in its order: anything it would refuse or read otherwise is None
-        ended: datetime | None = None
+        span = None
         if ended_at:
             if _STAMP(ended_at) is None:
                 return None
-            ended = datetime.fromisoformat(ended_at)
+            span = int((datetime.fromisoformat(ended_at) - started).total_seconds())
             if hours_text and (
-                _HOURS(hours_text) is None
-                or abs((ended - started).total_seconds() - float(hours_text) * 3600) > 60
+                _HOURS(hours_text) is None or abs(span - float(hours_text) * 3600) > 60
             ):
                 return None
         elif hours_text:
@@ -149,33 +177,26 @@ def fast_row(cells: tuple[str, ...], dec: str) -> tuple[str, str, str, str, tupl
             if ended >= LATEST:
                 return None
             ended_at = to_iso(ended)
-        span = None
-        if ended is not None:
             span = int((ended - started).total_seconds())
-            if not 0 <= span <= _MAX_SECONDS:
-                return None
-        rate = _ZERO
-        if rate_text:
-            if _PLAIN(rate_text) is None:
-                return None
-            rate = Decimal(rate_text) or _ZERO
-            if rate > MAX_RATE:
-                return None
-        if amount_text and ended is None and not rate and Decimal(amount_text):
+        if span is not None and not 0 <= span <= _MAX_SECONDS:
             return None
-        count = count or "1"
-        if not (count.isascii() and count.isdigit()) or int(count) > 64:
+        rated = _rate(rate_text)
+        if rated is None:
             return None
-        mode = mode or "on-demand"
-        granularity = granularity or "second"
-        if mode not in _MODES or granularity not in _STEPS or outcome not in _OUTCOMES:
+        rate, rate_stored = rated
+        if amount_text and span is None and not rate and Decimal(amount_text):
             return None
+        terms = _terms(count, mode, granularity, outcome)
+        if terms is None:
+            return None
+        gpus, mode, granularity = terms
         cost = None
-        if ended is not None:
+        if span is not None:
             if amount_text:
                 cost = _minor(amount_text, currency)
             else:
-                cost = accrued_minor(rate, currency, mode, granularity, started, ended)
+                cost = accrued_minor(rate, currency, mode, granularity, started,
+                                     datetime.fromisoformat(ended_at))  # fmt: skip
             if cost > _max_cost_minor(currency):
                 return None
         if planned_end and (
@@ -185,9 +206,9 @@ def fast_row(cells: tuple[str, ...], dec: str) -> tuple[str, str, str, str, tupl
     except (ValueError, ArithmeticError):
         return None
     return "rental", name, currency, granularity, (
-        None, host, model.strip(), int(count), mode, str(rate), currency, granularity,
+        None, host, model.strip(), gpus, mode, rate_stored, currency, granularity,
         started_at, planned_end or None, ended_at or None, span, cost, tag.strip(), outcome,
-        notes, end_reason or ("imported" if ended is not None else ""), "{}", ref,
+        notes, end_reason or ("imported" if span is not None else ""), "{}", ref,
     )  # fmt: skip
 
 
@@ -328,15 +349,18 @@ class _Duplicates:
 
 class _Reindex:
     """A big import into a smaller table: its secondary indexes (not unique: the refs' stays,
-    for the duplicate look-ups) are dropped before the first row and made again after the last,
-    in the import's transaction (a rollback, a dry run's included, restores them). SQLite then
-    sorts each index once instead of inserting a million random keys into it."""
+    for the duplicate look-ups) and its spend rollup triggers are dropped before the first row
+    and made again after the last, in the import's transaction (a rollback, a dry run's
+    included, restores them). SQLite then sorts each index once instead of inserting a million
+    random keys into it, and the rows written are marked stale for the rollup as one range
+    instead of one stale row each."""
 
     def __init__(self, db: sqlite_utils.Database) -> None:
         self.db = db
-        self.dropped: list[str] = []  # their CREATE INDEX statements
+        self.dropped: list[str] = []  # their CREATE INDEX and CREATE TRIGGER statements
+        self.written: list[tuple[str, int]] = []  # (table, its last id before the import)
 
-    def drop(self, table: str) -> None:
+    def drop(self, table: str, last_id: int) -> None:
         unique = {str(r[1]) for r in self.db.execute(f"PRAGMA index_list({table})") if r[2]}
         for name, sql in self.db.execute(
             "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = ? "
@@ -346,11 +370,16 @@ class _Reindex:
             if name not in unique:
                 self.db.execute(f'DROP INDEX "{name}"')
                 self.dropped.append(str(sql))
+        self.dropped += rollup.drop_triggers(self.db, table)
+        self.written.append((table, last_id))
 
     def restore(self) -> None:
+        for table, last_id in self.written:
+            rollup.mark_written(self.db, table, last_id)
         for sql in self.dropped:
             self.db.execute(sql)
         self.dropped.clear()
+        self.written.clear()
 
 
 def _batches(rows: Iterable[ImportRow], size: int) -> Generator[list[ImportRow], None, None]:
@@ -505,7 +534,7 @@ class _Import:
         d = self.duplicates
         for table, last in (("rentals", d.last_rental), ("charges", d.last_charge)):
             if self.info.lines >= last:
-                self.reindex.drop(table)
+                self.reindex.drop(table, last)
                 d.unindexed.add(table)
 
     def store(self, chunk: list[ImportRow]) -> None:

@@ -210,6 +210,41 @@ def refresh(
     return True
 
 
+# what a table's rows say about time, for `mark_written`: the instants its triggers mark stale
+_SPANS = {"rentals": ("started_at", "COALESCE(ended_at, started_at)"), "charges": ("at", "at")}
+
+
+def drop_triggers(db: sqlite_utils.Database, table: str) -> list[str]:
+    """Drop the rollup's triggers on `table` (inside the caller's write transaction: no other
+    writer sees the table without them); their CREATE statements, for `restore_triggers`. A
+    bulk import writes without them (a stale row per row written was a tenth of its time) and
+    marks what it wrote stale once, with `mark_written`."""
+    rows = db.execute(
+        "SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = ? "
+        "AND name LIKE ? ORDER BY name",
+        [table, f"{table}_rollup_%"],
+    ).fetchall()
+    for name, _sql in rows:
+        db.execute(f'DROP TRIGGER "{name}"')
+    return [str(sql) for _name, sql in rows]
+
+
+def restore_triggers(db: sqlite_utils.Database, creates: list[str]) -> None:
+    for sql in creates:
+        db.execute(sql)
+
+
+def mark_written(db: sqlite_utils.Database, table: str, after_id: int) -> None:
+    """Mark stale, as one range, the time of every row of `table` with an id above `after_id`
+    (rows written while its triggers were dropped)."""
+    lo, hi = _SPANS[table]
+    db.execute(
+        f"INSERT INTO spend_stale (lo, hi) SELECT MIN({lo}), MAX({hi}) FROM {table} "
+        f"WHERE id > ? HAVING COUNT(*) > 0",
+        [after_id],
+    )
+
+
 def catch_up(
     store: Store, max_seconds: float | None = None, chunk_hours: int = CHUNK_HOURS
 ) -> bool:

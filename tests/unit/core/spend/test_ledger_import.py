@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from gpu_companion.core.common.clock import to_iso
-from gpu_companion.core.spend import csv_source, ledger_import
+from gpu_companion.core.spend import csv_source, ledger_import, rollup
 from gpu_companion.core.spend.ledger import SpendLedger
 from gpu_companion.core.spend.ledger_csv import (
     COLUMNS,
@@ -294,6 +294,7 @@ def test_a_file_of_own_exports_imports_the_same_by_either_path(ledger, tmp_path,
         assert fast.result == slow.result and fast.errors == slow.errors
         assert fast.result.refused > 10 and fast.result.rentals > 500 and fast.result.charges > 100
         assert _stored(one) == _stored(two)
+        assert not one.store.db.execute("SELECT name FROM temp.sqlite_master").fetchall()
     finally:
         one.store.close()
         two.store.close()
@@ -306,8 +307,10 @@ def _stored(ledger: SpendLedger) -> list[tuple[object, ...]]:
 
 
 def _indexes(ledger: SpendLedger) -> list[tuple[str, str]]:
+    """Its indexes and triggers (the spend rollup's)."""
     return ledger.store.db.execute(
-        "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL ORDER BY name"
+        "SELECT name, sql FROM sqlite_master WHERE type IN ('index', 'trigger') "
+        "AND sql IS NOT NULL ORDER BY name"
     ).fetchall()
 
 
@@ -319,9 +322,15 @@ def test_a_big_import_indexes_once_at_the_end_and_lands_the_same(ledger, tmp_pat
     one, two = _ledger(tmp_path / "a.sqlite3", ledger), _ledger(tmp_path / "b.sqlite3", ledger)
     try:
         before = _indexes(one)
-        assert any(name == "rentals_started_covering" for name, _sql in before)
+        names = {name for name, _sql in before}
+        assert {"rentals_started_covering", "rentals_rollup_insert"} <= names
         for target, bulk in ((one, 1), (two, 10**9)):  # re-indexed, and row by row
+            target.store.db.execute("DELETE FROM spend_stale")
             import_csv(target, no_refs, batch=7, bulk=bulk)
+            # without its triggers a bulk import marks the time it wrote stale once per
+            # table; row by row, the triggers mark each rental's
+            stale = target.store.db.execute("SELECT COUNT(*) FROM spend_stale").fetchone()[0]
+            assert stale == (1 if bulk == 1 else 40)
             dry = import_csv(target, bill, dry_run=True, bulk=bulk)
             assert dry.result.rentals == 4 and _indexes(target) == before
             # the same bills again: found by index look-ups, or (while the indexes are dropped)
@@ -331,7 +340,14 @@ def test_a_big_import_indexes_once_at_the_end_and_lands_the_same(ledger, tmp_pat
             import_csv(target, bill, batch=2, bulk=bulk)
             assert _indexes(target) == before  # made again, as they were
         assert _stored(one) == _stored(two)
-        assert not one.store.db.execute("SELECT name FROM temp.sqlite_master").fetchall()
+        # and the spend rollup derived from what each marked stale is the same, and right
+        hours = []
+        for target in (one, two):
+            assert rollup.catch_up(target.store)
+            hours.append(
+                target.store.db.execute("SELECT * FROM spend_hours ORDER BY 1, 2, 3").fetchall()
+            )
+        assert hours[0] and hours[0] == hours[1]
         plan = one.store.db.execute(
             "EXPLAIN QUERY PLAN SELECT id FROM rentals WHERE started_at = ?", ["x"]
         ).fetchall()
