@@ -5,17 +5,15 @@ host's doors, which read the store) when that opens; rapid ledger changes coales
 from __future__ import annotations
 
 import threading
-import traceback
 from datetime import timezone
 
-import pytest
 from PySide6.QtWidgets import QMenu
 
 import gpu_companion.ui.shell.build as shell_build
 from gpu_companion.core.hosts.registry import Host, Platform
-from gpu_companion.core.storage.store import Store
 from gpu_companion.ui.shell.tray import Tray
 from gpu_companion.ui.shell.tray_model import TrayModel
+from tests.ui.store_use import StoreUse
 
 HOSTS = 12
 
@@ -33,26 +31,6 @@ def _rented(ctx, manual_clock, n: int = HOSTS) -> list[str]:  # type: ignore[no-
         aliases.append(h.alias)
     manual_clock.advance(hours=1)
     return aliases
-
-
-class StoreUse:
-    """The store's connection as before, each use recorded with its thread (the GUI's with
-    where it came from)."""
-
-    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        self.gui = threading.get_ident()
-        self.on_gui: list[str] = []
-        self.off_gui: list[int] = []
-        connection = Store.db
-
-        def recorded(store):  # type: ignore[no-untyped-def]
-            if threading.get_ident() == self.gui:
-                self.on_gui.append("".join(traceback.format_stack(limit=8)))
-            else:
-                self.off_gui.append(threading.get_ident())
-            return connection.fget(store)  # type: ignore[attr-defined]
-
-        monkeypatch.setattr(Store, "db", property(recorded))
 
 
 def _read(tray: Tray, qtbot) -> None:  # type: ignore[no-untyped-def]

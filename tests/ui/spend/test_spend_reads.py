@@ -5,7 +5,6 @@ tables' columns when their rows change rather than on every layout."""
 from __future__ import annotations
 
 import threading
-import traceback
 from datetime import timedelta, timezone
 
 import pytest
@@ -13,9 +12,9 @@ from PySide6.QtCore import Qt
 
 import gpu_companion.ui.spend.page as spend_page
 from gpu_companion.core.hosts.registry import Host, Platform
-from gpu_companion.core.storage.store import Store
 from gpu_companion.ui.common.models import RowTableModel
 from gpu_companion.ui.spend.page import CHART_TAB, EXPERIMENTS_TAB, HISTORY_TAB, SpendPage
+from tests.ui.store_use import StoreUse
 
 
 def _ledger(ctx, manual_clock):  # type: ignore[no-untyped-def]
@@ -61,20 +60,7 @@ def _read(page, qtbot):  # type: ignore[no-untyped-def]
 
 def test_the_ledger_is_read_off_the_gui_thread_only(ctx, nav, manual_clock, qtbot, monkeypatch):
     vast = _ledger(ctx, manual_clock)
-    gui = threading.get_ident()
-    on_gui: list[str] = []
-    off_gui: list[int] = []
-    connection = Store.db
-
-    def recorded(store):  # type: ignore[no-untyped-def]
-        """The store's connection as before, each use recorded with its thread."""
-        if threading.get_ident() == gui:
-            on_gui.append("".join(traceback.format_stack(limit=8)))
-        else:
-            off_gui.append(threading.get_ident())
-        return connection.fget(store)
-
-    monkeypatch.setattr(Store, "db", property(recorded))
+    use = StoreUse(monkeypatch)
     p = SpendPage(ctx, nav)  # built, then refreshed, filtered, ticked, each tab shown
     qtbot.addWidget(p)
     p.show()
@@ -90,8 +76,8 @@ def test_the_ledger_is_read_off_the_gui_thread_only(ctx, nav, manual_clock, qtbo
     for tab in (CHART_TAB, EXPERIMENTS_TAB):
         p.tabs.setCurrentIndex(tab)
         _read(p, qtbot)
-    assert on_gui == [], on_gui[0]
-    assert off_gui  # what the page shows was read, in workers
+    assert use.on_gui == [], use.on_gui[0]
+    assert use.off_gui  # what the page shows was read, in workers
     assert p.running_model.rowCount() == 1 and p.history_model.rowCount() == 4  # vast.ai's
     assert "burning $0.80/h" in p.summary.text() and len(p.budget_bars) == 1
     assert p.experiments is not None and p.experiments.model.rowCount() == 2

@@ -123,6 +123,12 @@ class ImportPreview:
     decimal: str = "."
     columns: ColumnMap | None = None
 
+    @classmethod
+    def of(cls, info: CsvInfo, rows: list[ImportRow]) -> ImportPreview:
+        """The preview of `rows`, read from a file `scan_csv` found to be `info`."""
+        return cls(rows, info.file_errors, info.new_platforms, info.delimiter, info.decimal,
+                   info.columns)  # fmt: skip
+
     @property
     def understood(self) -> str:
         """How the file was read (delimiter, decimal separator, renamed columns)."""
@@ -616,16 +622,9 @@ def parse_csv(
     row: `ledger_import.import_csv` imports a big file without."""
     info = CsvInfo()
     rows = list(scan_csv(ledger, data, defaults, info))
-    preview = ImportPreview(
-        file_errors=info.file_errors,
-        new_platforms=info.new_platforms,
-        delimiter=info.delimiter,
-        decimal=info.decimal,
-        columns=info.columns,
-    )
+    preview = ImportPreview.of(info, rows)
     if info.file_errors:
-        preview.rows = rows  # the rows a broken file still named (none)
-        return preview
+        return preview  # with the rows a broken file still named (none)
     prefix = store_ref_prefix(ledger)
     known_refs = {  # the refs this ledger's own export gives its rows
         r[0]
@@ -649,8 +648,7 @@ def parse_csv(
                 stored_content[key] -= 1
                 item.duplicate = True
         seen_refs.add(entry.ref)
-    rows.sort(key=lambda r: r.line)
-    preview.rows = rows
+    rows.sort(key=lambda r: r.line)  # the preview's own list, in place
     return preview
 
 

@@ -581,14 +581,7 @@ def preview_csv(
         head = list(itertools.islice(scan, rows))
     finally:
         scan.close()
-    preview = ImportPreview(
-        rows=head,
-        file_errors=info.file_errors,
-        new_platforms=info.new_platforms,
-        delimiter=info.delimiter,
-        decimal=info.decimal,
-        columns=info.columns,
-    )
+    preview = ImportPreview.of(info, head)
     if info.file_errors:
         return preview, len(head)
     _Duplicates(ledger, store_ref_prefix(ledger)).mark([r for r in head if r.ok])

@@ -139,3 +139,51 @@ def wait_all(timeout_ms: int = 10000) -> bool:
         w.cancel()
     pools = [QThreadPool.globalInstance()] + ([_long_pool] if _long_pool is not None else [])
     return all([pool.waitForDone(timeout_ms) for pool in pools])
+
+
+class LatestRead(QObject):
+    """One read off the GUI thread at a time. A request while one runs asks for one more read
+    after it, however many came (they coalesce, never queue): `prepare` runs on the GUI thread
+    when a read starts (it takes what the widgets say then) and returns what the worker runs;
+    `apply` gets the result on the GUI thread. A child of the widget it fills: its results
+    stop with it."""
+
+    def __init__(
+        self,
+        prepare: Callable[[], Callable[[], Any]],
+        apply: Callable[[Any], object],
+        failed: Callable[[Exception], object] | None = None,
+        parent: QObject | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self._prepare, self._apply, self._failed = prepare, apply, failed
+        self.worker: Worker | None = None
+        self.again = False
+        self.started = 0  # reads started (what the tests count)
+
+    def busy(self) -> bool:
+        return self.worker is not None or self.again
+
+    def request(self) -> None:
+        if self.worker is not None:
+            self.again = True
+            return
+        self._start()
+
+    def _start(self) -> None:
+        self.again = False
+        self.started += 1
+        self.worker = run_in_thread(self._prepare(), on_result=self._done, on_error=self._error)
+
+    def _done(self, value: object) -> None:
+        self.worker = None
+        self._apply(value)
+        if self.again:
+            self._start()
+
+    def _error(self, exc: Exception) -> None:
+        self.worker = None
+        if self._failed is not None:
+            self._failed(exc)
+        if self.again:
+            self._start()

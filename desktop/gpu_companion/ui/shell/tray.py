@@ -20,8 +20,8 @@ from gpu_companion.ui.common.plain_text import tooltip_text
 
 if TYPE_CHECKING:
     from gpu_companion.core.spend.alerts import SpendAlerts
+    from gpu_companion.ui.common.worker import LatestRead
     from gpu_companion.ui.shell.tray_model import TrayEntry, TrayModel, TraySnapshot
-    from gpu_companion.ui.spend.tabs import LatestRead
 
 log = logging.getLogger(__name__)
 
@@ -164,7 +164,7 @@ class Tray(QObject):
             self._apply(None)
             return
         if self._reads is None:
-            from gpu_companion.ui.spend.tabs import LatestRead  # with the ledger: after the paint
+            from gpu_companion.ui.common.worker import LatestRead  # after the first paint
 
             self._reads = LatestRead(self._prepare_read, self._apply, self._read_failed, self)
         self._reads.request()

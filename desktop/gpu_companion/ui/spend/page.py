@@ -50,7 +50,7 @@ from gpu_companion.ui.common.flow import button_bar
 from gpu_companion.ui.common.models import RowTableModel, row_table
 from gpu_companion.ui.common.page import EmptyStatePage, Navigator
 from gpu_companion.ui.common.widgets import EmptyState
-from gpu_companion.ui.common.worker import run_in_thread
+from gpu_companion.ui.common.worker import LatestRead, run_in_thread
 from gpu_companion.ui.spend.dialogs import (
     AlertsDialog,
     BudgetDialog,
@@ -64,7 +64,7 @@ from gpu_companion.ui.spend.labels import (
     outcome_text,
     rate_text,
 )
-from gpu_companion.ui.spend.tabs import ChartTab, ExperimentsTab, LatestRead, LazyTab
+from gpu_companion.ui.spend.tabs import ChartTab, ExperimentsTab, LazyTab
 
 if TYPE_CHECKING:
     from gpu_companion.services import Services

@@ -1,15 +1,13 @@
 """The Spend page's tabs after History: the chart by platform and the cost per successful
-experiment, each built when first shown; and how the page reads off the GUI thread (one read
-at a time, requests coalescing)."""
+experiment, each built when first shown, each reading the ledger off the GUI thread."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from functools import partial
-from typing import Any
 
-from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, QObject
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
@@ -28,7 +26,7 @@ from gpu_companion.core.spend.reports import (
     experiment_costs,
 )
 from gpu_companion.ui.common.models import RowTableModel, row_table
-from gpu_companion.ui.common.worker import Worker, run_in_thread
+from gpu_companion.ui.common.worker import LatestRead
 from gpu_companion.ui.spend.chart import SpendChart
 
 CHART_RANGES = {"day": 30, "week": 12, "month": 12}  # buckets shown
@@ -43,54 +41,6 @@ RANGE_LABELS = dict(  # per bucket ("day", "week", "month"), translated where sh
         strict=True,
     )
 )
-
-
-class LatestRead(QObject):
-    """One read off the GUI thread at a time. A request while one runs asks for one more read
-    after it, however many came (they coalesce, never queue): `prepare` runs on the GUI thread
-    when a read starts (it takes what the widgets say then) and returns what the worker runs;
-    `apply` gets the result on the GUI thread. A child of the widget it fills: its results
-    stop with it."""
-
-    def __init__(
-        self,
-        prepare: Callable[[], Callable[[], Any]],
-        apply: Callable[[Any], object],
-        failed: Callable[[Exception], object] | None = None,
-        parent: QObject | None = None,
-    ) -> None:
-        super().__init__(parent)
-        self._prepare, self._apply, self._failed = prepare, apply, failed
-        self.worker: Worker | None = None
-        self.again = False
-        self.started = 0  # reads started (what the tests count)
-
-    def busy(self) -> bool:
-        return self.worker is not None or self.again
-
-    def request(self) -> None:
-        if self.worker is not None:
-            self.again = True
-            return
-        self._start()
-
-    def _start(self) -> None:
-        self.again = False
-        self.started += 1
-        self.worker = run_in_thread(self._prepare(), on_result=self._done, on_error=self._error)
-
-    def _done(self, value: object) -> None:
-        self.worker = None
-        self._apply(value)
-        if self.again:
-            self._start()
-
-    def _error(self, exc: Exception) -> None:
-        self.worker = None
-        if self._failed is not None:
-            self._failed(exc)
-        if self.again:
-            self._start()
 
 
 class LazyTab(QWidget):
