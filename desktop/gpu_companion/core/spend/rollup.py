@@ -56,12 +56,14 @@ else:  # pragma: no cover - SQLite before 3.38 (2022)
 
 def booked_sql(t: str, c: str = "c", st: str = "st", d: str = "d") -> str:
     """`Rental.booked_until(t)` of an ended rental (start st, span d, cost c) in SQL: rounded
-    down like Python's `//` also for a negative cost (SQLite's `/` rounds toward zero). The
-    rollup's and the chart's rentals path's one formula."""
-    n = f"({c} * ({t} - {st}))"
+    down like Python's `//` also for a negative cost (SQLite's `/` rounds toward zero), and
+    exact when cost x seconds is past 64 bits (SQLite would go on in floats): c * x // d is
+    (c // d) * x + (c % d) * x // d, each part well inside. The rollup's and the chart's
+    rentals path's one formula."""
+    r = f"((({c} % {d}) + {d}) % {d})"  # c mod d, in [0, d)
     return (
-        f"(CASE WHEN {t} <= {st} THEN 0 WHEN {t} >= {st} + {d} THEN {c} WHEN {c} >= 0 "
-        f"THEN {n} / {d} ELSE ({n} - (({n} % {d}) + {d}) % {d}) / {d} END)"
+        f"(CASE WHEN {t} <= {st} THEN 0 WHEN {t} >= {st} + {d} THEN {c} "
+        f"ELSE (({c} - {r}) / {d}) * ({t} - {st}) + ({r} * ({t} - {st})) / {d} END)"
     )
 
 

@@ -255,6 +255,30 @@ def test_a_negative_cost_is_split_as_metering_splits_it(store):  # type: ignore[
     assert sum(h[0] for h in hours) == -1001 and len(hours) == 51
 
 
+@pytest.mark.parametrize("cost", [10**13, -(10**13) - 7])
+def test_a_cost_times_its_seconds_past_64_bits_is_split_exactly(store, cost):  # type: ignore[no-untyped-def]
+    """The most an import allows ($100 bn) over two months: cost x seconds is past 2**63, where
+    SQLite's integers turn into floats; each hour's share stays an exact integer."""
+    [pid, *_] = _fill(store, 3)
+    ledger = SpendLedger(store, ManualClock(NOW), tz=UTC)
+    start = NOW - timedelta(days=70, minutes=13)
+    ledger.add_rental(Rental(pid, Decimal("1"), "USD", start, ended_at=start + timedelta(
+        days=61, seconds=7), cost_minor=cost))  # fmt: skip
+    assert cost * 61 * 86400 > 2**63 or cost * 61 * 86400 < -(2**63)
+    assert rollup.catch_up(store)
+    hours = store.db.execute(
+        "SELECT typeof(rentals_minor), rentals_minor FROM spend_hours WHERE abs(rentals_minor) "
+        "> 1000000000 ORDER BY hour"
+    ).fetchall()
+    assert {t for t, _v in hours} == {"integer"} and sum(v for _t, v in hours) == cost
+    window = (NOW - timedelta(days=75), NOW)
+    got = reports.chart_data(ledger, *window, "day")
+    assert {k: v for k, v in got.items() if v} == _naive(ledger, *window, "day")
+    assert _by_rentals(ledger, *window, "day") == got
+    month = period_of(start + timedelta(days=20), "month", UTC)
+    assert reports.report(ledger, *month) == reports._report_by_rentals(ledger, *month)
+
+
 def _plan(store, sql: str, args=()) -> str:  # type: ignore[no-untyped-def]
     return " | ".join(r[3] for r in store.db.execute(f"EXPLAIN QUERY PLAN {sql}", args))
 
