@@ -27,6 +27,9 @@ against its floor in the same run:
 `run()` returns the figures and `rows()` the table rows (benchmarks/year_of_use.py's format);
 it makes a QApplication, so call it in a fresh process: `--json` prints the figures as one line,
 `FLEET {...}` (`FleetFigures(**json.loads(line[6:]))` then `rows()` gives the table).
+To look inside: BENCH_PROFILE_CLICK=1 profiles the clicks (BENCH_PROFILE_SORT=tottime to sort
+by own time), BENCH_SQL=1 shows where SQL ran on the GUI thread, BENCH_STACKS=1 the GUI
+thread's stack in each stall.
 """
 
 from __future__ import annotations
@@ -357,7 +360,9 @@ def _run(fig: FleetFigures, h: Harness, opens: int, raw_s: int, floor_s: float,
     if profile is not None:
         import pstats
 
-        pstats.Stats(profile, stream=sys.stderr).sort_stats("cumulative").print_stats(30)
+        pstats.Stats(profile, stream=sys.stderr).sort_stats(
+            os.environ.get("BENCH_PROFILE_SORT", "cumulative")
+        ).print_stats(30)
     if tray is not None:  # not the monitor's, but a stall of its own: shown for reference
         took = []
         for _ in range(3):
