@@ -28,6 +28,19 @@ def test_sidebar_lists_every_page_in_order(window):
     ]
 
 
+def test_the_gui_thread_waits_at_most_a_millisecond_for_the_gil(ctx, qtbot):
+    """Python's default hands the GIL to a waiting thread after 5 ms: the GUI thread, entering
+    Python many times per paint while workers run Python, waited that long each time."""
+    before = sys.getswitchinterval()
+    sys.setswitchinterval(0.005)
+    try:
+        win = build_window(ctx)
+        qtbot.addWidget(win)
+        assert sys.getswitchinterval() <= 0.001
+    finally:
+        sys.setswitchinterval(before)
+
+
 def test_every_placeholder_page_says_what_to_do_next(window, qtbot):
     for key in ("transfers", "release", "spend"):  # spend: until a platform
         page = window.navigate(key)
