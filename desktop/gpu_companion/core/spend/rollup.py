@@ -218,7 +218,7 @@ _SPANS = {"rentals": ("started_at", "COALESCE(ended_at, started_at)"), "charges"
 
 def drop_triggers(db: sqlite_utils.Database, table: str) -> list[str]:
     """Drop the rollup's triggers on `table` (inside the caller's write transaction: no other
-    writer sees the table without them); their CREATE statements, for `restore_triggers`. A
+    writer sees the table without them); their CREATE statements, to run again after. A
     bulk import writes without them (a stale row per row written was a tenth of its time) and
     marks what it wrote stale once, with `mark_written`."""
     rows = db.execute(
@@ -229,11 +229,6 @@ def drop_triggers(db: sqlite_utils.Database, table: str) -> list[str]:
     for name, _sql in rows:
         db.execute(f'DROP TRIGGER "{name}"')
     return [str(sql) for _name, sql in rows]
-
-
-def restore_triggers(db: sqlite_utils.Database, creates: list[str]) -> None:
-    for sql in creates:
-        db.execute(sql)
 
 
 def mark_written(db: sqlite_utils.Database, table: str, after_id: int) -> None:
