@@ -251,6 +251,27 @@ def test_the_four_plots_are_one_view_painted_once_when_a_host_opens(ctx, window,
     page.stop()
 
 
+def test_the_host_side_is_laid_out_at_its_size_before_the_first_click(ctx, window, qtbot):
+    """A stacked widget sizes only the page it shows: the hidden host side (640x480 until then)
+    was resized in the first click on a host, its four plots laid out and their axes drawn
+    afresh there (20-35 ms of that click). It is laid out at the page's size, and painted once
+    off screen, right after its panels are built."""
+    from PySide6.QtWidgets import QApplication
+
+    ctx.registry.save_host(Host("box", "127.0.0.1", 9))  # a closed port: it never answers
+    _ticks(ctx.monitor(), "box", time.time() - 300, 300)
+    page = window.navigate("monitor")
+    qtbot.waitUntil(lambda: not page.panel_timer.isActive(), timeout=10000)
+    host_side, fleet = page.stack.widget(1), page.stack.currentWidget()
+    assert host_side.size() == fleet.size() and not host_side.isVisible()
+    view = page.plots.view.size()
+    assert view.width() == fleet.width() and 0 < view.height() < fleet.height()
+    page.open_host("box")
+    QApplication.processEvents()
+    assert page.plots.curve_count(0) == 8
+    page.stop()
+
+
 def test_a_burst_of_samples_runs_no_query_on_the_gui_thread(ctx, window, qtbot):
     """The GUI thread only redraws: the samples' work (history, minutes, hints, auto-release)
     stays on the thread that took them in."""

@@ -171,6 +171,13 @@ class GpuPlots(QWidget):
         while self.build_next():
             pass
 
+    def warm(self, now: float | None = None) -> None:
+        """Set the time axis a host opened now would have and apply it (the caller then lays
+        the panels out at their size and paints them once, off screen)."""
+        if self.built:
+            self._set_x_end(time.time() if now is None else now)
+            self._prepare_paint()
+
     def curve_count(self, panel: int = 0) -> int:
         curves = self._curves.items()
         return sum(1 for (p, _, d), c in curves if p == panel and not d and c.isVisible())
@@ -254,12 +261,7 @@ class GpuPlots(QWidget):
                         curve.show()
         # The x range moves in steps of 1/120 of the window: between steps the axes keep their
         # painted ticks (re-laying out tick text on every redraw was most of its cost).
-        step = self.window_s / 120
-        end = (now // step + 1) * step
-        if end != self._x_end:
-            self._x_end = end
-            for plot in self.plots:
-                plot.setXRange(end - self.window_s, end, padding=0)
+        self._set_x_end(now)
         # Y ranges set here from the binned points, with headroom: no auto-range pass over every
         # curve's bounds at each paint, and axes that keep their ticks while values wander
         # inside the range. Utilisation keeps its fixed 0-100.
@@ -273,6 +275,14 @@ class GpuPlots(QWidget):
                 self._y_ranges[panel] = y_range
                 plot.setYRange(*y_range, padding=0.05)
         self._prepare_paint()
+
+    def _set_x_end(self, now: float) -> None:
+        step = self.window_s / 120
+        end = (now // step + 1) * step
+        if end != self._x_end:
+            self._x_end = end
+            for plot in self.plots:
+                plot.setXRange(end - self.window_s, end, padding=0)
 
     def _prepare_paint(self) -> None:
         """Apply the new ranges now rather than inside the next paint: pyqtgraph moves a
