@@ -246,10 +246,10 @@ class MonitorPage(Page):
         screen. A stacked widget sizes only the page it shows: the first click on a host
         resized the hidden side, laid out its four plots and drew their axes afresh, a third of
         that click (20-35 ms); the clicks after found it at that size."""
-        host_side = self.stack.widget(1)
-        if self.plots is None or self.stack.currentIndex() == 1:
+        host_side, shown = self.stack.widget(1), self.stack.currentWidget()
+        if self.plots is None or host_side is None or shown is None or shown is host_side:
             return  # a host shown already: laid out at its size
-        host_side.setGeometry(self.stack.currentWidget().geometry())
+        host_side.setGeometry(shown.geometry())
         self.plots.warm()
         host_side.grab()
 
