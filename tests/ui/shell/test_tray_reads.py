@@ -7,6 +7,7 @@ from __future__ import annotations
 import threading
 from datetime import timezone
 
+import pytest
 from PySide6.QtWidgets import QMenu
 
 import gpu_companion.ui.shell.build as shell_build
@@ -31,6 +32,20 @@ def _rented(ctx, manual_clock, n: int = HOSTS) -> list[str]:  # type: ignore[no-
         aliases.append(h.alias)
     manual_clock.advance(hours=1)
     return aliases
+
+
+def _hold_snapshots(monkeypatch: pytest.MonkeyPatch) -> threading.Event:
+    """Each tray snapshot waits (on its worker) until the returned event is set, then reads the
+    ledger as before."""
+    gate = threading.Event()
+    snapshot = TrayModel.snapshot
+
+    def held(model):  # type: ignore[no-untyped-def]
+        gate.wait(10)
+        return snapshot(model)
+
+    monkeypatch.setattr(TrayModel, "snapshot", held)
+    return gate
 
 
 def _read(tray: Tray, qtbot) -> None:  # type: ignore[no-untyped-def]
@@ -125,15 +140,7 @@ def test_rapid_ledger_changes_coalesce_into_one_more_snapshot(
     ctx, manual_clock, qtbot, monkeypatch
 ):
     _rented(ctx, manual_clock, 2)
-    gate = threading.Event()
-    snapshot = TrayModel.snapshot
-
-    def held(model):  # type: ignore[no-untyped-def]
-        """The real snapshot, once the test lets it go."""
-        gate.wait(10)
-        return snapshot(model)
-
-    monkeypatch.setattr(TrayModel, "snapshot", held)
+    gate = _hold_snapshots(monkeypatch)
     tray = _tray(ctx)
     try:
         qtbot.waitUntil(lambda: tray.reads == 1)  # the first read, held
@@ -194,14 +201,7 @@ def test_a_tray_hidden_as_the_app_quits_reads_no_more(ctx, manual_clock, qtbot, 
     """The read running ends without another after it, and a refresh queued meanwhile reads
     nothing: no read reaches the store once the services close."""
     _rented(ctx, manual_clock, 1)
-    gate = threading.Event()
-    snapshot = TrayModel.snapshot
-
-    def held(model):  # type: ignore[no-untyped-def]
-        gate.wait(10)
-        return snapshot(model)
-
-    monkeypatch.setattr(TrayModel, "snapshot", held)
+    gate = _hold_snapshots(monkeypatch)
     tray = _tray(ctx)
     try:
         qtbot.waitUntil(lambda: tray.reads == 1)

@@ -170,6 +170,10 @@ class LatestRead(QObject):
             return
         self._start()
 
+    def drop_pending(self) -> None:
+        """Forget a read asked for meanwhile: the one running is the last."""
+        self.again = False
+
     def _start(self) -> None:
         self.again = False
         self.started += 1

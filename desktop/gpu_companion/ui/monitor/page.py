@@ -250,7 +250,7 @@ class MonitorPage(Page):
         if self.plots is None or host_side is None or shown is None or shown is host_side:
             return  # a host shown already: laid out at its size
         host_side.setGeometry(shown.geometry())
-        self.plots.warm()
+        self.plots.set_time_axis()
         host_side.grab()
 
     def stop(self) -> None:

@@ -171,9 +171,9 @@ class GpuPlots(QWidget):
         while self.build_next():
             pass
 
-    def warm(self, now: float | None = None) -> None:
-        """Set the time axis a host opened now would have and apply it (the caller then lays
-        the panels out at their size and paints them once, off screen)."""
+    def set_time_axis(self, now: float | None = None) -> None:
+        """Give the built panels the time axis a host opened now would have, applied (the
+        Monitor page then lays them out at their size and paints them once, off screen)."""
         if self.built:
             self._set_x_end(time.time() if now is None else now)
             self._prepare_paint()

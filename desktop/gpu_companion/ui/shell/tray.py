@@ -324,7 +324,7 @@ class Tray(QObject):
         self.timer.stop()
         self._unsubscribe_ledger()
         if self._reads is not None:
-            self._reads.again = False
+            self._reads.drop_pending()
         if self.icon is not None:
             self.icon.hide()
 
