@@ -3,6 +3,10 @@
 import os
 import subprocess
 import sys
+from pathlib import Path
+
+from gpu_companion.core.spend.ledger_import import ELSEWHERE_BYTES
+from tests.harness.bills import write_bill
 
 
 def _cli(*args, home):
@@ -94,3 +98,19 @@ def test_a_provider_bill_is_read_by_its_own_column_names(tmp_path):
     assert "0 rentals and 0 charges; 1 already in the ledger" in again.stdout
     rep = _cli("report", "--at", "2025-02-10", home=home)
     assert "lambda" in rep.stdout and "Total: $42.40" in rep.stdout, rep.stdout
+
+
+def test_a_bill_of_100000_rows_imports_through_the_installed_command_and_python_m(tmp_path):
+    """A file this big is parsed by a second process (`ledger_import._parsed_elsewhere`): it
+    starts from either way the app is run and imports every row once."""
+    home, bill = tmp_path / "app", write_bill(tmp_path / "bill.csv", 100_000)
+    assert bill.stat().st_size >= ELSEWHERE_BYTES
+    installed = Path(sys.executable).with_name("gpu-companion")
+    env = {**os.environ, "GPU_COMPANION_HOME": str(home)}
+    first = subprocess.run([str(installed), "ledger", "import", str(bill)], env=env,
+                           capture_output=True, text=True, timeout=120, check=False)  # fmt: skip
+    assert first.returncode == 0, first.stderr
+    assert "Imported 100000 rentals and 0 charges; 0 already" in first.stdout
+    again = _cli("import", str(bill), home=home)
+    assert again.returncode == 0, again.stderr
+    assert "0 rentals and 0 charges; 100000 already in the ledger; 0 refused" in again.stdout

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO, missing_component
+from tests.harness.bills import write_bill
 
 DESKTOP = REPO / "packaging" / "gpu-companion.desktop"
 
@@ -120,6 +121,17 @@ def test_linux_bundle_builds_starts_and_finds_the_keyring(keyring_session, tmp_p
     )
     # keyring finds its backends by entry point: this fails if the bundle lost their metadata
     assert "[ok ] keyring: usable: SecretService" in doctor.stdout, doctor.stdout
+    # a big bill is parsed by a second process: the bundle starts it as that, not as the app
+    bill = write_bill(tmp_path / "bill.csv", 100_000)
+    imported = subprocess.run(
+        [str(bundles[-1]), "ledger", "import", str(bill)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert "Imported 100000 rentals" in imported.stdout, imported.stdout + imported.stderr
 
 
 def test_the_wheel_carries_every_compiled_catalog(tmp_path):

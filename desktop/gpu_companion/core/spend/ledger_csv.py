@@ -511,7 +511,7 @@ def _header(
 
 
 def scan_csv(
-    ledger: SpendLedger,
+    ledger: SpendLedger | None,
     data: bytes | Path,
     defaults: Mapping[str, str] | None = None,
     info: CsvInfo | None = None,
@@ -526,7 +526,7 @@ def scan_csv(
     inside a quoted cell, which come at the end. `fast` checks a well-formed row without
     `_parse_row` (and its row then has `stored` values instead of a `rental` or `charge`).
     `platforms` (lower-case name -> id) saves reading them from the ledger (from another
-    thread, say)."""
+    process, say: then `ledger` may be None)."""
     info = info if info is not None else CsvInfo()
     source = CsvSource(data)
     info.lines = source.line_count
@@ -550,6 +550,7 @@ def scan_csv(
         else None
     )
     if platforms is None:
+        assert ledger is not None
         platforms = _platform_ids(ledger.store.db)
     seen_content: dict[bytes, int] = {}
     errors: list[ImportRow] = []

@@ -9,26 +9,27 @@ and not imported; a platform is created for the first good row that names a new 
 in memory grows only with the refused lines kept for the report (`MAX_ERRORS`) and, for a file
 without refs, 16 bytes per distinct row (to number equal rows, as `_content_ref` does).
 
-Quick for a million rows (issue 30: 62 s before, about 20 s on two cores): a well-formed
+Quick for a million rows (issue 30: 62 s before, about 16 s on two cores): a well-formed
 row (the app's own export: ISO instants in UTC, plain decimals, a ref) is checked by `fast_row`
 straight into its stored values, every other row by `_parse_row` (tests hold the two equal);
 rows are inserted many to a statement; a file longer than a table already is indexes that table
 once at the end (`_Reindex`) instead of a row at a time, and marks what it wrote stale for the
 spend rollup once instead of a row at a time, inside the same transaction; no savepoint is held
-open but a dry run's; and with a core to spare the file is parsed by a thread of its own while
-SQLite writes (`_read_ahead`).
+open but a dry run's; and a big file is parsed by a process of its own while SQLite writes
+(`_parsed_elsewhere`).
 """
 
 from __future__ import annotations
 
 import functools
+import gc
 import itertools
 import json
+import multiprocessing
 import os
-import queue
+import pickle
 import re
-import threading
-from collections.abc import Generator, Iterable, Iterator, Mapping
+from collections.abc import Generator, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from decimal import Decimal
@@ -67,12 +68,15 @@ from gpu_companion.core.spend.ledger_csv import (
 from gpu_companion.core.spend.metering import BILLING_MODES, CHARGE_KINDS, OUTCOMES, accrued_minor
 
 if TYPE_CHECKING:
+    from multiprocessing.connection import Connection
+
     import sqlite_utils
 
 BATCH = 5000  # rows checked and stored at a time
 MAX_ERRORS = 1000  # refused lines kept for the report (the count is always whole)
 IMPORT_CACHE_KIB = 64 * 1024  # SQLite's page cache while importing: index pages stay in memory
 BULK_ROWS = 50_000  # a file this long, and longer than a table is, re-indexes it once at the end
+ELSEWHERE_BYTES = 16 << 20  # a file this big (~100,000 rows) is parsed by a process of its own
 
 
 # --- the fast path ----------------------------------------------------------------------------
@@ -393,63 +397,103 @@ def _batches(rows: Iterable[ImportRow], size: int) -> Generator[list[ImportRow],
         yield batch
 
 
-def _read_ahead(
-    batches: Iterator[list[ImportRow]], depth: int = 2
+def _parsed_elsewhere(
+    source: Path,
+    defaults: Mapping[str, str] | None,
+    info: CsvInfo,
+    platforms: Mapping[str, int],
+    size: int,
 ) -> Generator[list[ImportRow], None, None]:
-    """The batches, read and checked by a thread of their own (at most `depth` ahead) while the
-    caller stores the ones before: the parsing (Python) and SQLite's writing (which lets go of
-    the GIL) overlap. The reader's exception is raised here; closing this generator stops the
-    reader and waits for it."""
-    done = object()
-    ready: queue.Queue[Any] = queue.Queue(depth)
-    stop = threading.Event()
-
-    def put(value: Any) -> bool:
-        while not stop.is_set():
-            try:
-                ready.put(value, timeout=0.05)
-                return True
-            except queue.Full:
-                continue
-        return False
-
-    def read() -> None:
-        try:
-            for chunk in batches:
-                if not put(chunk):
-                    return
-            put(done)
-        except BaseException as exc:  # raised again on the caller's thread
-            put(_Failed(exc))
-        finally:
-            close = getattr(batches, "close", None)
-            if close is not None:
-                close()  # the file, at once
-
-    reader = threading.Thread(target=read, name="ledger-import-reader", daemon=True)
+    """`_batches(scan_csv(...))` of a file, read and checked by a process of its own while the
+    caller stores the batches before: the parse (Python, about half an import's time) and
+    SQLite's writing then run on two cores at once, which two threads cannot (the sqlite3
+    module binds every value holding the GIL). `info` is brought up to date with each batch.
+    The reader's error is raised here; closing this generator stops the reader and reaps it."""
+    ctx = multiprocessing.get_context("spawn")  # no fork of a process with threads (Qt's)
+    inbox, outbox = ctx.Pipe(duplex=False)
+    reader = ctx.Process(
+        target=_read_to_pipe,
+        args=(outbox, source, dict(defaults or {}), dict(platforms), size),
+        name="ledger-import-reader",
+        daemon=True,
+    )
     reader.start()
+    outbox.close()
     try:
-        while (value := ready.get()) is not done:
-            if isinstance(value, _Failed):
-                raise value.exc
-            yield value
+        while True:
+            try:
+                what, payload, state = pickle.loads(inbox.recv_bytes())
+            except EOFError:
+                reader.join(5)
+                raise OSError(
+                    _("The file's reader stopped (exit code {code}).").format(code=reader.exitcode)
+                ) from None
+            for name, value in vars(state).items():
+                setattr(info, name, value)
+            if what == "failed":
+                raise payload
+            if what == "done":
+                return
+            yield [_from_wire(r) for r in payload]
     finally:
-        stop.set()
+        inbox.close()
+        if reader.is_alive():
+            reader.terminate()
         reader.join()
 
 
+def _read_to_pipe(
+    outbox: Connection, source: Path, defaults: dict[str, str], platforms: dict[str, int], size: int
+) -> None:
+    """The reader process of `_parsed_elsewhere`: each batch as ("rows", its rows, the file's
+    CsvInfo so far), then ("done", None, info), or ("failed", the error, info). Without the
+    cyclic garbage collector: what it reads makes no cycles, and walking each batch's objects
+    again and again took a third of the parse."""
+    gc.disable()
+    info = CsvInfo()
+
+    def send(what: str, payload: Any) -> None:
+        outbox.send_bytes(pickle.dumps((what, payload, info), pickle.HIGHEST_PROTOCOL))
+
+    try:
+        rows = scan_csv(None, source, defaults, info, summaries=False, fast=fast_row,
+                        platforms=platforms)  # fmt: skip
+        for chunk in _batches(rows, size):
+            send("rows", [_to_wire(r) for r in chunk])
+        send("done", None)
+    except (BrokenPipeError, ConnectionResetError):
+        return  # the import stopped: nobody reads
+    except BaseException as exc:
+        try:
+            pickle.dumps(exc)
+        except Exception:
+            exc = OSError(f"{type(exc).__name__}: {exc}")
+        send("failed", exc)
+    finally:
+        outbox.close()
+
+
+def _to_wire(row: ImportRow) -> ImportRow | tuple[Any, ...]:
+    """A row as the reader sends it: a fast-path row as a tuple of its five values (a sixth
+    of the time pickling the object takes), any other whole."""
+    if row.stored is None or row.errors:
+        return row
+    return row.line, row.kind, row.platform, row.ref, row.stored
+
+
+def _from_wire(row: ImportRow | tuple[Any, ...]) -> ImportRow:
+    if isinstance(row, ImportRow):
+        return row
+    line, kind, platform, ref, stored = row
+    return ImportRow(line, kind, platform=platform, ref=ref, stored=stored)
+
+
 def _cores() -> int:
-    """The cores this process may run on. Reading ahead pays only with one to spare: two
-    threads on two busy cores hand the GIL to and fro after every statement, slower than one."""
+    """The cores this process may run on."""
     try:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
         return os.cpu_count() or 1
-
-
-@dataclass
-class _Failed:
-    exc: BaseException
 
 
 def import_csv(
@@ -460,16 +504,18 @@ def import_csv(
     dry_run: bool = False,
     batch: int = BATCH,
     bulk: int = BULK_ROWS,
-    read_ahead: bool | None = None,
+    elsewhere: bool | None = None,
 ) -> StreamedImport:
     """Import a ledger CSV (a path, read twice a line at a time; or bytes) in one transaction,
     `batch` rows at a time. With `dry_run` everything is checked and counted, then rolled back.
     A file error (no header, a missing column, not text) imports nothing: `info.file_errors`.
-    With `read_ahead` (by default on a machine of more than two cores) the file is read by a
-    thread of its own (`_read_ahead`); a file of at least `bulk` lines re-indexes each table it
-    is longer than (`_Reindex`)."""
-    if read_ahead is None:
-        read_ahead = _cores() > 2
+    With `elsewhere` (by default for a file of `ELSEWHERE_BYTES` on a machine of two cores or
+    more) the file is parsed by a process of its own (`_parsed_elsewhere`); a file of at least
+    `bulk` lines re-indexes each table it is longer than (`_Reindex`)."""
+    if elsewhere is None:
+        elsewhere = (
+            isinstance(source, Path) and _cores() > 1 and source.stat().st_size >= ELSEWHERE_BYTES
+        )
     info = CsvInfo()
     store = ledger.store
     prefix = store_ref_prefix(ledger)  # saved on first use: before the import's transaction
@@ -481,11 +527,12 @@ def import_csv(
             db.execute("SAVEPOINT import_csv")
         try:
             ids = _platform_ids(db)
-            rows = scan_csv(ledger, source, defaults, info, summaries=False, fast=fast_row,
-                            platforms=dict(ids))  # fmt: skip
-            batches = _batches(rows, batch)
-            if read_ahead:
-                batches = _read_ahead(batches)
+            if elsewhere and isinstance(source, Path):
+                batches = _parsed_elsewhere(source, defaults, info, ids, batch)
+            else:
+                rows = scan_csv(ledger, source, defaults, info, summaries=False, fast=fast_row,
+                                platforms=dict(ids))  # fmt: skip
+                batches = _batches(rows, batch)
             try:
                 done = _Import(ledger, db, info, ids, _Duplicates(ledger, prefix))
                 for n, chunk in enumerate(batches):

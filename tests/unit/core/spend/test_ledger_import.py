@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import csv
 import io
+import multiprocessing
+import os
 import random
-import threading
+import signal
+import sqlite3
 import tracemalloc
-from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -29,7 +31,7 @@ from gpu_companion.core.spend.ledger_csv import (
     scan_csv,
     stored_values,
 )
-from gpu_companion.core.spend.ledger_import import _read_ahead, fast_row, import_csv, preview_csv
+from gpu_companion.core.spend.ledger_import import fast_row, import_csv, preview_csv
 from gpu_companion.core.storage.store import Store
 
 HEADER = "type,platform,currency,started_at,ended_at,amount,gpu_model,notes,ref\n"
@@ -286,11 +288,10 @@ def test_a_file_of_own_exports_imports_the_same_by_either_path(ledger, tmp_path,
     bill.write_text(out.getvalue())
     one, two = _ledger(tmp_path / "a.sqlite3", ledger), _ledger(tmp_path / "b.sqlite3", ledger)
     try:
-        threads = threading.active_count()
-        fast = import_csv(one, bill, batch=400, read_ahead=True)  # parsed by a thread
-        assert threading.active_count() == threads
+        fast = import_csv(one, bill, batch=400, elsewhere=True)  # parsed by another process
+        assert not multiprocessing.active_children()  # reaped
         monkeypatch.setattr(ledger_import, "fast_row", lambda cells, dec: None)
-        slow = import_csv(two, bill, batch=400, read_ahead=False)
+        slow = import_csv(two, bill, batch=400, elsewhere=False)
         assert fast.result == slow.result and fast.errors == slow.errors
         assert fast.result.refused > 10 and fast.result.rentals > 500 and fast.result.charges > 100
         assert _stored(one) == _stored(two)
@@ -357,28 +358,58 @@ def test_a_big_import_indexes_once_at_the_end_and_lands_the_same(ledger, tmp_pat
         two.store.close()
 
 
-def test_rows_are_parsed_by_a_thread_of_their_own(ledger, tmp_path):  # type: ignore[no-untyped-def]
-    threads: set[int] = set()
+def test_a_big_file_is_parsed_by_a_process_of_its_own(ledger, tmp_path, monkeypatch):  # type: ignore[no-untyped-def]
+    bill = tmp_path / "bill.csv"
+    bill.write_text(_bill(3000) + "rental,Lambda,USD,broken,,1,H100,x,bad-1\n")
 
-    def batches() -> Iterator[list[ImportRow]]:
-        for n in range(5):
-            threads.add(threading.get_ident())
-            yield [ImportRow(n, "rental")]
-        raise OSError("the disk went away")
+    def here(*args: object, **kwargs: object) -> None:
+        raise AssertionError("parsed in the importing process")
 
-    before = threading.active_count()
-    got = []
-    with pytest.raises(OSError, match="went away"):
-        for chunk in _read_ahead(batches()):
-            got += chunk
-    assert [r.line for r in got] == [0, 1, 2, 3, 4]
-    assert threads and threading.get_ident() not in threads
-    assert threading.active_count() == before  # the reader is gone
+    monkeypatch.setattr(ledger_import, "scan_csv", here)  # this process's, not the reader's
+    monkeypatch.setattr(ledger_import, "ELSEWHERE_BYTES", bill.stat().st_size)
+    done = import_csv(ledger, bill, batch=100)  # by default: the file is big enough
+    assert done.result.rentals == 3000 and done.result.refused == 1
+    assert done.errors == [(3002, done.errors[0][1])] and "broken" in done.errors[0][1]
+    assert done.info.lines == 3003 and done.info.columns is not None  # the reader's CsvInfo
+    assert done.result.platforms_created == ("Lambda",)
+    assert not multiprocessing.active_children()
+    monkeypatch.setattr(ledger_import, "ELSEWHERE_BYTES", bill.stat().st_size + 1)
+    with pytest.raises(AssertionError, match="importing process"):  # a smaller one is not
+        import_csv(ledger, bill)
 
-    stop = _read_ahead(iter([[ImportRow(n, "?")] for n in range(100)]), depth=1)
-    assert next(stop)[0].line == 0
-    stop.close()  # the caller gave up: the reader stops too
-    assert threading.active_count() == before
+
+def test_a_readers_failure_or_death_stores_nothing_and_leaves_no_process(  # type: ignore[no-untyped-def]
+    ledger, tmp_path, monkeypatch
+):
+    bill = tmp_path / "bill.csv"
+    bill.write_text(_bill(20_000))
+    # its error, raised here: a folder is not a file
+    with pytest.raises(IsADirectoryError):
+        import_csv(ledger, tmp_path, elsewhere=True)
+    # killed half way (out of memory, say): the import says so and rolls back
+    stored = ledger_import._Import.store
+
+    def kill_reader(self, chunk):  # type: ignore[no-untyped-def]
+        for child in multiprocessing.active_children():
+            assert child.pid is not None
+            os.kill(child.pid, signal.SIGKILL)
+        stored(self, chunk)
+
+    monkeypatch.setattr(ledger_import._Import, "store", kill_reader)
+    with pytest.raises(OSError, match="reader stopped"):
+        import_csv(ledger, bill, batch=10, elsewhere=True)
+    assert not multiprocessing.active_children()
+    assert ledger.store.db.execute("SELECT COUNT(*) FROM rentals").fetchone()[0] == 0
+
+    # the import itself fails: the reader is stopped and reaped
+    def fail(self, chunk):  # type: ignore[no-untyped-def]
+        raise sqlite3.OperationalError("database or disk is full")
+
+    monkeypatch.setattr(ledger_import._Import, "store", fail)
+    with pytest.raises(sqlite3.OperationalError, match="disk is full"):
+        import_csv(ledger, bill, batch=10, elsewhere=True)
+    assert not multiprocessing.active_children()
+    assert ledger.store.db.execute("SELECT COUNT(*) FROM rentals").fetchone()[0] == 0
 
 
 def test_a_preview_checks_the_first_rows_and_counts_the_rest(ledger, tmp_path, monkeypatch):  # type: ignore[no-untyped-def]
