@@ -21,7 +21,8 @@ floor or the naive alternative in the same run, and prints one table with the ta
   rows (the floor)
 - the CSV export, and the import of that CSV (1M rows: <= 20 s, <= 300 MB peak RSS) in a fresh
   process into a new data dir, against reading the file with the csv module in the same kind of
-  process (peak RSS from ru_maxrss)
+  process (peak RSS: the most the process and its children, the import's file reader, held at
+  once, sampled every 10 ms; or its own ru_maxrss where that is more)
 
 `--quick` makes the sizes small enough for about a minute (CI); `--check` exits 1 when a target
 does not hold. Children run with .pyc writing on.

@@ -169,3 +169,37 @@ def test_a_big_file_is_previewed_by_its_first_rows_and_imported_whole(
     qtbot.waitUntil(lambda: dialog.result_value is not None, timeout=10000)
     assert (dialog.result_value.rentals, dialog.result_value.refused) == (11, 1)
     assert len(ctx.ledger.history()) == 11
+
+
+def test_a_bill_of_100000_rows_is_imported_from_the_page_by_a_second_process(
+    window, ctx, qtbot, tmp_path, monkeypatch
+):
+    """A file of 16 MiB is parsed by a process of its own (`ledger_import._parsed_elsewhere`),
+    started from the app's process as shipped; the page's import lands every row once."""
+    import multiprocessing
+    from multiprocessing.context import SpawnProcess
+
+    from gpu_companion.core.spend.ledger_import import ELSEWHERE_BYTES
+    from tests.harness.bills import write_bill
+
+    started: list[str] = []
+    start = SpawnProcess.start
+
+    def spy(self):  # type: ignore[no-untyped-def]
+        started.append(self.name)
+        start(self)
+
+    monkeypatch.setattr(SpawnProcess, "start", spy)
+    page = window.navigate("spend")
+    bill = write_bill(tmp_path / "year.csv", 100_000)
+    assert bill.stat().st_size >= ELSEWHERE_BYTES
+    dialog = page.run_import(bill)
+    qtbot.addWidget(dialog)
+    qtbot.waitUntil(lambda: dialog.preview is not None, timeout=30000)
+    assert dialog.total == 100_000
+    dialog.ok.click()
+    qtbot.waitUntil(lambda: dialog.result_value is not None, timeout=60000)
+    assert (dialog.result_value.rentals, dialog.result_value.refused) == (100_000, 0)
+    assert ctx.ledger.store.db.execute("SELECT COUNT(*) FROM rentals").fetchone()[0] == 100_000
+    assert started == ["ledger-import-reader"]  # the preview's rows are read here, once
+    assert not multiprocessing.active_children()
