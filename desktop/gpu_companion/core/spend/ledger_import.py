@@ -21,6 +21,7 @@ open but a dry run's; and a big file is parsed by a process of its own while SQL
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import gc
 import itertools
@@ -468,7 +469,8 @@ def _read_to_pipe(
             pickle.dumps(exc)
         except Exception:
             exc = OSError(f"{type(exc).__name__}: {exc}")
-        send("failed", exc)
+        with contextlib.suppress(OSError):  # the import stopped too
+            send("failed", exc)
     finally:
         outbox.close()
 
