@@ -101,11 +101,13 @@ def test_a_provider_bill_is_read_by_its_own_column_names(tmp_path):
 
 
 def test_a_bill_of_100000_rows_imports_through_the_installed_command_and_python_m(tmp_path):
-    """A file this big is parsed by a second process (`ledger_import._parsed_elsewhere`): it
-    starts from either way the app is run and imports every row once."""
+    """A file this big is parsed by a second process (`ledger_import._parsed_elsewhere`, on a
+    machine of two cores or more): it starts from either way the app is run (the reader runs
+    the main module again: each guards its code) and imports every row once."""
     home, bill = tmp_path / "app", write_bill(tmp_path / "bill.csv", 100_000)
     assert bill.stat().st_size >= ELSEWHERE_BYTES
     installed = Path(sys.executable).with_name("gpu-companion")
+    assert installed.exists(), "the package is not installed in this environment (pip install -e .)"
     env = {**os.environ, "GPU_COMPANION_HOME": str(home)}
     first = subprocess.run([str(installed), "ledger", "import", str(bill)], env=env,
                            capture_output=True, text=True, timeout=120, check=False)  # fmt: skip

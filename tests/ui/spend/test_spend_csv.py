@@ -175,12 +175,16 @@ def test_a_bill_of_100000_rows_is_imported_from_the_page_by_a_second_process(
     window, ctx, qtbot, tmp_path, monkeypatch
 ):
     """A file of 16 MiB is parsed by a process of its own (`ledger_import._parsed_elsewhere`),
-    started from the app's process as shipped; the page's import lands every row once."""
+    started from the import's worker thread in the window's process; the page's import lands
+    every row once. (The entry points' main modules: tests/integration/test_ledger_cli.py.)"""
     import multiprocessing
     from multiprocessing.context import SpawnProcess
 
+    from gpu_companion.core.spend import ledger_import
     from gpu_companion.core.spend.ledger_import import ELSEWHERE_BYTES
     from tests.harness.bills import write_bill
+
+    monkeypatch.setattr(ledger_import, "_cores", lambda: 2)  # as here; a 1-core runner: in-process
 
     started: list[str] = []
     start = SpawnProcess.start

@@ -30,6 +30,7 @@ import multiprocessing
 import os
 import pickle
 import re
+import traceback
 from collections.abc import Generator, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -37,6 +38,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from gpu_companion.core.common import i18n
 from gpu_companion.core.common.clock import to_iso
 from gpu_companion.core.common.i18n import _
 from gpu_companion.core.common.money import CURRENCIES, MINOR_DIGITS, to_minor
@@ -408,19 +410,27 @@ def _parsed_elsewhere(
     """`_batches(scan_csv(...))` of a file, read and checked by a process of its own while the
     caller stores the batches before: the parse (Python, about half an import's time) and
     SQLite's writing then run on two cores at once, which two threads cannot (the sqlite3
-    module binds every value holding the GIL). `info` is brought up to date with each batch.
-    The reader's error is raised here; closing this generator stops the reader and reaps it."""
-    ctx = multiprocessing.get_context("spawn")  # no fork of a process with threads (Qt's)
+    module binds every value holding the GIL). `info` is brought up to date with each batch;
+    the reader speaks the caller's language. The reader's error is raised here (its traceback
+    as the cause); closing this generator stops the reader and reaps it.
+
+    The reader is `spawn`ed (no fork of a process with Qt's threads): Python runs the main
+    module of the program again in it, so a script calling this guards its own code with
+    `if __name__ == "__main__"` (the app's entry points do; the bundle's launcher calls
+    `multiprocessing.freeze_support()` first). The first spawn also starts multiprocessing's
+    resource tracker, an idle process (about 13 MB) that stays until the app quits."""
+    ctx = multiprocessing.get_context("spawn")
     inbox, outbox = ctx.Pipe(duplex=False)
     reader = ctx.Process(
         target=_read_to_pipe,
-        args=(outbox, source, dict(defaults or {}), dict(platforms), size),
+        args=(outbox, source, dict(defaults or {}), dict(platforms), size, i18n.current()),
         name="ledger-import-reader",
         daemon=True,
     )
-    reader.start()
-    outbox.close()
+    done = False
     try:
+        reader.start()
+        outbox.close()
         while True:
             try:
                 what, payload, state = pickle.loads(inbox.recv_bytes())
@@ -432,25 +442,44 @@ def _parsed_elsewhere(
             for name, value in vars(state).items():
                 setattr(info, name, value)
             if what == "failed":
-                raise payload
+                error, trace = payload
+                raise error from _ReaderTraceback(trace)
             if what == "done":
+                done = True
                 return
             yield [_from_wire(r) for r in payload]
     finally:
         inbox.close()
-        if reader.is_alive():
-            reader.terminate()
-        reader.join()
+        outbox.close()
+        if reader.pid is not None:  # started
+            if done:  # it ends by itself once its last word is read
+                reader.join(5)
+            if reader.is_alive():
+                reader.terminate()
+            reader.join()
+
+
+class _ReaderTraceback(Exception):
+    """Where the reader process was when its error came (the cause of the error raised)."""
+
+    def __str__(self) -> str:
+        return "\n" + str(self.args[0])
 
 
 def _read_to_pipe(
-    outbox: Connection, source: Path, defaults: dict[str, str], platforms: dict[str, int], size: int
+    outbox: Connection,
+    source: Path,
+    defaults: dict[str, str],
+    platforms: dict[str, int],
+    size: int,
+    language: str,
 ) -> None:
     """The reader process of `_parsed_elsewhere`: each batch as ("rows", its rows, the file's
-    CsvInfo so far), then ("done", None, info), or ("failed", the error, info). Without the
-    cyclic garbage collector: what it reads makes no cycles, and walking each batch's objects
-    again and again took a third of the parse."""
+    CsvInfo so far), then ("done", None, info), or ("failed", (the error, its traceback),
+    info). Without the cyclic garbage collector: what it reads makes no cycles, and walking
+    each batch's objects again and again took a third of the parse."""
     gc.disable()
+    i18n.install(language)  # a refused row's reason, as the importing process would say it
     info = CsvInfo()
 
     def send(what: str, payload: Any) -> None:
@@ -465,12 +494,14 @@ def _read_to_pipe(
     except (BrokenPipeError, ConnectionResetError):
         return  # the import stopped: nobody reads
     except BaseException as exc:
+        trace = traceback.format_exc()
+        error: BaseException = exc
         try:
-            pickle.dumps(exc)
+            pickle.loads(pickle.dumps(exc))  # what the other side can make of it
         except Exception:
-            exc = OSError(f"{type(exc).__name__}: {exc}")
+            error = OSError(f"{type(exc).__name__}: {exc}")
         with contextlib.suppress(OSError):  # the import stopped too
-            send("failed", exc)
+            send("failed", (error, trace))
     finally:
         outbox.close()
 
@@ -512,7 +543,8 @@ def import_csv(
     `batch` rows at a time. With `dry_run` everything is checked and counted, then rolled back.
     A file error (no header, a missing column, not text) imports nothing: `info.file_errors`.
     With `elsewhere` (by default for a file of `ELSEWHERE_BYTES` on a machine of two cores or
-    more) the file is parsed by a process of its own (`_parsed_elsewhere`); a file of at least
+    more; never for bytes) the file is parsed by a process of its own (`_parsed_elsewhere`:
+    the caller's main module guards its code, see there); a file of at least
     `bulk` lines re-indexes each table it is longer than (`_Reindex`)."""
     if elsewhere is None:
         elsewhere = (

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from gpu_companion.core.common import i18n
 from gpu_companion.core.common.clock import to_iso
 from gpu_companion.core.spend import csv_source, ledger_import, rollup
 from gpu_companion.core.spend.ledger import SpendLedger
@@ -367,6 +368,7 @@ def test_a_big_file_is_parsed_by_a_process_of_its_own(ledger, tmp_path, monkeypa
 
     monkeypatch.setattr(ledger_import, "scan_csv", here)  # this process's, not the reader's
     monkeypatch.setattr(ledger_import, "ELSEWHERE_BYTES", bill.stat().st_size)
+    monkeypatch.setattr(ledger_import, "_cores", lambda: 2)  # as here; a 1-core runner: in-process
     done = import_csv(ledger, bill, batch=100)  # by default: the file is big enough
     assert done.result.rentals == 3000 and done.result.refused == 1
     assert done.errors == [(3002, done.errors[0][1])] and "broken" in done.errors[0][1]
@@ -376,6 +378,23 @@ def test_a_big_file_is_parsed_by_a_process_of_its_own(ledger, tmp_path, monkeypa
     monkeypatch.setattr(ledger_import, "ELSEWHERE_BYTES", bill.stat().st_size + 1)
     with pytest.raises(AssertionError, match="importing process"):  # a smaller one is not
         import_csv(ledger, bill)
+    monkeypatch.setattr(ledger_import, "ELSEWHERE_BYTES", 0)
+    monkeypatch.setattr(ledger_import, "_cores", lambda: 1)  # nor on one core: nothing to gain
+    with pytest.raises(AssertionError, match="importing process"):
+        import_csv(ledger, bill)
+
+
+def test_the_reader_speaks_the_users_language(ledger, tmp_path):  # type: ignore[no-untyped-def]
+    bill = tmp_path / "bill.csv"
+    bill.write_text(MIXED + "rental,Lambda,USD\n" + "rental,Lambda,USD,2025-13-01,,1,H100,x,\n")
+    i18n.install("zh_CN")
+    try:
+        here = import_csv(ledger, bill, dry_run=True, elsewhere=False)
+        there = import_csv(ledger, bill, dry_run=True, elsewhere=True)
+    finally:
+        i18n.install("en")
+    assert there.errors == here.errors and there.result == here.result
+    assert len(here.errors) == 3 and "个字段" in str(here.errors)  # "N fields where ...", in zh
 
 
 def test_a_readers_failure_or_death_stores_nothing_and_leaves_no_process(  # type: ignore[no-untyped-def]
@@ -383,9 +402,10 @@ def test_a_readers_failure_or_death_stores_nothing_and_leaves_no_process(  # typ
 ):
     bill = tmp_path / "bill.csv"
     bill.write_text(_bill(20_000))
-    # its error, raised here: a folder is not a file
-    with pytest.raises(IsADirectoryError):
+    # its error, raised here as itself, with where the reader was as its cause
+    with pytest.raises(IsADirectoryError) as raised:
         import_csv(ledger, tmp_path, elsewhere=True)
+    assert "_read_to_pipe" in str(raised.value.__cause__)
     # killed half way (out of memory, say): the import says so and rolls back
     stored = ledger_import._Import.store
 
