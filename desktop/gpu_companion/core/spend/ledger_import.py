@@ -30,8 +30,9 @@ import multiprocessing
 import os
 import pickle
 import re
+import threading
 import traceback
-from collections.abc import Generator, Iterable, Mapping
+from collections.abc import Callable, Generator, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from decimal import Decimal
@@ -538,9 +539,15 @@ def import_csv(
     batch: int = BATCH,
     bulk: int = BULK_ROWS,
     elsewhere: bool | None = None,
+    progress: Callable[[int, int], object] | None = None,
+    cancel_event: threading.Event | None = None,
 ) -> StreamedImport:
     """Import a ledger CSV (a path, read twice a line at a time; or bytes) in one transaction,
     `batch` rows at a time. With `dry_run` everything is checked and counted, then rolled back.
+    `progress(line, lines)` is called after each batch is stored (the file's line reached, and
+    about how many it has) and with (lines, lines) once the last is; once `cancel_event` is
+    set, the next batch raises `ImportCancelled` and nothing is stored (the indexes rebuilt
+    and the commit, after the last batch, run to their end).
     A file error (no header, a missing column, not text) imports nothing: `info.file_errors`.
     With `elsewhere` (by default for a file of `ELSEWHERE_BYTES` on a machine of two cores or
     more; never for bytes) the file is parsed by a process of its own (`_parsed_elsewhere`:
@@ -570,11 +577,17 @@ def import_csv(
             try:
                 done = _Import(ledger, db, info, ids, _Duplicates(ledger, prefix))
                 for n, chunk in enumerate(batches):
+                    if cancel_event is not None and cancel_event.is_set():
+                        raise ImportCancelled(_("The import was cancelled: nothing was stored."))
                     if n == 0 and info.lines >= bulk:  # the file's length is known by now
                         done.reindex_bigger()
                     done.store(chunk)
+                    if progress is not None:
+                        progress(min(max(r.line for r in chunk), info.lines), info.lines)
             finally:
                 batches.close()  # and the reader with it
+            if progress is not None:  # every line read: what is left is the save
+                progress(info.lines, info.lines)
             done.duplicates.close()
             if dry_run:
                 db.execute("ROLLBACK TO import_csv")  # the dropped indexes too
@@ -589,6 +602,10 @@ def import_csv(
         c["rentals"], c["charges"], c["duplicates"], c["refused"], tuple(done.created)
     )
     return StreamedImport(info, result, done.errors)
+
+
+class ImportCancelled(Exception):
+    """`import_csv` stopped at the caller's word; its transaction rolled back."""
 
 
 class _Import:

@@ -11,6 +11,7 @@ import os
 import random
 import signal
 import sqlite3
+import threading
 import tracemalloc
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -456,3 +457,32 @@ def test_a_preview_checks_the_first_rows_and_counts_the_rest(ledger, tmp_path, m
             tracemalloc.stop()
 
     assert peak(big) < 1.5 * peak(small)  # eight times the rows, the same memory
+
+
+@pytest.mark.parametrize("elsewhere", [False, True])
+def test_an_import_reports_its_progress_and_stops_at_a_word_storing_nothing(  # type: ignore[no-untyped-def]
+    ledger, tmp_path, elsewhere
+):
+    bill = tmp_path / "bill.csv"
+    bill.write_text(_bill(1000))
+    seen: list[tuple[int, int]] = []
+    import_csv(ledger, bill, batch=100, elsewhere=elsewhere, progress=lambda *p: seen.append(p))
+    # a batch's last line (of 1,002: the header and the last line end), then all of them
+    assert len(seen) == 11 and seen == sorted(seen) and seen[-2:] == [(1001, 1002), (1002, 1002)]
+    assert {total for _line, total in seen} == {1002}
+    other = _ledger(tmp_path / "other.sqlite3", ledger)
+    try:
+        stop = threading.Event()
+
+        def stop_at_300(line: int, lines: int) -> None:
+            if line >= 300:
+                stop.set()
+
+        with pytest.raises(ledger_import.ImportCancelled, match="nothing was stored"):
+            import_csv(other, bill, batch=100, elsewhere=elsewhere, progress=stop_at_300,
+                       cancel_event=stop)  # fmt: skip
+        assert other.store.db.execute("SELECT COUNT(*) FROM rentals").fetchone()[0] == 0
+        assert not multiprocessing.active_children()
+        assert import_csv(other, bill).result.rentals == 1000  # and it can be imported again
+    finally:
+        other.store.close()
