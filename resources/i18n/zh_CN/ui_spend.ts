@@ -184,6 +184,26 @@
         <source>{summary} New platforms: {platforms}.</source>
         <translation>{summary}新平台：{platforms}。</translation>
     </message>
+    <message>
+        <source>Importing…</source>
+        <translation>正在导入…</translation>
+    </message>
+    <message>
+        <source>Saving the imported rows…</source>
+        <translation>正在保存导入的记录…</translation>
+    </message>
+    <message>
+        <source>Importing: line {line} of about {lines}…</source>
+        <translation>正在导入：第 {line} 行，共约 {lines} 行…</translation>
+    </message>
+    <message>
+        <source>Cancelling the import…</source>
+        <translation>正在取消导入…</translation>
+    </message>
+    <message>
+        <source>The import was cancelled: nothing was stored.</source>
+        <translation>导入已取消：没有存入任何记录。</translation>
+    </message>
 </context>
 <context>
     <name>ExperimentsTab</name>

@@ -201,9 +201,61 @@ def test_a_bill_of_100000_rows_is_imported_from_the_page_by_a_second_process(
     qtbot.addWidget(dialog)
     qtbot.waitUntil(lambda: dialog.preview is not None, timeout=30000)
     assert dialog.total == 100_000
+    moved: list[tuple[int, int]] = []
+    dialog._progress.moved.connect(lambda *p: moved.append((*p, dialog.bar.value())))
     dialog.ok.click()
+    assert dialog.bar.isVisible() and not dialog.ok.isEnabled()
     qtbot.waitUntil(lambda: dialog.result_value is not None, timeout=60000)
     assert (dialog.result_value.rentals, dialog.result_value.refused) == (100_000, 0)
+    # the bar moved with each batch of 5,000 rows, then said it saves
+    assert len(moved) == 21 and moved[-1][0] == moved[-1][1] == 100_002
+    assert [bar for *_p, bar in moved[:20]] == sorted(bar for *_p, bar in moved[:20])
     assert ctx.ledger.store.db.execute("SELECT COUNT(*) FROM rentals").fetchone()[0] == 100_000
     assert started == ["ledger-import-reader"]  # the preview's rows are read here, once
     assert not multiprocessing.active_children()
+
+
+def test_cancel_while_a_big_bill_imports_stops_it_and_stores_nothing(window, ctx, qtbot, tmp_path):
+    import multiprocessing
+
+    from PySide6.QtWidgets import QDialogButtonBox
+
+    from tests.harness.bills import write_bill
+
+    page = window.navigate("spend")
+    bill = write_bill(tmp_path / "year.csv", 100_000)
+    dialog = page.run_import(bill)
+    qtbot.addWidget(dialog)
+    qtbot.waitUntil(lambda: dialog.preview is not None, timeout=30000)
+    dialog.ok.click()
+    qtbot.waitUntil(lambda: dialog.bar.value() > 0, timeout=30000)  # a batch is stored
+    assert dialog.summary.text().startswith("Importing: line ")
+    dialog.buttons.button(QDialogButtonBox.StandardButton.Cancel).click()
+    assert dialog.isVisible()  # it stays open until the import has stopped
+    qtbot.waitUntil(lambda: not dialog.importing, timeout=30000)
+    assert dialog.summary.text() == "The import was cancelled: nothing was stored."
+    assert dialog.result_value is None and dialog.isVisible() and dialog.ok.isEnabled()
+    assert ctx.ledger.store.db.execute("SELECT COUNT(*) FROM rentals").fetchone()[0] == 0
+    assert not multiprocessing.active_children()
+    dialog.buttons.button(QDialogButtonBox.StandardButton.Cancel).click()  # now it closes
+    assert not dialog.isVisible()
+
+
+def test_the_file_is_read_again_only_when_a_default_changes(window, ctx, qtbot, tmp_path):
+    """The platform's field says "editing finished" on every focus change: a bill of a million
+    rows was read again each time (and, during an import, its preview overwrote the import's
+    word)."""
+    page = window.navigate("spend")
+    bill = tmp_path / "bill.csv"
+    bill.write_text("type,currency,started_at,hours,rate\nrental,USD,2025-01-02T10:00:00Z,2,1.5\n")
+    dialog = page.run_import(bill)
+    qtbot.addWidget(dialog)
+    qtbot.waitUntil(lambda: dialog.preview is not None, timeout=10000)
+    typed = dialog.default_platform.lineEdit()
+    assert typed is not None and dialog._reads == 1
+    typed.editingFinished.emit()  # focus left, nothing changed
+    assert dialog._reads == 1
+    typed.setText("Lambda")
+    typed.editingFinished.emit()
+    assert dialog._reads == 2
+    qtbot.waitUntil(lambda: dialog.ok.isEnabled(), timeout=10000)  # read with the platform

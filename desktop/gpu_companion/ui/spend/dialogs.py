@@ -7,7 +7,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QCoreApplication, QLocale
+from PySide6.QtCore import QCoreApplication, QLocale, QObject, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
     QFormLayout,
     QLabel,
     QLineEdit,
+    QProgressBar,
     QSpinBox,
     QTableView,
     QVBoxLayout,
@@ -41,6 +42,7 @@ from gpu_companion.core.spend.budgets import Budget
 from gpu_companion.core.spend.ledger_csv import ImportPreview, ImportResult, ImportRow
 from gpu_companion.core.spend.ledger_import import (
     PREVIEW_ROWS,
+    ImportCancelled,
     StreamedImport,
     import_csv,
     preview_csv,
@@ -302,9 +304,16 @@ def _status(row: ImportRow) -> str:
     return QCoreApplication.translate("CsvImportDialog", "will be imported")
 
 
+class _ImportProgress(QObject):
+    """The import's progress, from its worker thread to the dialog's (a queued signal)."""
+
+    moved = Signal(int, int)  # the file's line reached, about how many it has
+
+
 class CsvImportDialog(QDialog):
     """Reads and checks the file off the GUI thread, shows each row's fate (the first
-    `PREVIEW_ROWS`: the rest are counted, never held), imports it streamed on OK."""
+    `PREVIEW_ROWS`: the rest are counted, never held), imports it streamed on OK, with its
+    progress; Cancel (or closing the dialog) while it imports stops it, storing nothing."""
 
     preview_rows = PREVIEW_ROWS
 
@@ -357,6 +366,15 @@ class CsvImportDialog(QDialog):
         self.table.setModel(self.model)
         self.table.horizontalHeader().setStretchLastSection(True)
         lay.addWidget(self.table, 1)
+        self.bar = QProgressBar()
+        self.bar.setObjectName("importProgress")
+        self.bar.setRange(0, 1000)
+        self.bar.hide()
+        lay.addWidget(self.bar)
+        self.importing = False
+        self._read_with: dict[str, str] = {}  # the defaults of the latest read
+        self._progress = _ImportProgress(self)
+        self._progress.moved.connect(self._moved)
         self.buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
         )
@@ -376,7 +394,11 @@ class CsvImportDialog(QDialog):
         }
 
     def _reread(self) -> None:
-        """Read the file again with the defaults chosen; only the latest read is shown."""
+        """Read the file again with the defaults chosen, when they changed (the platform's
+        field also says so when it only loses focus); only the latest read is shown."""
+        if self.importing or (self._reads and self.defaults() == self._read_with):
+            return
+        self._read_with = self.defaults()
         self._reads += 1
         self.ok.setEnabled(False)
         self.worker = run_in_thread(
@@ -440,17 +462,60 @@ class CsvImportDialog(QDialog):
         """The file read again and imported a batch at a time (`import_csv`): what the preview
         showed, and every row after it."""
         assert self.preview is not None
-        self.ok.setEnabled(False)
+        self._importing(True)
+        self.summary.setText(self.tr("Importing…"))
         self.worker = run_in_thread(
             import_csv,
             self.ctx.ledger,
             self.path,
             self.defaults(),
+            progress=self._progress.moved.emit,
             on_result=self._done,
-            on_error=self._failed,
+            on_error=self._import_failed,
         )
 
+    def _importing(self, on: bool) -> None:
+        self.importing = on
+        self.bar.setVisible(on)
+        self.bar.setRange(0, 1000)
+        self.bar.setValue(0)
+        for widget in (self.ok, self.default_platform, self.default_currency):
+            widget.setEnabled(not on)
+        self.buttons.button(QDialogButtonBox.StandardButton.Cancel).setEnabled(True)
+
+    def _moved(self, line: int, lines: int) -> None:
+        if not self.importing or self.worker.cancel_event.is_set():
+            return
+        if line >= lines:  # every row stored: the indexes and the commit, which cannot stop
+            self.bar.setRange(0, 0)
+            self.buttons.button(QDialogButtonBox.StandardButton.Cancel).setEnabled(False)
+            self.summary.setText(self.tr("Saving the imported rows…"))
+            return
+        self.bar.setValue(1000 * line // max(lines, 1))
+        self.summary.setText(
+            self.tr("Importing: line {line} of about {lines}…").format(
+                line=QLocale().toString(line), lines=QLocale().toString(lines)
+            )
+        )
+
+    def reject(self) -> None:
+        """Cancel: while importing, stop the import (nothing is stored) and stay open."""
+        if not self.importing:
+            super().reject()
+            return
+        self.worker.cancel()
+        self.buttons.button(QDialogButtonBox.StandardButton.Cancel).setEnabled(False)
+        self.summary.setText(self.tr("Cancelling the import…"))
+
+    def _import_failed(self, exc: Exception) -> None:
+        self._importing(False)
+        if isinstance(exc, ImportCancelled):
+            self.summary.setText(self.tr("The import was cancelled: nothing was stored."))
+            return
+        self._failed(exc)
+
     def _done(self, done: StreamedImport) -> None:
+        self._importing(False)
         if done.info.file_errors:  # the file changed since the preview
             self.summary.setText(" ".join(done.info.file_errors))
             return
