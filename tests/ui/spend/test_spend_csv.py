@@ -201,11 +201,20 @@ def test_a_bill_of_100000_rows_is_imported_from_the_page_by_a_second_process(
     qtbot.addWidget(dialog)
     qtbot.waitUntil(lambda: dialog.preview is not None, timeout=30000)
     assert dialog.total == 100_000
-    moved: list[tuple[int, int]] = []
-    dialog._progress.moved.connect(lambda *p: moved.append((*p, dialog.bar.value())))
+    moved: list[tuple[int, int, int]] = []
+    closed_while_saving: list[tuple[bool, str]] = []
+
+    def on_moved(line: int, lines: int) -> None:  # after the dialog's own slot
+        moved.append((line, lines, dialog.bar.value()))
+        if line >= lines:  # closing it while it saves (which cannot stop) waits for the save
+            dialog.reject()
+            closed_while_saving.append((dialog.isVisible(), dialog.summary.text()))
+
+    dialog._progress.moved.connect(on_moved)
     dialog.ok.click()
     assert dialog.bar.isVisible() and not dialog.ok.isEnabled()
     qtbot.waitUntil(lambda: dialog.result_value is not None, timeout=60000)
+    assert closed_while_saving == [(True, "Saving the imported rows…")]
     assert (dialog.result_value.rentals, dialog.result_value.refused) == (100_000, 0)
     # the bar moved with each batch of 5,000 rows, then said it saves
     assert len(moved) == 21 and moved[-1][0] == moved[-1][1] == 100_002

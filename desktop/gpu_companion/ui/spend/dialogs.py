@@ -499,12 +499,16 @@ class CsvImportDialog(QDialog):
         )
 
     def reject(self) -> None:
-        """Cancel: while importing, stop the import (nothing is stored) and stay open."""
+        """Cancel: while importing, stop the import (nothing is stored) and stay open; once
+        cancelling, or saving (which cannot stop), wait."""
+        cancel = self.buttons.button(QDialogButtonBox.StandardButton.Cancel)
         if not self.importing:
             super().reject()
             return
+        if not cancel.isEnabled():
+            return
         self.worker.cancel()
-        self.buttons.button(QDialogButtonBox.StandardButton.Cancel).setEnabled(False)
+        cancel.setEnabled(False)
         self.summary.setText(self.tr("Cancelling the import…"))
 
     def _import_failed(self, exc: Exception) -> None:
