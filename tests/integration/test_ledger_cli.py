@@ -116,3 +116,47 @@ def test_a_bill_of_100000_rows_imports_through_the_installed_command_and_python_
     again = _cli("import", str(bill), home=home)
     assert again.returncode == 0, again.stderr
     assert "0 rentals and 0 charges; 100000 already in the ledger; 0 refused" in again.stdout
+
+
+def _on_a_terminal(args: list[str], home: Path, stop_at: str | None = None) -> tuple[int, str]:
+    """(exit code, what it wrote to its terminal) of `gpu-companion ledger ...` whose stderr is a
+    terminal (a pty); with `stop_at`, Ctrl+C (SIGINT) once that text appears."""
+    import pty
+    import select
+    import signal
+
+    main, side = pty.openpty()
+    env = {**os.environ, "GPU_COMPANION_HOME": str(home)}
+    proc = subprocess.Popen([sys.executable, "-m", "gpu_companion", "ledger", *args], env=env,
+                            stdout=subprocess.DEVNULL, stderr=side)  # fmt: skip
+    os.close(side)
+    seen = b""
+    try:
+        while True:
+            ready, _w, _x = select.select([main], [], [], 60)
+            assert ready, seen.decode(errors="replace")
+            try:
+                chunk = os.read(main, 4096)
+            except OSError:  # the other end closed: it ended
+                break
+            if not chunk:
+                break
+            seen += chunk
+            if stop_at is not None and stop_at.encode() in seen:
+                proc.send_signal(signal.SIGINT)
+                stop_at = None
+    finally:
+        os.close(main)
+    return proc.wait(60), seen.decode(errors="replace")
+
+
+def test_on_a_terminal_a_big_import_shows_its_progress_and_ctrl_c_stores_nothing(tmp_path):
+    home, bill = tmp_path / "app", write_bill(tmp_path / "bill.csv", 100_000)
+    code, said = _on_a_terminal(["import", str(bill), "--dry-run"], home)
+    assert code == 0, said
+    assert "\rImporting: line 5001 of about 100002…" in said
+    assert "\rSaving the imported rows…" in said
+    code, said = _on_a_terminal(["import", str(bill)], home, stop_at="Importing: line")
+    assert code == 130 and "The import was cancelled: nothing was stored." in said, said
+    check = _cli("report", "--at", "2025-03-31", home=home)
+    assert check.returncode == 0 and "nothing recorded" in check.stdout, check.stdout

@@ -143,6 +143,16 @@ def _export(args: argparse.Namespace) -> int:
         ledger.store.close()
 
 
+def _show_progress(line: int, lines: int) -> None:
+    """The import's progress on one line of the terminal, written over."""
+    text = (
+        _("Saving the imported rows…")
+        if line >= lines
+        else _("Importing: line {line} of about {lines}…").format(line=line, lines=lines)
+    )
+    print("\r" + text + "\x1b[K", end="", file=sys.stderr, flush=True)
+
+
 def _import(args: argparse.Namespace) -> int:
     path = Path(args.file)
     try:
@@ -161,14 +171,22 @@ def _import(args: argparse.Namespace) -> int:
         return 2
     try:
         defaults = {"platform": args.platform or "", "currency": args.currency or ""}
+        tty = sys.stderr.isatty()
+        shown = _show_progress if tty else None
         try:
-            done = import_csv(ledger, path, defaults, dry_run=args.dry_run)
+            done = import_csv(ledger, path, defaults, dry_run=args.dry_run, progress=shown)
         except OSError as exc:
             return _fail(
                 _("could not read {file}: {problem}").format(
                     file=args.file, problem=exc.strerror or exc
                 )
             )
+        except KeyboardInterrupt:  # the transaction rolled back, the file's reader stopped
+            print("\n" + _("The import was cancelled: nothing was stored."), file=sys.stderr)
+            return 130
+        finally:
+            if tty:
+                print("\r\x1b[K", end="", file=sys.stderr, flush=True)  # the progress line
         if done.understood:
             print(f"{args.file}: {done.understood}")
         for line in done.error_lines():
