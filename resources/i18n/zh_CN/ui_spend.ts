@@ -200,10 +200,6 @@
         <source>Cancelling the import…</source>
         <translation>正在取消导入…</translation>
     </message>
-    <message>
-        <source>The import was cancelled: nothing was stored.</source>
-        <translation>导入已取消：没有存入任何记录。</translation>
-    </message>
 </context>
 <context>
     <name>ExperimentsTab</name>

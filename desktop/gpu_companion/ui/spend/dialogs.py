@@ -381,6 +381,7 @@ class CsvImportDialog(QDialog):
         self.ok = self.buttons.button(QDialogButtonBox.StandardButton.Ok)
         self.ok.setText(self.tr("Import"))
         self.ok.setEnabled(False)
+        self.cancel = self.buttons.button(QDialogButtonBox.StandardButton.Cancel)
         self.buttons.accepted.connect(self._import)
         self.buttons.rejected.connect(self.reject)
         lay.addWidget(self.buttons)
@@ -481,14 +482,14 @@ class CsvImportDialog(QDialog):
         self.bar.setValue(0)
         for widget in (self.ok, self.default_platform, self.default_currency):
             widget.setEnabled(not on)
-        self.buttons.button(QDialogButtonBox.StandardButton.Cancel).setEnabled(True)
+        self.cancel.setEnabled(True)
 
     def _moved(self, line: int, lines: int) -> None:
         if not self.importing or self.worker.cancel_event.is_set():
             return
         if line >= lines:  # every row stored: the indexes and the commit, which cannot stop
             self.bar.setRange(0, 0)
-            self.buttons.button(QDialogButtonBox.StandardButton.Cancel).setEnabled(False)
+            self.cancel.setEnabled(False)
             self.summary.setText(self.tr("Saving the imported rows…"))
             return
         self.bar.setValue(1000 * line // max(lines, 1))
@@ -501,20 +502,19 @@ class CsvImportDialog(QDialog):
     def reject(self) -> None:
         """Cancel: while importing, stop the import (nothing is stored) and stay open; once
         cancelling, or saving (which cannot stop), wait."""
-        cancel = self.buttons.button(QDialogButtonBox.StandardButton.Cancel)
         if not self.importing:
             super().reject()
             return
-        if not cancel.isEnabled():
+        if not self.cancel.isEnabled():
             return
         self.worker.cancel()
-        cancel.setEnabled(False)
+        self.cancel.setEnabled(False)
         self.summary.setText(self.tr("Cancelling the import…"))
 
     def _import_failed(self, exc: Exception) -> None:
         self._importing(False)
-        if isinstance(exc, ImportCancelled):
-            self.summary.setText(self.tr("The import was cancelled: nothing was stored."))
+        if isinstance(exc, ImportCancelled):  # its words say so, in the user's language
+            self.summary.setText(str(exc))
             return
         self._failed(exc)
 
