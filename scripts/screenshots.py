@@ -63,7 +63,7 @@ if pages == ["all"]:
     from gpu_companion.ui.shell.build import PAGES
     pages = [p.key for p in PAGES] + ["monitor-lambda-h100", "monitor-vast-4090", "welcome",
                                       "release-countdown", "release-policy", "orphan-alert",
-                                      "settings-away"]
+                                      "settings-away", "spend-import"]
 app = QApplication([])
 app.setStyle("Fusion")
 import os
@@ -347,6 +347,34 @@ def shoot():
             dialog.close()
             QTimer.singleShot(50, shoot)
         QTimer.singleShot(400, grab_dialog)
+        return
+    if key == "spend-import":  # a year's bill importing: the dialog's progress, then Cancel
+        from pathlib import Path
+        sys.path.insert(0, sys.argv[3])
+        from tests.harness.bills import write_bill
+        bill = write_bill(Path(os.environ["GPU_COMPANION_HOME"]) / "year-2025.csv", 300_000)
+        dialog = win.navigate("spend").run_import(bill)
+        def import_it():
+            if dialog.preview is None:
+                QTimer.singleShot(100, import_it)
+                return
+            dialog.ok.click()
+            QTimer.singleShot(100, grab_progress)
+        def grab_progress():
+            if dialog.bar.value() < 250:  # a quarter of the file stored
+                QTimer.singleShot(20, grab_progress)
+                return
+            g = dialog.frameGeometry()
+            capture(key, f"{g.width()}x{g.height()}+{g.x()}+{g.y()}")
+            dialog.cancel.click()  # nothing of the demo bill stays in the ledger
+            QTimer.singleShot(100, close_it)
+        def close_it():
+            if dialog.importing:
+                QTimer.singleShot(100, close_it)
+                return
+            dialog.close()
+            QTimer.singleShot(50, shoot)
+        import_it()
         return
     if key == "settings-away":  # the notification channels, a test just sent
         page = win.navigate("settings")
